@@ -1,0 +1,84 @@
+// swift-tools-version: 6.2
+//
+// deltafeed: a libevent HTTP service that composes animated mobile feeds into sections and
+// answers "what changed since snapshot X?" with deltas a client applies without diffing.
+// The module map in README.md says what each target is for and what it may import; dependencies
+// point one way: server → service → store/diff.
+
+import PackageDescription
+
+let package = Package(
+    name: "deltafeed",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "ListDiff", targets: ["ListDiff"]),
+        .library(name: "EventHTTP", targets: ["EventHTTP"]),
+        .library(name: "DeltaFeedClient", targets: ["DeltaFeedClient"]),
+        .executable(name: "deltafeed", targets: ["deltafeed"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    ],
+    targets: [
+        // libevent, through pkg-config's libevent_pthreads (which also links libevent core + extra).
+        .systemLibrary(
+            name: "CLibevent",
+            pkgConfig: "libevent_pthreads",
+            providers: [.apt(["libevent-dev"])]
+        ),
+        // A multi-threaded HTTP/1.1 server on evhttp. Knows no feed.
+        .target(
+            name: "EventHTTP",
+            dependencies: [
+                "CLibevent",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        // The diff engine. Imports nothing, not even Foundation.
+        .target(name: "ListDiff"),
+        // SQLite persistence through GRDB: schema, records, queries, demo seed.
+        .target(
+            name: "FeedStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // Feed composition into sections, snapshots and deltas.
+        .target(name: "FeedService", dependencies: ["ListDiff", "FeedStore"]),
+        // The HTTP API: routes, JSON, auth, metrics. Wires EventHTTP to FeedService.
+        .target(
+            name: "DeltaFeedServer",
+            dependencies: [
+                "EventHTTP", "FeedService", "FeedStore", "ListDiff",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // Reference client: fetch a feed, apply deltas, keep a copy. No server code.
+        .target(name: "DeltaFeedClient", dependencies: ["ListDiff"]),
+        .executableTarget(
+            name: "deltafeed",
+            dependencies: [
+                "DeltaFeedServer", "FeedStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `swift run -c release ListDiffBenchmark`: the diff benchmark recorded in BENCHMARKS.md.
+        .executableTarget(name: "ListDiffBenchmark", dependencies: ["ListDiff"]),
+
+        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
+        .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"]),
+        .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore"]),
+        .testTarget(name: "FeedServiceTests", dependencies: ["FeedService", "FeedStore", "ListDiff"]),
+        .testTarget(
+            name: "DeltaFeedServerTests",
+            dependencies: ["DeltaFeedServer", "DeltaFeedClient", "FeedService", "FeedStore", "EventHTTP"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
