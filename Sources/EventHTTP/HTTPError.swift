@@ -1,0 +1,80 @@
+/// An error a client sees: an HTTP status, a stable machine-readable code and a human message.
+///
+/// Rendered as `{"error":{"code":"…","message":"…"}}`. Handlers throw it to answer with an
+/// error; anything else a handler throws becomes a 500 `internal` whose body reveals nothing.
+public struct HTTPError: Error, Sendable, Equatable {
+    /// The HTTP status code, 400…599.
+    public var status: Int
+    /// A stable code clients can switch on, in snake case (`not_found`, `payload_too_large`).
+    public var code: String
+    /// A sentence for the human reading the response.
+    public var message: String
+    /// Extra response headers (for example `Allow` on a 405).
+    public var headers: [(String, String)]
+
+    /// Creates an error response.
+    public init(status: Int, code: String, message: String, headers: [(String, String)] = []) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    public static func == (lhs: HTTPError, rhs: HTTPError) -> Bool {
+        lhs.status == rhs.status && lhs.code == rhs.code && lhs.message == rhs.message
+            && lhs.headers.elementsEqual(rhs.headers, by: { $0 == $1 })
+    }
+
+    /// The JSON body, `{"error":{"code":"…","message":"…"}}`.
+    public var jsonBody: [UInt8] {
+        var out = JSONWriter()
+        out.raw("{\"error\":{\"code\":")
+        out.string(code)
+        out.raw(",\"message\":")
+        out.string(message)
+        out.raw("}}")
+        return out.bytes
+    }
+
+    /// The error as a response.
+    public var response: HTTPResponse {
+        var response = HTTPResponse(status: status, contentType: "application/json", body: jsonBody)
+        response.headers.append(contentsOf: headers)
+        return response
+    }
+}
+
+extension HTTPError {
+    /// 400: the request cannot be understood as sent.
+    public static func badRequest(_ message: String, code: String = "bad_request") -> HTTPError {
+        HTTPError(status: 400, code: code, message: message)
+    }
+
+    /// 404: nothing at this path or with this id.
+    public static func notFound(_ message: String = "No such resource.") -> HTTPError {
+        HTTPError(status: 404, code: "not_found", message: message)
+    }
+
+    /// 405: the path exists but not for this method; `allowed` becomes the `Allow` header.
+    public static func methodNotAllowed(_ method: String, allowed: [String]) -> HTTPError {
+        HTTPError(
+            status: 405, code: "method_not_allowed",
+            message: "\(method) is not allowed here; use \(allowed.joined(separator: ", ")).",
+            headers: [("Allow", allowed.joined(separator: ", "))])
+    }
+
+    /// 413: the body is larger than the server accepts.
+    public static func payloadTooLarge(limit: Int) -> HTTPError {
+        HTTPError(
+            status: 413, code: "payload_too_large",
+            message: "The request body is larger than the limit of \(limit) bytes.")
+    }
+
+    /// 500: something failed inside the server; the message says nothing about internals.
+    public static let internalError = HTTPError(
+        status: 500, code: "internal", message: "The server failed to answer this request.")
+
+    /// 503: the server is shutting down or overloaded.
+    public static let unavailable = HTTPError(
+        status: 503, code: "unavailable", message: "The server is shutting down; retry elsewhere.")
+}

@@ -1,0 +1,146 @@
+/// A request as a handler sees it: fully read, immutable, owned by the handler's thread.
+public struct HTTPRequest: Sendable {
+    /// The method (`GET`, `POST`…). HEAD requests are routed as GET; see ``isHead``.
+    public var method: HTTPMethod
+    /// True when the client sent HEAD: the server sends the GET response's headers only.
+    public var isHead: Bool
+    /// The path as sent, still percent-encoded, without the query (`/v1/users/1/feed`).
+    public var path: String
+    /// The query, split into decoded name/value pairs in order.
+    public var query: QueryParameters
+    /// Path parameters captured by the route pattern, percent-decoded (`{id}` → `["id": "1"]`).
+    public var pathParameters: [String: String]
+    /// Request headers.
+    public var headers: HTTPHeaders
+    /// The body bytes (empty when none was sent).
+    public var body: [UInt8]
+    /// The request id: the client's `X-Request-Id` when it sent a sane one, else one made here.
+    public var requestID: String
+    /// The route pattern that matched (`/v1/users/{id}/feed`), for logs and metrics.
+    public var route: String
+
+    /// Creates a request; the server builds these, tests may too.
+    public init(
+        method: HTTPMethod, path: String, query: QueryParameters = QueryParameters(""),
+        headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], requestID: String = "test",
+        isHead: Bool = false
+    ) {
+        self.method = method
+        self.isHead = isHead
+        self.path = path
+        self.query = query
+        self.pathParameters = [:]
+        self.headers = headers
+        self.body = body
+        self.requestID = requestID
+        self.route = path
+    }
+}
+
+/// The HTTP methods the server accepts.
+public enum HTTPMethod: String, Sendable, CaseIterable {
+    case get = "GET"
+    case post = "POST"
+    case put = "PUT"
+    case patch = "PATCH"
+    case delete = "DELETE"
+    case options = "OPTIONS"
+}
+
+/// Request headers: name/value pairs in the order received; lookups ignore case.
+public struct HTTPHeaders: Sendable, Sequence {
+    private var pairs: [(name: String, value: String)]
+
+    /// Creates headers from pairs.
+    public init(_ pairs: [(String, String)] = []) {
+        self.pairs = pairs.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// The first value of `name`, compared case-insensitively.
+    public subscript(_ name: String) -> String? {
+        for pair in pairs where asciiCaseInsensitiveEquals(pair.name, name) {
+            return pair.value
+        }
+        return nil
+    }
+
+    /// Appends a header.
+    public mutating func append(name: String, value: String) {
+        pairs.append((name: name, value: value))
+    }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+        pairs.makeIterator()
+    }
+}
+
+/// A parsed query string (`a=1&b=x%20y`): decoded pairs in order, first value wins on lookup.
+public struct QueryParameters: Sendable {
+    /// The decoded pairs in order. A name without `=` has an empty value.
+    public let pairs: [(name: String, value: String)]
+
+    /// Parses a raw query string (without the `?`). `+` decodes to a space; malformed
+    /// percent escapes are kept literally.
+    public init(_ raw: Substring) {
+        var pairs: [(name: String, value: String)] = []
+        for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
+            if let eq = part.firstIndex(of: "=") {
+                pairs.append((percentDecode(part[..<eq], plusAsSpace: true), percentDecode(part[part.index(after: eq)...], plusAsSpace: true)))
+            } else {
+                pairs.append((percentDecode(part, plusAsSpace: true), ""))
+            }
+        }
+        self.pairs = pairs
+    }
+
+    /// Parses a raw query string.
+    public init(_ raw: String) {
+        self.init(raw[...])
+    }
+
+    /// The first value for `name`, or nil.
+    public subscript(_ name: String) -> String? {
+        pairs.first(where: { $0.name == name })?.value
+    }
+}
+
+/// Decodes `%XX` escapes (and `+` as space when asked). Invalid escapes stay as they are;
+/// byte sequences that are not UTF-8 become U+FFFD.
+public func percentDecode(_ text: Substring, plusAsSpace: Bool = false) -> String {
+    let utf8 = text.utf8
+    if !utf8.contains(UInt8(ascii: "%")) && !(plusAsSpace && utf8.contains(UInt8(ascii: "+"))) {
+        return String(text)
+    }
+    var out: [UInt8] = []
+    out.reserveCapacity(utf8.count)
+    var index = utf8.startIndex
+    func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+    while index != utf8.endIndex {
+        let byte = utf8[index]
+        if byte == UInt8(ascii: "%") {
+            let first = utf8.index(after: index)
+            if first != utf8.endIndex, let high = hexValue(utf8[first]) {
+                let second = utf8.index(after: first)
+                if second != utf8.endIndex, let low = hexValue(utf8[second]) {
+                    out.append(high << 4 | low)
+                    index = utf8.index(after: second)
+                    continue
+                }
+            }
+            out.append(byte)
+        } else if plusAsSpace && byte == UInt8(ascii: "+") {
+            out.append(UInt8(ascii: " "))
+        } else {
+            out.append(byte)
+        }
+        index = utf8.index(after: index)
+    }
+    return String(decoding: out, as: UTF8.self)
+}

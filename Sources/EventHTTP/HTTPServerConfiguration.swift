@@ -1,0 +1,42 @@
+import Logging
+import CoreMetrics
+
+/// How an ``HTTPServer`` listens and what it tolerates.
+public struct HTTPServerConfiguration: Sendable {
+    /// The address to bind (an IPv4 or IPv6 literal). Default `127.0.0.1`.
+    public var host: String = "127.0.0.1"
+    /// The port; 0 picks a free one (read it back from ``HTTPServer/port``). Default 8080.
+    public var port: Int = 8080
+    /// Worker threads, each with its own event loop and SO_REUSEPORT listener. Default: cores.
+    public var threads: Int = HTTPServerConfiguration.processorCount
+    /// Largest request body accepted; larger ones get 413. Default 1 MiB.
+    public var maxBodySize: Int = 1 << 20
+    /// Largest request line plus headers accepted. Default 16 KiB.
+    public var maxHeadersSize: Int = 16 << 10
+    /// Time a connection has to deliver a complete request (and an idle keep-alive connection
+    /// may stay open), and libevent's read/write timeout. Default 10 s.
+    public var requestTimeout: Duration = .seconds(10)
+    /// How long a graceful shutdown waits for in-flight requests. Default 10 s.
+    public var shutdownGracePeriod: Duration = .seconds(10)
+    /// The listen backlog of each listener.
+    public var backlog: Int32 = 1024
+    /// The access log and server messages.
+    public var logger: Logger = Logger(label: "deltafeed.http")
+    /// Where request metrics go; nil means the process-wide `MetricsSystem.factory`.
+    public var metricsFactory: (any MetricsFactory)? = nil
+
+    /// A configuration with every default.
+    public init() {}
+
+    /// The number of processors online, at least 1.
+    public static var processorCount: Int { max(1, systemProcessorCount()) }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (saturating).
+    var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        if seconds < 0 { return 0 }
+        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A failed system call: which one, and errno.
+public struct SystemError: Error, Sendable, CustomStringConvertible {
+    /// The call that failed (`bind`, `listen`…).
+    public var call: String
+    /// The errno it left.
+    public var errno: Int32
+
+    public var description: String {
+        "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+    }
+}
+
+/// Runs a system call, retrying on EINTR and turning -1 into a ``SystemError``.
+/// Every return code of the server's own system calls passes through here.
+@discardableResult
+func systemCall(_ name: String, _ body: () -> Int32) throws(SystemError) -> Int32 {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let code = errno
+        if code == EINTR { continue }
+        // EBADF and EFAULT mean the server passed a wrong fd or pointer: a bug, not a condition.
+        precondition(code != EBADF && code != EFAULT, "\(name): \(String(cString: strerror(code)))")
+        throw SystemError(call: name, errno: code)
+    }
+}
+
+/// Nanoseconds on the monotonic clock.
+@inline(__always)
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}
+
+func systemProcessorCount() -> Int {
+    Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+}
+
+/// A bound, listening, non-blocking TCP socket with SO_REUSEPORT, so every worker can have one
+/// on the same address and the kernel balances connections between them.
+///
+/// - Returns: the file descriptor and the port actually bound (useful when asked for port 0).
+/// - Throws: ``SystemError`` when the address does not parse or a call fails.
+func makeListeningSocket(host: String, port: Int, backlog: Int32) throws(SystemError) -> (fd: Int32, port: Int) {
+    var storage = sockaddr_storage()
+    let length: socklen_t
+    let family: Int32
+    if host.contains(":") {
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
+            throw SystemError(call: "inet_pton(\(host))", errno: EINVAL)
+        }
+        withUnsafeMutableBytes(of: &storage) { raw in
+            withUnsafeBytes(of: address) { raw.copyMemory(from: $0) }
+        }
+        length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        family = AF_INET6
+    } else {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw SystemError(call: "inet_pton(\(host))", errno: EINVAL)
+        }
+        withUnsafeMutableBytes(of: &storage) { raw in
+            withUnsafeBytes(of: address) { raw.copyMemory(from: $0) }
+        }
+        length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        family = AF_INET
+    }
+    #if canImport(Glibc)
+    let streamType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    #else
+    let streamType = SOCK_STREAM
+    #endif
+    let fd = try systemCall("socket") { socket(family, streamType, 0) }
+    do {
+        var on: Int32 = 1
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        try systemCall("setsockopt(SO_REUSEADDR)") { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size) }
+        try systemCall("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, size) }
+        try systemCall("bind(\(host):\(port))") {
+            withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+            }
+        }
+        try systemCall("listen") { listen(fd, backlog) }
+        var bound = sockaddr_storage()
+        var boundLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        try systemCall("getsockname") {
+            withUnsafeMutablePointer(to: &bound) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &boundLength) }
+            }
+        }
+        let boundPort: UInt16 = withUnsafeBytes(of: bound) { raw in
+            // sin_port and sin6_port sit at the same offset, right after the family.
+            raw.load(fromByteOffset: 2, as: UInt16.self)
+        }
+        return (fd, Int(UInt16(bigEndian: boundPort)))
+    } catch {
+        close(fd)
+        throw error
+    }
+}
+
+/// Shuts a connected socket down in both directions so its event loop sees EOF and frees it.
+func shutdownSocket(_ fd: Int32) {
+    // ENOTCONN when the peer already left: nothing to do either way.
+    _ = shutdown(fd, Int32(SHUT_RDWR))
+}

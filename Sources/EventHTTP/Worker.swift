@@ -1,0 +1,341 @@
+import CLibevent
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One event loop thread: its own `event_base`, `evhttp` and SO_REUSEPORT listener.
+///
+/// Everything here runs on the worker's thread except ``requestStop()``, which only activates
+/// an event (thread-safe because `evthread_use_pthreads` is on before any base exists).
+/// libevent calls back into C functions below with an unretained pointer to the worker; the
+/// ``HTTPServer`` keeps every worker alive until its thread has returned.
+final class Worker: @unchecked Sendable {
+    // @unchecked: all mutable state is touched only on the worker thread, inside libevent
+    // callbacks or `run()`; `requestStop()` touches only `stopEvent`, which is immutable after init.
+    let index: Int
+    let base: OpaquePointer
+    let http: OpaquePointer
+    private var bound: OpaquePointer?
+    private let router: Router
+    private let configuration: HTTPServerConfiguration
+    private var logger: Logger
+    private let metrics: RequestMetrics
+    private var requestIDs: RequestIDGenerator
+    private var deadlines: ConnectionDeadlines<OpaquePointer>
+    /// Connections whose close callback is installed (we know their evhttp_connection).
+    private var hooked: Set<OpaquePointer> = []
+    private var sweepEvent: OpaquePointer?
+    private var stopEvent: OpaquePointer?
+    private(set) var draining = false
+    private var drainDeadline: UInt64 = 0
+
+    init(index: Int, listenerFD: Int32, router: Router, configuration: HTTPServerConfiguration, processNonce: UInt32) throws {
+        HTTPServer.enableLibeventThreads()
+        guard let base = event_base_new() else { throw SystemError(call: "event_base_new", errno: ENOMEM) }
+        guard let http = evhttp_new(base) else {
+            event_base_free(base)
+            throw SystemError(call: "evhttp_new", errno: ENOMEM)
+        }
+        self.index = index
+        self.base = base
+        self.http = http
+        self.router = router
+        self.configuration = configuration
+        var logger = configuration.logger
+        logger[metadataKey: "worker"] = "\(index)"
+        self.logger = logger
+        self.metrics = RequestMetrics(factory: configuration.metricsFactory)
+        self.requestIDs = RequestIDGenerator(worker: index, processNonce: processNonce)
+        self.deadlines = ConnectionDeadlines(requestTimeout: configuration.requestTimeout.nanoseconds)
+
+        let timeout = configuration.requestTimeout.nanoseconds
+        var ioTimeout = timeval(tv_sec: Int(timeout / 1_000_000_000), tv_usec: Int(timeout % 1_000_000_000 / 1000))
+        evhttp_set_timeout_tv(http, &ioTimeout)
+        evhttp_set_max_body_size(http, Int(configuration.maxBodySize))
+        evhttp_set_max_headers_size(http, Int(configuration.maxHeadersSize))
+        let methods = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue
+            | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue
+            | EVHTTP_REQ_PATCH.rawValue
+        evhttp_set_allowed_methods(http, UInt16(methods))
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        evhttp_set_gencb(http, workerHandleRequest, context)
+        evhttp_set_bevcb(http, workerMakeBufferevent, context)
+
+        guard let bound = evhttp_accept_socket_with_handle(http, listenerFD) else {
+            close(listenerFD)
+            evhttp_free(http)
+            event_base_free(base)
+            throw SystemError(call: "evhttp_accept_socket", errno: errno)
+        }
+        self.bound = bound
+
+        let sweepInterval = min(timeout / 4, 250_000_000)
+        sweepEvent = event_new(base, -1, Int16(EV_PERSIST), workerSweep, context)
+        var sweepTime = timeval(tv_sec: 0, tv_usec: Int(max(sweepInterval, 10_000_000) / 1000))
+        event_add(sweepEvent, &sweepTime)
+        stopEvent = event_new(base, -1, 0, workerStop, context)
+    }
+
+    /// Runs the loop until a stop has drained the worker, then frees everything.
+    func run() {
+        event_base_dispatch(base)
+        // Frees every remaining connection (their close callbacks release our references).
+        evhttp_free(http)
+        for id in Array(deadlines.ids) {
+            deadlines.closed(id)
+            bufferevent_decref(id)
+        }
+        if let sweepEvent { event_free(sweepEvent) }
+        if let stopEvent { event_free(stopEvent) }
+        event_base_free(base)
+    }
+
+    /// Asks the worker, from any thread, to stop accepting and drain.
+    func requestStop() {
+        event_active(stopEvent, 0, 0)
+    }
+
+    // MARK: - Connection bookkeeping (worker thread)
+
+    fileprivate func makeBufferevent() -> OpaquePointer? {
+        guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
+        // Our own reference keeps the bufferevent's memory valid until we let go, even after
+        // evhttp frees a connection without telling us (one that never sent a full request).
+        bufferevent_incref(bev)
+        deadlines.accepted(bev, now: monotonicNanoseconds())
+        return bev
+    }
+
+    fileprivate func connectionClosed(_ connection: OpaquePointer) {
+        guard let bev = evhttp_connection_get_bufferevent(connection) else { return }
+        hooked.remove(bev)
+        guard let last = deadlines.closed(bev) else { return }
+        if last == .handling { metrics.inFlight.decrement() }
+        bufferevent_decref(bev)
+    }
+
+    fileprivate func responseCompleted(_ request: OpaquePointer) {
+        guard let connection = evhttp_request_get_connection(request),
+              let bev = evhttp_connection_get_bufferevent(connection) else { return }
+        if deadlines.responseCompleted(bev, now: monotonicNanoseconds()) {
+            metrics.inFlight.decrement()
+        }
+    }
+
+    fileprivate func sweep() {
+        let now = monotonicNanoseconds()
+        // Connections evhttp freed without a close callback: their callbacks were cleared.
+        for bev in Array(deadlines.ids) where !hooked.contains(bev) {
+            var eventCallback: bufferevent_event_cb? = nil
+            bufferevent_getcb(bev, nil, nil, &eventCallback, nil)
+            if eventCallback == nil {
+                deadlines.closed(bev)
+                bufferevent_decref(bev)
+            }
+        }
+        for bev in deadlines.expired(now: now) {
+            logger.debug("closing a connection that sent no complete request in time")
+            shutdownSocket(bufferevent_getfd(bev))
+        }
+        if draining && (deadlines.inFlight == 0 || now >= drainDeadline) {
+            if deadlines.inFlight > 0 {
+                logger.warning("shutdown grace period over with \(deadlines.inFlight) requests in flight")
+            }
+            event_base_loopexit(base, nil)
+        }
+    }
+
+    fileprivate func beginDrain() {
+        guard !draining else { return }
+        draining = true
+        drainDeadline = monotonicNanoseconds() &+ configuration.shutdownGracePeriod.nanoseconds
+        if let bound {
+            evhttp_del_accept_socket(http, bound)
+            self.bound = nil
+        }
+        for bev in deadlines.closeIdle() {
+            shutdownSocket(bufferevent_getfd(bev))
+        }
+        // Check for the end of the drain often from now on.
+        if let sweepEvent {
+            event_del(sweepEvent)
+            var fast = timeval(tv_sec: 0, tv_usec: 10_000)
+            event_add(sweepEvent, &fast)
+        }
+    }
+
+    // MARK: - Requests (worker thread)
+
+    fileprivate func handle(_ request: OpaquePointer) {
+        let started = monotonicNanoseconds()
+        if let connection = evhttp_request_get_connection(request),
+           let bev = evhttp_connection_get_bufferevent(connection) {
+            if deadlines.requestStarted(bev) { metrics.inFlight.increment() }
+            if !hooked.contains(bev) {
+                hooked.insert(bev)
+                evhttp_connection_set_closecb(connection, workerConnectionClosed, Unmanaged.passUnretained(self).toOpaque())
+            }
+        }
+        evhttp_request_set_on_complete_cb(request, workerResponseCompleted, Unmanaged.passUnretained(self).toOpaque())
+
+        let command = evhttp_request_get_command(request)
+        let isHead = command == EVHTTP_REQ_HEAD
+        let method = HTTPMethod(command)
+        let rawURI = evhttp_request_get_uri(request).map { String(cString: $0) } ?? "/"
+        let (path, rawQuery) = splitTarget(rawURI)
+        let headers = readHeaders(evhttp_request_get_input_headers(request))
+        let requestID = requestIDs.next(clientID: headers["X-Request-Id"])
+
+        var routePattern = "unmatched"
+        var response: HTTPResponse
+        if let method {
+            switch router.match(method: method, path: path) {
+            case .found(let handler, let pattern, let parameters):
+                routePattern = pattern
+                var httpRequest = HTTPRequest(
+                    method: method, path: path, query: QueryParameters(rawQuery), headers: headers,
+                    body: readBody(evhttp_request_get_input_buffer(request)), requestID: requestID, isHead: isHead)
+                httpRequest.pathParameters = parameters
+                httpRequest.route = pattern
+                response = respond(handler, httpRequest)
+            case .methodNotAllowed(let allowed):
+                response = HTTPError.methodNotAllowed(isHead ? "HEAD" : method.rawValue, allowed: allowed).response
+            case .notFound:
+                response = HTTPError.notFound("No route for \(path).").response
+            }
+        } else {
+            response = HTTPError(status: 405, code: "method_not_allowed", message: "This method is not supported.").response
+        }
+        send(response, to: request, requestID: requestID, isHead: isHead)
+
+        let elapsed = monotonicNanoseconds() &- started
+        let methodName = isHead ? "HEAD" : (method?.rawValue ?? "OTHER")
+        metrics.record(route: routePattern, method: methodName, status: response.status, nanoseconds: elapsed)
+        logger.info(
+            "\(methodName) \(path) \(response.status) \(response.body.count)B \(elapsed / 1000)µs",
+            metadata: ["request_id": .string(requestID)])
+    }
+
+    private func respond(_ handler: @escaping HTTPHandler, _ request: HTTPRequest) -> HTTPResponse {
+        do {
+            return try handler(request)
+        } catch let error as HTTPError {
+            return error.response
+        } catch {
+            logger.error("handler failed: \(error)", metadata: ["request_id": .string(request.requestID)])
+            return HTTPError.internalError.response
+        }
+    }
+
+    private func send(_ response: HTTPResponse, to request: OpaquePointer, requestID: String, isHead: Bool) {
+        let output = evhttp_request_get_output_headers(request)
+        for (name, value) in response.headers {
+            evhttp_add_header(output, name, value)
+        }
+        evhttp_add_header(output, "X-Request-Id", requestID)
+        if draining {
+            evhttp_add_header(output, "Connection", "close")
+        }
+        let hasBody = response.status != 204 && response.status != 304 && !(100..<200).contains(response.status)
+        if hasBody {
+            evhttp_add_header(output, "Content-Length", String(response.body.count))
+        }
+        if hasBody && !isHead && !response.body.isEmpty {
+            let buffer = evhttp_request_get_output_buffer(request)
+            response.body.withUnsafeBytes { raw in
+                _ = evbuffer_add(buffer, raw.baseAddress, raw.count)
+            }
+        }
+        evhttp_send_reply(request, Int32(response.status), reasonPhrase(response.status), nil)
+    }
+
+    private func readHeaders(_ list: UnsafeMutablePointer<evkeyvalq>?) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        var entry = cle_headers_first(list)
+        while let header = entry {
+            if let key = header.pointee.key, let value = header.pointee.value {
+                headers.append(name: String(cString: key), value: String(cString: value))
+            }
+            entry = cle_headers_next(header)
+        }
+        return headers
+    }
+
+    private func readBody(_ buffer: OpaquePointer?) -> [UInt8] {
+        let length = evbuffer_get_length(buffer)
+        guard length > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: length) { raw, count in
+            count = max(0, Int(evbuffer_copyout(buffer, raw.baseAddress, length)))
+        }
+    }
+}
+
+/// Splits a request target into the path and the raw query. An absolute-form target
+/// (`http://host/path?q`) is reduced to its path.
+func splitTarget(_ target: String) -> (path: String, query: Substring) {
+    var rest = target[...]
+    if !rest.hasPrefix("/") {
+        // Absolute form: skip "scheme://authority".
+        if let colon = rest.firstIndex(of: ":"), rest[colon...].hasPrefix("://") {
+            let afterAuthority = rest[rest.index(colon, offsetBy: 3)...]
+            rest = afterAuthority.firstIndex(of: "/").map { afterAuthority[$0...] } ?? "/"
+        }
+    }
+    if let mark = rest.firstIndex(of: "?") {
+        return (String(rest[..<mark]), rest[rest.index(after: mark)...])
+    }
+    return (String(rest), "")
+}
+
+extension HTTPMethod {
+    /// The method for an evhttp command; HEAD maps to GET.
+    init?(_ command: evhttp_cmd_type) {
+        switch command {
+        case EVHTTP_REQ_GET, EVHTTP_REQ_HEAD: self = .get
+        case EVHTTP_REQ_POST: self = .post
+        case EVHTTP_REQ_PUT: self = .put
+        case EVHTTP_REQ_PATCH: self = .patch
+        case EVHTTP_REQ_DELETE: self = .delete
+        case EVHTTP_REQ_OPTIONS: self = .options
+        default: return nil
+        }
+    }
+}
+
+// MARK: - C callbacks: each recovers the worker from its context pointer.
+
+private func worker(_ context: UnsafeMutableRawPointer?) -> Worker {
+    Unmanaged<Worker>.fromOpaque(context!).takeUnretainedValue()
+}
+
+private func workerHandleRequest(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    guard let request else { return }
+    worker(context).handle(request)
+}
+
+private func workerMakeBufferevent(_ base: OpaquePointer?, _ context: UnsafeMutableRawPointer?) -> OpaquePointer? {
+    worker(context).makeBufferevent()
+}
+
+private func workerConnectionClosed(_ connection: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    guard let connection else { return }
+    worker(context).connectionClosed(connection)
+}
+
+private func workerResponseCompleted(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    guard let request else { return }
+    worker(context).responseCompleted(request)
+}
+
+private func workerSweep(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    worker(context).sweep()
+}
+
+private func workerStop(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    worker(context).beginDrain()
+}

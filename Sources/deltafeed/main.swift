@@ -1,0 +1,1 @@
+@main struct Deltafeed { static func main() {} }

@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking HTTP/1.1 client over a raw socket, so tests control every byte: keep-alive,
+/// malformed request lines, slow senders.
+final class RawHTTPClient {
+    struct Response {
+        var status: Int
+        var headers: [(String, String)]
+        var body: [UInt8]
+        var bodyText: String { String(decoding: body, as: UTF8.self) }
+        func header(_ name: String) -> String? {
+            headers.first(where: { $0.0.lowercased() == name.lowercased() })?.1
+        }
+    }
+
+    enum Failure: Error { case connect(Int32), closed, timeout, malformed(String) }
+
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: Int, receiveTimeoutSeconds: Int = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if result != 0 { let code = errno; close(fd); throw Failure.connect(code) }
+        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    /// Sends raw bytes; false if the peer is gone.
+    @discardableResult
+    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    /// Sends a request and reads its response.
+    func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> Response {
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        if !body.isEmpty || method == "POST" || method == "PUT" { text += "Content-Length: \(body.count)\r\n" }
+        text += "\r\n"
+        send(Array(text.utf8) + body)
+        return try readResponse(isHead: method == "HEAD")
+    }
+
+    /// Reads one response.
+    func readResponse(isHead: Bool = false) throws -> Response {
+        let headerEnd: Int = try {
+            while true {
+                if let end = find([13, 10, 13, 10]) { return end }
+                try fill()
+            }
+        }()
+        let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
+        buffer.removeFirst(headerEnd + 4)
+        var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
+        let statusLine = lines.removeFirst()
+        let parts = statusLine.split(separator: " ")
+        guard parts.count >= 2, let status = Int(parts[1]) else { throw Failure.malformed(statusLine) }
+        var headers: [(String, String)] = []
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingPrefix(" ").description))
+        }
+        var response = Response(status: status, headers: headers, body: [])
+        let length = isHead || status == 304 || status == 204 ? 0 : Int(response.header("Content-Length") ?? "0") ?? 0
+        while buffer.count < length { try fill() }
+        response.body = Array(buffer[..<length])
+        buffer.removeFirst(length)
+        return response
+    }
+
+    /// True when the server closed the connection (read returns 0 or reset) within the timeout.
+    func waitForClose() -> Bool {
+        var byte: UInt8 = 0
+        while true {
+            let count = recv(fd, &byte, 1, 0)
+            if count == 0 { return true }
+            if count < 0 { return errno == ECONNRESET }
+        }
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if count == 0 { throw Failure.closed }
+        if count < 0 { throw errno == EAGAIN ? Failure.timeout : Failure.closed }
+        buffer.append(contentsOf: chunk[..<count])
+    }
+
+    private func find(_ needle: [UInt8]) -> Int? {
+        guard buffer.count >= needle.count else { return nil }
+        for start in 0...(buffer.count - needle.count) where buffer[start..<start + needle.count].elementsEqual(needle) {
+            return start
+        }
+        return nil
+    }
+}

@@ -1,0 +1,66 @@
+import Testing
+@testable import EventHTTP
+
+@Suite("Routing and parsing without sockets")
+struct RouterTests {
+    func router() -> Router {
+        var router = Router()
+        router.get("/v1/users/{id}/feed") { _ in .text("feed") }
+        router.get("/v1/users/{id}/feed/delta") { _ in .text("delta") }
+        router.post("/v1/users/{id}/feed/delta") { _ in .text("post delta") }
+        router.get("/v1/users/me/feed") { _ in .text("mine") }
+        return router
+    }
+
+    func body(_ match: Router.Match) throws -> String {
+        guard case .found(let handler, _, _) = match else { return "no match" }
+        return String(decoding: try handler(HTTPRequest(method: .get, path: "/")).body, as: UTF8.self)
+    }
+
+    @Test func parametersAreCapturedAndDecoded() throws {
+        guard case .found(_, let pattern, let parameters) = router().match(method: .get, path: "/v1/users/a%2Fb/feed") else {
+            Issue.record("no match"); return
+        }
+        #expect(pattern == "/v1/users/{id}/feed")
+        #expect(parameters == ["id": "a/b"])
+    }
+
+    @Test func literalSegmentsWinOverParameters() throws {
+        #expect(try body(router().match(method: .get, path: "/v1/users/me/feed")) == "mine")
+        #expect(try body(router().match(method: .get, path: "/v1/users/7/feed")) == "feed")
+    }
+
+    @Test func sameLengthDifferentMethodsAreSeparated() throws {
+        #expect(try body(router().match(method: .post, path: "/v1/users/1/feed/delta")) == "post delta")
+        guard case .methodNotAllowed(let allowed) = router().match(method: .put, path: "/v1/users/1/feed/delta") else {
+            Issue.record("expected 405"); return
+        }
+        #expect(allowed == ["GET", "HEAD", "POST"])
+    }
+
+    @Test func unknownPathsAreNotFound() {
+        guard case .notFound = router().match(method: .get, path: "/v1/users/1") else { Issue.record("expected 404"); return }
+    }
+
+    @Test func queryParsingDecodesPlusAndPercentAndKeepsOrder() {
+        let query = QueryParameters("a=1&b=x+y%20z&flag&a=2&bad=%zz")
+        #expect(query["a"] == "1")
+        #expect(query["b"] == "x y z")
+        #expect(query["flag"] == "")
+        #expect(query["bad"] == "%zz")
+        #expect(query.pairs.count == 5)
+    }
+
+    @Test func targetsSplitIntoPathAndQuery() {
+        #expect(splitTarget("/a/b?c=d").path == "/a/b")
+        #expect(splitTarget("/a/b?c=d").query == "c=d")
+        #expect(splitTarget("http://host:80/x?y").path == "/x")
+        #expect(splitTarget("/plain").query == "")
+    }
+
+    @Test func jsonStringsAreEscaped() {
+        var writer = JSONWriter()
+        writer.string("a\"b\\c\nd\u{01}é")
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #""a\"b\\c\nd\u0001é""#)
+    }
+}

@@ -1,0 +1,222 @@
+import Testing
+import Logging
+import Synchronization
+@testable import EventHTTP
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starts a server on an ephemeral loopback port with a small test router, runs `body`, and
+/// always shuts the server down.
+func withTestServer(
+    threads: Int = 2,
+    configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    routes: (inout Router) -> Void = { _ in },
+    _ body: (HTTPServer) throws -> Void
+) throws {
+    var router = Router()
+    router.get("/hello/{name}") { request in
+        .text("hello \(request.pathParameters["name"] ?? "?") q=\(request.query["q"] ?? "-")")
+    }
+    router.post("/echo") { request in
+        HTTPResponse(status: 201, contentType: "application/octet-stream", body: request.body)
+    }
+    router.get("/fail") { _ in
+        struct Secret: Error {}
+        throw Secret()
+    }
+    router.get("/teapot") { _ in
+        throw HTTPError(status: 418, code: "teapot", message: "short and \"stout\"")
+    }
+    routes(&router)
+    var configuration = HTTPServerConfiguration()
+    configuration.port = 0
+    configuration.threads = threads
+    configuration.logger.logLevel = .error
+    configure(&configuration)
+    let server = try HTTPServer.start(router: router, configuration: configuration)
+    defer { server.shutdown() }
+    try body(server)
+}
+
+@Suite("HTTP server over real sockets")
+struct ServerTests {
+    @Test func pathParametersAndQueryReachTheHandler() throws {
+        try withTestServer { server in
+            let client = try RawHTTPClient(port: server.port)
+            let response = try client.request("GET", "/hello/w%C3%B6rld?q=a+b%21")
+            #expect(response.status == 200)
+            #expect(response.bodyText == "hello wörld q=a b!")
+            #expect(response.header("Content-Type") == "text/plain; charset=utf-8")
+        }
+    }
+
+    @Test func unknownPathIs404WithJSONError() throws {
+        try withTestServer { server in
+            let response = try RawHTTPClient(port: server.port).request("GET", "/nope")
+            #expect(response.status == 404)
+            #expect(response.header("Content-Type") == "application/json")
+            #expect(response.bodyText == #"{"error":{"code":"not_found","message":"No route for /nope."}}"#)
+        }
+    }
+
+    @Test func wrongMethodIs405WithAllowHeader() throws {
+        try withTestServer { server in
+            let response = try RawHTTPClient(port: server.port).request("DELETE", "/hello/x")
+            #expect(response.status == 405)
+            #expect(response.header("Allow") == "GET, HEAD")
+            #expect(response.bodyText.contains(#""code":"method_not_allowed""#))
+        }
+    }
+
+    @Test func headIsAnsweredByTheGetRouteWithoutABody() throws {
+        try withTestServer { server in
+            let client = try RawHTTPClient(port: server.port)
+            let head = try client.request("HEAD", "/hello/x")
+            #expect(head.status == 200)
+            #expect(head.header("Content-Length") == "11")
+            #expect(head.body.isEmpty)
+            // The connection is still in sync: the next response parses.
+            let get = try client.request("GET", "/hello/x")
+            #expect(get.bodyText == "hello x q=-")
+        }
+    }
+
+    @Test func postedBodyIsDeliveredWhole() throws {
+        try withTestServer { server in
+            let body = (0..<100_000).map { UInt8($0 % 251) }
+            let response = try RawHTTPClient(port: server.port).request("POST", "/echo", body: body)
+            #expect(response.status == 201)
+            #expect(response.body == body)
+        }
+    }
+
+    @Test func bodyOverTheLimitIs413() throws {
+        try withTestServer(configure: { $0.maxBodySize = 1000 }) { server in
+            let response = try RawHTTPClient(port: server.port).request("POST", "/echo", body: Array(repeating: 65, count: 1001))
+            #expect(response.status == 413)
+        }
+    }
+
+    @Test func malformedRequestLineIsRejectedAndServerKeepsServing() throws {
+        try withTestServer { server in
+            let bad = try RawHTTPClient(port: server.port)
+            bad.send("THIS IS NOT HTTP\r\n\r\n")
+            let response = try? bad.readResponse()
+            #expect(response == nil || response!.status == 400)
+            let good = try RawHTTPClient(port: server.port).request("GET", "/hello/ok")
+            #expect(good.status == 200)
+        }
+    }
+
+    @Test func handlerErrorsBecomeJSONAndInternalsStayHidden() throws {
+        try withTestServer { server in
+            let client = try RawHTTPClient(port: server.port)
+            let failed = try client.request("GET", "/fail")
+            #expect(failed.status == 500)
+            #expect(failed.bodyText == #"{"error":{"code":"internal","message":"The server failed to answer this request."}}"#)
+            let teapot = try client.request("GET", "/teapot")
+            #expect(teapot.status == 418)
+            #expect(teapot.bodyText == #"{"error":{"code":"teapot","message":"short and \"stout\""}}"#)
+        }
+    }
+
+    @Test func requestIDIsEchoedOrGenerated() throws {
+        try withTestServer { server in
+            let client = try RawHTTPClient(port: server.port)
+            let echoed = try client.request("GET", "/hello/x", headers: [("X-Request-Id", "abc-123")])
+            #expect(echoed.header("X-Request-Id") == "abc-123")
+            let first = try client.request("GET", "/hello/x")
+            let second = try client.request("GET", "/hello/x", headers: [("X-Request-Id", "bad id with spaces")])
+            let firstID = try #require(first.header("X-Request-Id"))
+            let secondID = try #require(second.header("X-Request-Id"))
+            #expect(firstID != secondID)
+            #expect(!secondID.contains(" "))
+        }
+    }
+
+    @Test func keepAliveConnectionCarriesManyRequests() throws {
+        try withTestServer { server in
+            let client = try RawHTTPClient(port: server.port)
+            for index in 0..<200 {
+                let response = try client.request("GET", "/hello/\(index)")
+                #expect(response.bodyText == "hello \(index) q=-")
+            }
+        }
+    }
+
+    @Test func sixtyFourConcurrentClientsAreAllServed() throws {
+        try withTestServer { server in
+            let port = server.port
+            let failures = Atomic<Int>(0)
+            let threads = (0..<64).map { client in
+                WorkerThread {
+                    do {
+                        let connection = try RawHTTPClient(port: port)
+                        for request in 0..<20 {
+                            let response = try connection.request("GET", "/hello/\(client)-\(request)")
+                            if response.bodyText != "hello \(client)-\(request) q=-" { failures.add(1, ordering: .relaxed) }
+                        }
+                    } catch {
+                        failures.add(1, ordering: .relaxed)
+                    }
+                }
+            }
+            for thread in threads { thread.join() }
+            #expect(failures.load(ordering: .relaxed) == 0)
+        }
+    }
+
+    @Test func gracefulShutdownFinishesTheRequestInFlight() throws {
+        let entered = Atomic<Bool>(false)
+        var router = Router()
+        router.get("/slow") { _ in
+            entered.store(true, ordering: .releasing)
+            usleep(400_000)
+            return .text("finished")
+        }
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.logger.logLevel = .error
+        let server = try HTTPServer.start(router: router, configuration: configuration)
+        let client = try RawHTTPClient(port: server.port)
+        client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        while !entered.load(ordering: .acquiring) { usleep(1000) }
+        server.shutdown()  // returns only after the worker drained
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.bodyText == "finished")
+        #expect(client.waitForClose(), "the drained worker closes the connection")
+        #expect(throws: RawHTTPClient.Failure.self) { try RawHTTPClient(port: server.port) }
+    }
+
+    @Test func slowClientIsClosedAtTheDeadlineWhileOthersAreServed() throws {
+        try withTestServer(threads: 1, configure: { $0.requestTimeout = .milliseconds(800) }) { server in
+            let slow = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
+            let started = monotonicNanoseconds()
+            let request = Array("GET /hello/slow HTTP/1.1\r\nHost: x\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n".utf8)
+            var closedEarly = false
+            let fast = try RawHTTPClient(port: server.port)
+            for byte in request.prefix(24) {
+                if !slow.send([byte]) { closedEarly = true; break }
+                #expect(try fast.request("GET", "/hello/fast").status == 200)
+                usleep(100_000)
+            }
+            #expect(slow.waitForClose())
+            let elapsed = Double(monotonicNanoseconds() - started) / 1e9
+            #expect(elapsed < 4, "closed after \(elapsed) s")
+            _ = closedEarly
+            #expect(try fast.request("GET", "/hello/fast").status == 200)
+        }
+    }
+
+    @Test func idleKeepAliveConnectionIsClosedAtTheDeadline() throws {
+        try withTestServer(threads: 1, configure: { $0.requestTimeout = .milliseconds(500) }) { server in
+            let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
+            #expect(try client.request("GET", "/hello/x").status == 200)
+            #expect(client.waitForClose())
+        }
+    }
+}
