@@ -45,28 +45,57 @@ internal struct DiffCore: Sendable {
     self.oldToNew = oldToNew
     self.newToOld = newToOld
     self.isUpdated = isUpdated
+    let oldCount = oldToNew.count
+    let newCount = newToOld.count
+    var deleteCount = 0
+    var updateCount = 0
+    oldToNew.withUnsafeBufferPointer { oldToNew in
+      isUpdated.withUnsafeBufferPointer { isUpdated in
+        for i in 0..<oldCount {
+          if oldToNew[i] < 0 { deleteCount &+= 1 }
+          if isUpdated[i] { updateCount &+= 1 }
+        }
+      }
+    }
+    let matchedCount = oldCount &- deleteCount
+    let insertCount = newCount &- matchedCount
     var deletes: [Int] = []
     var updates: [Int] = []
-    for i in oldToNew.indices {
-      if oldToNew[i] < 0 {
-        deletes.append(i)
-      } else if isUpdated[i] {
-        updates.append(i)
+    if deleteCount > 0 || updateCount > 0 {
+      deletes.reserveCapacity(deleteCount)
+      updates.reserveCapacity(updateCount)
+      oldToNew.withUnsafeBufferPointer { oldToNew in
+        isUpdated.withUnsafeBufferPointer { isUpdated in
+          for i in 0..<oldCount {
+            if oldToNew[i] < 0 {
+              deletes.append(i)
+            } else if isUpdated[i] {
+              updates.append(i)
+            }
+          }
+        }
       }
     }
     var inserts: [Int] = []
-    inserts.reserveCapacity(newToOld.count &- (oldToNew.count &- deletes.count))
-    var matchedInNewOrder: [Int] = []
-    matchedInNewOrder.reserveCapacity(oldToNew.count &- deletes.count)
+    inserts.reserveCapacity(insertCount)
     var increasing = true
-    for j in newToOld.indices {
-      let i = newToOld[j]
-      if i < 0 {
-        inserts.append(j)
-      } else {
-        if let last = matchedInNewOrder.last, last > i { increasing = false }
-        matchedInNewOrder.append(i)
+    let matchedInNewOrder = [Int](unsafeUninitializedCapacity: matchedCount) { matched, initialized in
+      newToOld.withUnsafeBufferPointer { newToOld in
+        var k = 0
+        var last = -1
+        for j in 0..<newCount {
+          let i = newToOld[j]
+          if i < 0 {
+            inserts.append(j)
+          } else {
+            if i < last { increasing = false }
+            last = i
+            matched[k] = i
+            k &+= 1
+          }
+        }
       }
+      initialized = matchedCount
     }
     self.deletes = deletes
     self.inserts = inserts
@@ -80,11 +109,16 @@ internal struct DiffCore: Sendable {
       case .minimal:
         let stays = longestIncreasingSubsequence(of: matchedInNewOrder)
         var moves: [Move<Int>] = []
-        moves.reserveCapacity(matchedInNewOrder.count)
-        var k = 0
-        for j in newToOld.indices where newToOld[j] >= 0 {
-          if !stays[k] { moves.append(Move(from: newToOld[j], to: j)) }
-          k &+= 1
+        newToOld.withUnsafeBufferPointer { newToOld in
+          stays.withUnsafeBufferPointer { stays in
+            var k = 0
+            for j in 0..<newCount {
+              let i = newToOld[j]
+              if i < 0 { continue }
+              if !stays[k] { moves.append(Move(from: i, to: j)) }
+              k &+= 1
+            }
+          }
         }
         self.moves = moves
       }

@@ -28,19 +28,15 @@ public struct IndexDiff<ID: Hashable> {
   @usableFromInline
   internal let _core: DiffCore
 
-  /// Identifier → first old index.
+  /// Identifier → first old index, or the encoded first new index of an
+  /// identifier absent from the old list.
   @usableFromInline
-  internal let _firstOld: [ID: Int]
-
-  /// Identifier → first new index, for identifiers absent from the old list.
-  @usableFromInline
-  internal let _firstNewOfInserted: [ID: Int]
+  internal let _table: _IdentifierTable<ID>
 
   @inlinable
-  internal init(_core: DiffCore, firstOld: [ID: Int], firstNewOfInserted: [ID: Int]) {
+  internal init(_core: DiffCore, table: _IdentifierTable<ID>) {
     self._core = _core
-    self._firstOld = firstOld
-    self._firstNewOfInserted = firstNewOfInserted
+    self._table = table
   }
 }
 
@@ -97,7 +93,8 @@ extension IndexDiff {
   ///
   /// - Complexity: O(1) expected.
   public func oldIndex(for id: ID) -> Int? {
-    _firstOld[id]
+    let value = _table.value(for: id)
+    return value >= 0 ? value : nil
   }
 
   /// The index in the new list of the first element with the identifier
@@ -105,12 +102,13 @@ extension IndexDiff {
   ///
   /// - Complexity: O(1) expected.
   public func newIndex(for id: ID) -> Int? {
-    if let first = _firstOld[id] {
+    let value = _table.value(for: id)
+    if value >= 0 {
       // The first occurrences of both lists are matched with each other.
-      let j = _core.oldToNew[first]
+      let j = _core.oldToNew[value]
       return j >= 0 ? j : nil
     }
-    return _firstNewOfInserted[id]
+    return value == _IdentifierTable<ID>.empty ? nil : _IdentifierTable<ID>.decodeNewOnly(value)
   }
 
   /// The new index of the element at old index `oldIndex`, or `nil` when it

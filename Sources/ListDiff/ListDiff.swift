@@ -1,23 +1,11 @@
 // The matching pass: Heckel's two passes over one hash table.
 //
 // Pass 1 walks the old list backwards and records, per identifier, its first
-// old occurrence in `firstOld`, chaining every occurrence to the next one of
+// old occurrence in the table, chaining every occurrence to the next one of
 // the same identifier. Pass 2 walks the new list and pops, for each
 // identifier, the next unmatched old occurrence: the k-th occurrence in the
 // new list takes the k-th occurrence in the old list. One hash insert per old
 // element, one hash lookup per new element, no allocation per element.
-
-/// Stores `newValue` in `slot` and returns what was there.
-@inlinable @inline(__always)
-internal func _exchange(_ slot: inout Int, with newValue: Int) -> Int {
-  let oldValue = slot
-  slot = newValue
-  return oldValue
-}
-
-/// Touches a dictionary slot so that its default value gets inserted.
-@inlinable @inline(__always)
-internal func _touch(_ slot: inout Int) {}
 
 /// Returns whether two values are the same class instance; `false` for
 /// values of any other type.
@@ -30,19 +18,14 @@ internal func _isIdentical<T>(_ a: T, _ b: T) -> Bool {
 /// The outcome of the matching pass, before moves are derived.
 @usableFromInline
 internal struct _Matching<ID: Hashable> {
-  @usableFromInline var firstOld: [ID: Int]
-  @usableFromInline var firstNewOfInserted: [ID: Int]
+  @usableFromInline var table: _IdentifierTable<ID>
   @usableFromInline var oldToNew: [Int]
   @usableFromInline var newToOld: [Int]
   @usableFromInline var isUpdated: [Bool]
 
   @inlinable
-  init(
-    firstOld: [ID: Int], firstNewOfInserted: [ID: Int],
-    oldToNew: [Int], newToOld: [Int], isUpdated: [Bool]
-  ) {
-    self.firstOld = firstOld
-    self.firstNewOfInserted = firstNewOfInserted
+  init(table: _IdentifierTable<ID>, oldToNew: [Int], newToOld: [Int], isUpdated: [Bool]) {
+    self.table = table
     self.oldToNew = oldToNew
     self.newToOld = newToOld
     self.isUpdated = isUpdated
@@ -64,7 +47,8 @@ internal func _matchElements<Element, ID: Hashable>(
 ) -> _Matching<ID> {
   let oldCount = old.count
   let newCount = new.count
-  var firstOld = [ID: Int](minimumCapacity: oldCount)
+  var table = _IdentifierTable<ID>(minimumCount: oldCount)
+  let empty = _IdentifierTable<ID>.empty
   // links[2i]: the next old index with the same identifier as i, or -1.
   // links[2i + 1], for a first occurrence i: the next old occurrence of its
   // identifier that is not matched yet, or -1. Interleaved so that the no-
@@ -73,7 +57,8 @@ internal func _matchElements<Element, ID: Hashable>(
     var i = oldCount
     while i > 0 {
       i &-= 1
-      links[2 &* i] = _exchange(&firstOld[identifier(old[i]), default: -1], with: i)
+      let next = table.exchange(identifier(old[i]), with: i)
+      links[2 &* i] = next == empty ? -1 : next
       links[2 &* i &+ 1] = i
     }
     initialized = 2 &* oldCount
@@ -81,7 +66,6 @@ internal func _matchElements<Element, ID: Hashable>(
   var oldToNew = [Int](repeating: -1, count: oldCount)
   var newToOld = [Int](repeating: -1, count: newCount)
   var isUpdated = [Bool](repeating: false, count: oldCount)
-  var firstNewOfInserted: [ID: Int] = [:]
   links.withUnsafeMutableBufferPointer { links in
     oldToNew.withUnsafeMutableBufferPointer { oldToNew in
       newToOld.withUnsafeMutableBufferPointer { newToOld in
@@ -89,7 +73,8 @@ internal func _matchElements<Element, ID: Hashable>(
           for j in 0..<newCount {
             let element = new[j]
             let id = identifier(element)
-            if let first = firstOld[id] {
+            let first = table.valueOrInsert(id, _IdentifierTable<ID>.encodeNewOnly(j))
+            if first >= 0 {
               let i = links[2 &* first &+ 1]
               if i >= 0 {
                 links[2 &* first &+ 1] = links[2 &* i]
@@ -104,15 +89,12 @@ internal func _matchElements<Element, ID: Hashable>(
                 continue
               }
             }
-            _touch(&firstNewOfInserted[id, default: j])
           }
         }
       }
     }
   }
-  return _Matching(
-    firstOld: firstOld, firstNewOfInserted: firstNewOfInserted,
-    oldToNew: oldToNew, newToOld: newToOld, isUpdated: isUpdated)
+  return _Matching(table: table, oldToNew: oldToNew, newToOld: newToOld, isUpdated: isUpdated)
 }
 
 extension IndexDiff {
@@ -162,8 +144,7 @@ extension IndexDiff {
       _core: DiffCore(
         oldToNew: matching.oldToNew, newToOld: matching.newToOld,
         isUpdated: matching.isUpdated, moves: options.moves),
-      firstOld: matching.firstOld,
-      firstNewOfInserted: matching.firstNewOfInserted)
+      table: matching.table)
   }
 
   /// Diffs two lists of ``Diffable`` elements.
