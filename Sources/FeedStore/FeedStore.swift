@@ -1,0 +1,393 @@
+import Foundation
+import GRDB
+
+/// SQLite persistence for deltafeed: users, videos, ads, follows and feed snapshots.
+///
+/// A `FeedStore` wraps a GRDB `DatabasePool` on one file in WAL mode: reads run concurrently on
+/// up to ``Options/maximumReaderCount`` connections and never wait for writes; writes are
+/// serialized on one connection, each in its own transaction. Every method is synchronous and
+/// may be called from any thread (the HTTP workers are plain threads, not Swift concurrency).
+/// Do not call the store from inside a ``read(_:)`` closure or a seeding progress callback:
+/// GRDB accesses are not reentrant.
+///
+/// Conventions:
+/// - Times are `Int64` Unix milliseconds (`…At` fields); see ``Options/clock``.
+/// - Failures are ``FeedStoreError``s; a write that throws has changed nothing.
+/// - Every content write (users, videos, ads, follows, seeding) increases ``changeVersion`` in
+///   the same transaction. Snapshot writes do not: snapshots are not feed content.
+public final class FeedStore: Sendable {
+    /// Tuning and policies of a store.
+    public struct Options: Sendable {
+        /// How many connections may read at the same time (GRDB's `maximumReaderCount`).
+        /// Readers beyond this wait for a free connection. Default 8.
+        public var maximumReaderCount: Int
+        /// How long a write waits for a lock held by another process (e.g. `deltafeed seed`
+        /// run beside a server) before failing with `SQLITE_BUSY`, in seconds. Default 5.
+        public var busyTimeout: TimeInterval
+        /// Per-viewer snapshot retention, applied on every ``FeedStore/saveSnapshot(id:viewer:structure:)``.
+        public var snapshotRetention: SnapshotRetention
+        /// The source of "now" for `created_at`/`updated_at` and snapshot ages, in Unix
+        /// milliseconds. Defaults to the system clock; tests inject a fixed or manual clock.
+        public var clock: @Sendable () -> Int64
+
+        /// Creates options; every parameter has a production default.
+        public init(
+            maximumReaderCount: Int = 8,
+            busyTimeout: TimeInterval = 5,
+            snapshotRetention: SnapshotRetention = SnapshotRetention(),
+            clock: @escaping @Sendable () -> Int64 = FeedStore.systemClock
+        ) {
+            self.maximumReaderCount = maximumReaderCount
+            self.busyTimeout = busyTimeout
+            self.snapshotRetention = snapshotRetention
+            self.clock = clock
+        }
+    }
+
+    /// How many snapshots are kept per viewer, and for how long.
+    public struct SnapshotRetention: Sendable, Hashable {
+        /// The newest snapshots kept per viewer (at least 1). Default 16.
+        public var maxPerViewer: Int
+        /// Snapshots older than this are deleted, in milliseconds. Default 24 hours.
+        public var maxAgeMilliseconds: Int64
+
+        /// Creates a retention policy. `maxPerViewer` is raised to 1 if lower.
+        public init(maxPerViewer: Int = 16, maxAgeMilliseconds: Int64 = 24 * 60 * 60 * 1000) {
+            self.maxPerViewer = max(1, maxPerViewer)
+            self.maxAgeMilliseconds = maxAgeMilliseconds
+        }
+    }
+
+    /// The default database path of the server's `--db` option.
+    public static let defaultPath = "./data/deltafeed.sqlite"
+
+    /// The system clock in Unix milliseconds.
+    public static let systemClock: @Sendable () -> Int64 = {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// The database file path.
+    public let path: String
+    /// The options the store was opened with.
+    public let options: Options
+
+    let pool: DatabasePool
+    private let cachedChangeVersion: LockedVersion
+    /// For stores made by ``temporary(options:)``: the directory to delete on deinit.
+    private let temporaryDirectory: URL?
+
+    /// Opens (or creates) the store at `path`: creates the parent folder if needed, opens the
+    /// database in WAL mode and runs the pending migrations.
+    ///
+    /// - Parameters:
+    ///   - path: the SQLite file, e.g. ``defaultPath``. Its `-wal` and `-shm` companions live
+    ///     beside it.
+    ///   - options: tuning and policies.
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` when the folder cannot be created, the
+    ///   file cannot be opened (not a database, permissions…) or a migration fails.
+    public convenience init(path: String, options: Options = Options()) throws(FeedStoreError) {
+        try self.init(path: path, options: options, temporaryDirectory: nil)
+    }
+
+    private init(path: String, options: Options, temporaryDirectory: URL?) throws(FeedStoreError) {
+        let pool = try mappingErrors {
+            let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+            var configuration = Configuration()
+            configuration.label = "FeedStore"
+            configuration.foreignKeysEnabled = true
+            configuration.maximumReaderCount = max(1, options.maximumReaderCount)
+            configuration.busyMode = .timeout(options.busyTimeout)
+            // (GRDB starts DatabasePool write transactions IMMEDIATE itself: no lock upgrades.)
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try Schema.migrator.migrate(pool)
+            return pool
+        }
+        self.path = path
+        self.options = options
+        self.pool = pool
+        self.temporaryDirectory = temporaryDirectory
+        let version = try mappingErrors { try pool.read { db in try FeedReader(db).meta().changeVersion } }
+        self.cachedChangeVersion = LockedVersion(version)
+    }
+
+    /// Creates an empty store in a fresh temporary folder, deleted when the store is released.
+    /// For tests and experiments; behaves exactly like a file store (same pool, WAL, migrations).
+    ///
+    /// - Parameter options: tuning and policies.
+    /// - Returns: a new, empty, migrated store.
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` when the folder or file cannot be
+    ///   created.
+    public static func temporary(options: Options = Options()) throws(FeedStoreError) -> FeedStore {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("feedstore-\(UUID().uuidString)", isDirectory: true)
+        return try FeedStore(
+            path: directory.appendingPathComponent("store.sqlite").path,
+            options: options, temporaryDirectory: directory)
+    }
+
+    deinit {
+        if let temporaryDirectory {
+            try? pool.close()
+            try? FileManager.default.removeItem(at: temporaryDirectory)
+        }
+    }
+
+    // MARK: - Versions
+
+    /// A number that increases with every committed content write (users, videos, ads, follows,
+    /// seeding), starting at 0 for a new store. Failed writes and snapshot writes leave it
+    /// unchanged.
+    ///
+    /// Reading it costs a lock, no database access: it is cached in memory and raised right after
+    /// each commit. So a reader may briefly see new data with the old version, never the
+    /// opposite: a feed cached under version v was composed from data at least as new as v.
+    /// For a version that matches the data exactly, use ``FeedReader/changeVersion()`` inside
+    /// ``read(_:)``. Writes made by another process are not seen until ``refreshChangeVersion()``.
+    ///
+    /// - Complexity: O(1).
+    public var changeVersion: Int64 {
+        cachedChangeVersion.value
+    }
+
+    /// Re-reads the change version from the database (for writes made by another process on the
+    /// same file) and returns it.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    @discardableResult
+    public func refreshChangeVersion() throws(FeedStoreError) -> Int64 {
+        let version = try typedRead { reader throws(FeedStoreError) in try reader.changeVersion() }
+        return cachedChangeVersion.raise(to: version)
+    }
+
+    // MARK: - Reading
+
+    /// Runs `body` with read access to one consistent state of the store (a WAL read
+    /// transaction), concurrently with other reads and with writes.
+    ///
+    /// Use it to compose a feed from several queries that must agree with each other, and with
+    /// the change version they were read at.
+    ///
+    /// - Parameter body: the reads; the ``FeedReader`` must not escape it.
+    /// - Returns: what `body` returns.
+    /// - Throws: ``FeedStoreError`` from the store, or whatever `body` throws.
+    public func read<T>(_ body: (FeedReader) throws -> T) throws -> T {
+        do {
+            return try pool.read { db in try body(FeedReader(db)) }
+        } catch let error as DatabaseError {
+            throw FeedStoreError(wrapping: error)
+        }
+    }
+
+    /// Typed-throws variant of ``read(_:)`` for closures that only throw ``FeedStoreError``.
+    func typedRead<T>(_ body: (FeedReader) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
+        try mappingErrors { try pool.read { db in try body(FeedReader(db)) } }
+    }
+
+    /// The user with this id, or `nil`. See ``FeedReader/user(id:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n).
+    public func user(id: Int64) throws(FeedStoreError) -> User? {
+        try typedRead { reader throws(FeedStoreError) in try reader.user(id: id) }
+    }
+
+    /// The user with this handle, or `nil`. See ``FeedReader/user(handle:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n).
+    public func user(handle: String) throws(FeedStoreError) -> User? {
+        try typedRead { reader throws(FeedStoreError) in try reader.user(handle: handle) }
+    }
+
+    /// The users with these ids, keyed by id (e.g. the authors of a page of videos). See
+    /// ``FeedReader/users(ids:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(m log n) for m ids.
+    public func users(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: User] {
+        try typedRead { reader throws(FeedStoreError) in try reader.users(ids: ids) }
+    }
+
+    /// The ids of the users `userID` follows, ascending. See ``FeedReader/followees(of:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n + k) for k followees.
+    public func followees(of userID: Int64) throws(FeedStoreError) -> [Int64] {
+        try typedRead { reader throws(FeedStoreError) in try reader.followees(of: userID) }
+    }
+
+    /// The ids of the users who follow `userID`, ascending, at most `limit`. See
+    /// ``FeedReader/followers(of:limit:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n + limit).
+    public func followers(of userID: Int64, limit: Int = 1000) throws(FeedStoreError) -> [Int64] {
+        try typedRead { reader throws(FeedStoreError) in try reader.followers(of: userID, limit: limit) }
+    }
+
+    /// Whether `follower` follows `followee`. See ``FeedReader/isFollowing(follower:followee:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n).
+    public func isFollowing(follower: Int64, followee: Int64) throws(FeedStoreError) -> Bool {
+        try typedRead { reader throws(FeedStoreError) in try reader.isFollowing(follower: follower, followee: followee) }
+    }
+
+    /// The video with this id, or `nil`. See ``FeedReader/video(id:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n).
+    public func video(id: Int64) throws(FeedStoreError) -> Video? {
+        try typedRead { reader throws(FeedStoreError) in try reader.video(id: id) }
+    }
+
+    /// The videos with these ids, keyed by id. See ``FeedReader/videos(ids:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(m log n) for m ids.
+    public func videos(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: Video] {
+        try typedRead { reader throws(FeedStoreError) in try reader.videos(ids: ids) }
+    }
+
+    /// Videos by the authors `viewer` follows, newest first, at most `limit`. See
+    /// ``FeedReader/followedVideos(viewer:limit:before:includeOwn:)`` for the parameters and the
+    /// algorithm.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O((k + limit) · log n) for k followed authors; independent of store size.
+    public func followedVideos(
+        viewer: Int64, limit: Int, before: VideoCursor? = nil, includeOwn: Bool = false
+    ) throws(FeedStoreError) -> [Video] {
+        try typedRead { reader throws(FeedStoreError) in
+            try reader.followedVideos(viewer: viewer, limit: limit, before: before, includeOwn: includeOwn)
+        }
+    }
+
+    /// The most liked videos first, skipping some authors, at most `limit`. See
+    /// ``FeedReader/popularVideos(limit:excludingAuthors:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n + limit + skipped rows).
+    public func popularVideos(limit: Int, excludingAuthors: Set<Int64> = []) throws(FeedStoreError) -> [Video] {
+        try typedRead { reader throws(FeedStoreError) in
+            try reader.popularVideos(limit: limit, excludingAuthors: excludingAuthors)
+        }
+    }
+
+    /// The active ads by id and the ad epoch they were read at. See ``FeedReader/activeAds()``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n + a) for a active ads.
+    public func activeAds() throws(FeedStoreError) -> AdInventory {
+        try typedRead { reader throws(FeedStoreError) in try reader.activeAds() }
+    }
+
+    /// The ad with this id (active or not), or `nil`. See ``FeedReader/ad(id:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n).
+    public func ad(id: Int64) throws(FeedStoreError) -> Ad? {
+        try typedRead { reader throws(FeedStoreError) in try reader.ad(id: id) }
+    }
+
+    /// The current ad epoch. See ``AdInventory/epoch``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(1).
+    public func adEpoch() throws(FeedStoreError) -> Int64 {
+        try typedRead { reader throws(FeedStoreError) in try reader.adEpoch() }
+    }
+
+    /// Up to `limit` users `viewer` may want to follow, best first. See
+    /// ``FeedReader/followSuggestions(for:limit:)`` for the ranking.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(h log h) for the h edges of `viewer`'s 2-hop neighbourhood.
+    public func followSuggestions(for viewer: Int64, limit: Int = 10) throws(FeedStoreError) -> [FollowSuggestion] {
+        try typedRead { reader throws(FeedStoreError) in try reader.followSuggestions(for: viewer, limit: limit) }
+    }
+
+    /// The snapshot `id` saved for `viewer`, or `nil`. See ``FeedReader/snapshot(id:viewer:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n).
+    public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
+        try typedRead { reader throws(FeedStoreError) in try reader.snapshot(id: id, viewer: viewer) }
+    }
+
+    /// Row counts of every table. See ``FeedReader/counts()``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(n); for start-up and operators.
+    public func counts() throws(FeedStoreError) -> StoreCounts {
+        try typedRead { reader throws(FeedStoreError) in try reader.counts() }
+    }
+
+    /// Whether the store holds no users, videos or ads (seed on first start only when `true`).
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(1).
+    public func isEmpty() throws(FeedStoreError) -> Bool {
+        try typedRead { reader throws(FeedStoreError) in try reader.isEmpty() }
+    }
+
+    // MARK: - Writing
+
+    /// Runs `body` in one write transaction, then bumps the change version (and the ad epoch when
+    /// `touchesAds`) in the same transaction. Nothing is written if `body` throws.
+    func write<T>(
+        touchesAds: Bool = false, _ body: (Database) throws -> T
+    ) throws(FeedStoreError) -> T {
+        let (value, version) = try mappingErrors {
+            try pool.write { db in
+                let value = try body(db)
+                let bump = try db.cachedStatement(sql: """
+                    UPDATE store_meta
+                    SET change_version = change_version + 1, ad_epoch = ad_epoch + ?1
+                    WHERE id = 1
+                    RETURNING change_version
+                    """)
+                guard let version = try Int64.fetchOne(bump, arguments: [touchesAds ? 1 : 0]) else {
+                    throw FeedStoreError.storage(code: -1, message: "store_meta row is missing")
+                }
+                return (value, version)
+            }
+        }
+        cachedChangeVersion.raise(to: version)
+        return value
+    }
+
+    /// Runs `body` in one write transaction without touching the change version (snapshots).
+    func writeWithoutVersion<T>(_ body: (Database) throws -> T) throws(FeedStoreError) -> T {
+        try mappingErrors { try pool.write { db in try body(db) } }
+    }
+
+    /// The store's clock, read once per write.
+    var now: Int64 { options.clock() }
+}
+
+/// An `Int64` behind a lock that only ever increases.
+final class LockedVersion: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Int64
+
+    init(_ value: Int64) {
+        current = value
+    }
+
+    var value: Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+
+    /// Raises the value to `candidate` if higher; returns the value after the call.
+    @discardableResult
+    func raise(to candidate: Int64) -> Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        if candidate > current { current = candidate }
+        return current
+    }
+}

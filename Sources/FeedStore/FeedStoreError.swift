@@ -1,0 +1,100 @@
+import GRDB
+
+/// Every failure a ``FeedStore`` method reports.
+///
+/// Field names in ``invalid(field:reason:)`` and ``conflict(field:reason:)`` are the snake_case
+/// column names of the records (`"title"`, `"thumbnail_url"`, `"author_id"`…), which are also the
+/// records' `Codable` keys, so an HTTP layer that encodes records directly can point at the same
+/// key in its error body.
+///
+/// A method that throws has changed nothing: every write runs in one transaction that is rolled
+/// back on failure.
+public enum FeedStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kinds of stored things a ``FeedStoreError/notFound(entity:id:)`` can name.
+    public enum Entity: String, Sendable, Equatable, CaseIterable {
+        /// A row of the `users` table.
+        case user
+        /// A row of the `videos` table.
+        case video
+        /// A row of the `ads` table.
+        case ad
+        /// A row of the `follows` table (its id is written `"follower->followee"`).
+        case follow
+        /// A row of the `snapshots` table.
+        case snapshot
+    }
+
+    /// An input value was rejected before anything was written.
+    ///
+    /// - Parameters:
+    ///   - field: the snake_case column name of the offending value, e.g. `"title"`.
+    ///   - reason: a short human-readable explanation, e.g. `"must not be empty"`.
+    case invalid(field: String, reason: String)
+
+    /// The row the operation addresses does not exist.
+    ///
+    /// - Parameters:
+    ///   - entity: what was looked up.
+    ///   - id: its identifier, as text (`"42"`, `"3->7"` for a follow).
+    case notFound(entity: Entity, id: String)
+
+    /// The write would break a uniqueness rule: a handle already taken, a follow that already
+    /// exists, seeding a store that is not empty.
+    ///
+    /// - Parameters:
+    ///   - field: the snake_case column (or `"database"` for whole-store conflicts).
+    ///   - reason: a short human-readable explanation.
+    case conflict(field: String, reason: String)
+
+    /// SQLite itself failed (I/O error, disk full, database locked by another process, corrupt
+    /// file…). Not caused by the caller's input; an HTTP layer should answer 500 or 503.
+    ///
+    /// - Parameters:
+    ///   - code: the SQLite extended result code (`SQLITE_BUSY` is 5, `SQLITE_FULL` 13…), or -1
+    ///     when the failure did not come from SQLite.
+    ///   - message: SQLite's (or the system's) message.
+    case storage(code: Int32, message: String)
+
+    /// A one-line description, suitable for logs and error bodies.
+    public var description: String {
+        switch self {
+        case let .invalid(field, reason):
+            return "invalid \(field): \(reason)"
+        case let .notFound(entity, id):
+            return "\(entity.rawValue) \(id) not found"
+        case let .conflict(field, reason):
+            return "conflict on \(field): \(reason)"
+        case let .storage(code, message):
+            return "storage error \(code): \(message)"
+        }
+    }
+
+    /// Wraps any error thrown below the store's public surface.
+    init(wrapping error: any Error) {
+        switch error {
+        case let error as FeedStoreError:
+            self = error
+        case let error as DatabaseError:
+            let message = error.message ?? "\(error.resultCode)"
+            if error.resultCode == .SQLITE_CONSTRAINT {
+                // Validation runs before every write, so reaching a constraint means a rule the
+                // checks do not mirror (or a race with another process). Report it as a conflict.
+                self = .conflict(field: "database", reason: message)
+            } else {
+                self = .storage(code: error.extendedResultCode.rawValue, message: message)
+            }
+        default:
+            self = .storage(code: -1, message: String(describing: error))
+        }
+    }
+}
+
+/// Runs `body` and converts whatever it throws into a ``FeedStoreError``.
+@inline(__always)
+func mappingErrors<T>(_ body: () throws -> T) throws(FeedStoreError) -> T {
+    do {
+        return try body()
+    } catch {
+        throw FeedStoreError(wrapping: error)
+    }
+}

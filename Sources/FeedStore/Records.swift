@@ -1,0 +1,494 @@
+import Foundation
+import GRDB
+
+// Time convention, for every record of this module: instants are `Int64` Unix time in
+// milliseconds (UTC), named `…At`. Milliseconds keep ordering exact and indexes compact, and they
+// encode to JSON as plain integers. `Date` views are provided for convenience.
+
+/// Milliseconds since 1970-01-01T00:00:00Z converted to a `Date`.
+@inline(__always)
+func date(fromMilliseconds milliseconds: Int64) -> Date {
+    Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+}
+
+// MARK: - User
+
+/// A person who posts videos and follows other people. Row of the `users` table.
+///
+/// `followerCount` and `followingCount` are maintained by the database (triggers on `follows`),
+/// so they are always consistent with the follow graph.
+public struct User: Sendable, Hashable, Codable, Identifiable {
+    /// Primary key, assigned by the store, never reused after a deletion.
+    public var id: Int64
+    /// Unique handle, `[a-z0-9_]{1,30}`.
+    public var handle: String
+    /// Name shown under thumbnails, 1…60 characters.
+    public var displayName: String
+    /// Avatar image URL (`http://` or `https://`), or `nil` when the user has none.
+    public var avatarURL: String?
+    /// How many users follow this one.
+    public var followerCount: Int64
+    /// How many users this one follows.
+    public var followingCount: Int64
+    /// Creation time, Unix milliseconds.
+    public var createdAt: Int64
+
+    /// Memberwise initializer (the store creates users through ``FeedStore/createUser(handle:displayName:avatarURL:)``).
+    public init(
+        id: Int64, handle: String, displayName: String, avatarURL: String?,
+        followerCount: Int64 = 0, followingCount: Int64 = 0, createdAt: Int64
+    ) {
+        self.id = id
+        self.handle = handle
+        self.displayName = displayName
+        self.avatarURL = avatarURL
+        self.followerCount = followerCount
+        self.followingCount = followingCount
+        self.createdAt = createdAt
+    }
+
+    /// ``createdAt`` as a `Date`.
+    public var createdDate: Date { date(fromMilliseconds: createdAt) }
+
+    /// The snake_case column names, also used as `Codable` keys.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        /// `id`
+        case id
+        /// `handle`
+        case handle
+        /// `display_name`
+        case displayName = "display_name"
+        /// `avatar_url`
+        case avatarURL = "avatar_url"
+        /// `follower_count`
+        case followerCount = "follower_count"
+        /// `following_count`
+        case followingCount = "following_count"
+        /// `created_at`
+        case createdAt = "created_at"
+    }
+}
+
+extension User: FetchableRecord, PersistableRecord {
+    /// The table name, `users`.
+    public static let databaseTableName = "users"
+
+    /// Decodes a row of `users` (selected with `*` or with the column names above).
+    ///
+    /// - Throws: a GRDB error when a column is missing or has an incompatible type.
+    public init(row: Row) throws {
+        id = row[CodingKeys.id.rawValue]
+        handle = row[CodingKeys.handle.rawValue]
+        displayName = row[CodingKeys.displayName.rawValue]
+        avatarURL = row[CodingKeys.avatarURL.rawValue]
+        followerCount = row[CodingKeys.followerCount.rawValue]
+        followingCount = row[CodingKeys.followingCount.rawValue]
+        createdAt = row[CodingKeys.createdAt.rawValue]
+    }
+
+    /// Encodes every column, for GRDB's `insert`/`update`/`save`.
+    ///
+    /// - Throws: never in practice; the signature is GRDB's.
+    public func encode(to container: inout PersistenceContainer) throws {
+        container[CodingKeys.id.rawValue] = id
+        container[CodingKeys.handle.rawValue] = handle
+        container[CodingKeys.displayName.rawValue] = displayName
+        container[CodingKeys.avatarURL.rawValue] = avatarURL
+        container[CodingKeys.followerCount.rawValue] = followerCount
+        container[CodingKeys.followingCount.rawValue] = followingCount
+        container[CodingKeys.createdAt.rawValue] = createdAt
+    }
+}
+
+// MARK: - Video
+
+/// A short video shown in the feed grid. Row of the `videos` table.
+public struct Video: Sendable, Hashable, Codable, Identifiable {
+    /// Primary key, assigned by the store, never reused after a deletion.
+    public var id: Int64
+    /// The author, a ``User/id``.
+    public var authorID: Int64
+    /// Title, 1…200 characters, trimmed.
+    public var title: String
+    /// Thumbnail image URL (`http://` or `https://`).
+    public var thumbnailURL: String
+    /// Length in seconds, 1…36000.
+    public var durationSeconds: Int64
+    /// Number of likes, ≥ 0. Popularity order is `likeCount` descending, then `id` descending.
+    public var likeCount: Int64
+    /// Number of views, ≥ 0.
+    public var viewCount: Int64
+    /// Creation time, Unix milliseconds. Feed order is `createdAt` descending, then `id` descending.
+    public var createdAt: Int64
+    /// Time of the last update (equal to `createdAt` until the first update), Unix milliseconds.
+    public var updatedAt: Int64
+
+    /// Memberwise initializer (the store creates videos through ``FeedStore/createVideo(authorID:title:thumbnailURL:durationSeconds:)``).
+    public init(
+        id: Int64, authorID: Int64, title: String, thumbnailURL: String, durationSeconds: Int64,
+        likeCount: Int64 = 0, viewCount: Int64 = 0, createdAt: Int64, updatedAt: Int64
+    ) {
+        self.id = id
+        self.authorID = authorID
+        self.title = title
+        self.thumbnailURL = thumbnailURL
+        self.durationSeconds = durationSeconds
+        self.likeCount = likeCount
+        self.viewCount = viewCount
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    /// ``createdAt`` as a `Date`.
+    public var createdDate: Date { date(fromMilliseconds: createdAt) }
+    /// ``updatedAt`` as a `Date`.
+    public var updatedDate: Date { date(fromMilliseconds: updatedAt) }
+    /// The position of this video in the "newest first" order, usable as a page cursor for
+    /// ``FeedStore/followedVideos(viewer:limit:before:includeOwn:)``.
+    public var feedCursor: VideoCursor { VideoCursor(createdAt: createdAt, id: id) }
+
+    /// The snake_case column names, also used as `Codable` keys.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        /// `id`
+        case id
+        /// `author_id`
+        case authorID = "author_id"
+        /// `title`
+        case title
+        /// `thumbnail_url`
+        case thumbnailURL = "thumbnail_url"
+        /// `duration_seconds`
+        case durationSeconds = "duration_seconds"
+        /// `like_count`
+        case likeCount = "like_count"
+        /// `view_count`
+        case viewCount = "view_count"
+        /// `created_at`
+        case createdAt = "created_at"
+        /// `updated_at`
+        case updatedAt = "updated_at"
+    }
+}
+
+extension Video: FetchableRecord, PersistableRecord {
+    /// The table name, `videos`.
+    public static let databaseTableName = "videos"
+
+    /// Decodes a row of `videos`.
+    ///
+    /// - Throws: a GRDB error when a column is missing or has an incompatible type.
+    public init(row: Row) throws {
+        id = row[CodingKeys.id.rawValue]
+        authorID = row[CodingKeys.authorID.rawValue]
+        title = row[CodingKeys.title.rawValue]
+        thumbnailURL = row[CodingKeys.thumbnailURL.rawValue]
+        durationSeconds = row[CodingKeys.durationSeconds.rawValue]
+        likeCount = row[CodingKeys.likeCount.rawValue]
+        viewCount = row[CodingKeys.viewCount.rawValue]
+        createdAt = row[CodingKeys.createdAt.rawValue]
+        updatedAt = row[CodingKeys.updatedAt.rawValue]
+    }
+
+    /// Encodes every column, for GRDB's `insert`/`update`/`save`.
+    ///
+    /// - Throws: never in practice; the signature is GRDB's.
+    public func encode(to container: inout PersistenceContainer) throws {
+        container[CodingKeys.id.rawValue] = id
+        container[CodingKeys.authorID.rawValue] = authorID
+        container[CodingKeys.title.rawValue] = title
+        container[CodingKeys.thumbnailURL.rawValue] = thumbnailURL
+        container[CodingKeys.durationSeconds.rawValue] = durationSeconds
+        container[CodingKeys.likeCount.rawValue] = likeCount
+        container[CodingKeys.viewCount.rawValue] = viewCount
+        container[CodingKeys.createdAt.rawValue] = createdAt
+        container[CodingKeys.updatedAt.rawValue] = updatedAt
+    }
+}
+
+/// A position in the "newest first" video order (`created_at` descending, `id` descending).
+///
+/// ``FeedStore/followedVideos(viewer:limit:before:includeOwn:)`` returns the videos strictly
+/// after this position, so passing the ``Video/feedCursor`` of the last video of a page gives the
+/// next page.
+public struct VideoCursor: Sendable, Hashable, Codable {
+    /// The `created_at` of the last video already seen, Unix milliseconds.
+    public var createdAt: Int64
+    /// The `id` of the last video already seen.
+    public var id: Int64
+
+    /// Creates a cursor at (`createdAt`, `id`).
+    public init(createdAt: Int64, id: Int64) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+}
+
+// MARK: - Ad
+
+/// An advertisement the service drops into feeds. Row of the `ads` table.
+public struct Ad: Sendable, Hashable, Codable, Identifiable {
+    /// Primary key, assigned by the store, never reused after a deletion.
+    public var id: Int64
+    /// Who pays for the ad, 1…100 characters.
+    public var advertiser: String
+    /// Headline, 1…200 characters.
+    public var title: String
+    /// Creative image URL (`http://` or `https://`).
+    public var imageURL: String
+    /// Click-through URL (`http://` or `https://`).
+    public var targetURL: String
+    /// Relative selection weight, 1…1000.
+    public var weight: Int64
+    /// Whether the ad may be shown. Only active ads are returned by ``FeedStore/activeAds()``.
+    public var active: Bool
+    /// Time of creation or last update, Unix milliseconds.
+    public var updatedAt: Int64
+
+    /// Memberwise initializer (the store creates ads through ``FeedStore/createAd(advertiser:title:imageURL:targetURL:weight:active:)``).
+    public init(
+        id: Int64, advertiser: String, title: String, imageURL: String, targetURL: String,
+        weight: Int64, active: Bool, updatedAt: Int64
+    ) {
+        self.id = id
+        self.advertiser = advertiser
+        self.title = title
+        self.imageURL = imageURL
+        self.targetURL = targetURL
+        self.weight = weight
+        self.active = active
+        self.updatedAt = updatedAt
+    }
+
+    /// ``updatedAt`` as a `Date`.
+    public var updatedDate: Date { date(fromMilliseconds: updatedAt) }
+
+    /// The snake_case column names, also used as `Codable` keys.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        /// `id`
+        case id
+        /// `advertiser`
+        case advertiser
+        /// `title`
+        case title
+        /// `image_url`
+        case imageURL = "image_url"
+        /// `target_url`
+        case targetURL = "target_url"
+        /// `weight`
+        case weight
+        /// `active`
+        case active
+        /// `updated_at`
+        case updatedAt = "updated_at"
+    }
+}
+
+extension Ad: FetchableRecord, PersistableRecord {
+    /// The table name, `ads`.
+    public static let databaseTableName = "ads"
+
+    /// Decodes a row of `ads`.
+    ///
+    /// - Throws: a GRDB error when a column is missing or has an incompatible type.
+    public init(row: Row) throws {
+        id = row[CodingKeys.id.rawValue]
+        advertiser = row[CodingKeys.advertiser.rawValue]
+        title = row[CodingKeys.title.rawValue]
+        imageURL = row[CodingKeys.imageURL.rawValue]
+        targetURL = row[CodingKeys.targetURL.rawValue]
+        weight = row[CodingKeys.weight.rawValue]
+        active = row[CodingKeys.active.rawValue]
+        updatedAt = row[CodingKeys.updatedAt.rawValue]
+    }
+
+    /// Encodes every column, for GRDB's `insert`/`update`/`save`.
+    ///
+    /// - Throws: never in practice; the signature is GRDB's.
+    public func encode(to container: inout PersistenceContainer) throws {
+        container[CodingKeys.id.rawValue] = id
+        container[CodingKeys.advertiser.rawValue] = advertiser
+        container[CodingKeys.title.rawValue] = title
+        container[CodingKeys.imageURL.rawValue] = imageURL
+        container[CodingKeys.targetURL.rawValue] = targetURL
+        container[CodingKeys.weight.rawValue] = weight
+        container[CodingKeys.active.rawValue] = active
+        container[CodingKeys.updatedAt.rawValue] = updatedAt
+    }
+}
+
+/// The active ads and the epoch of the ad inventory they were read at.
+public struct AdInventory: Sendable, Hashable, Codable {
+    /// A counter that changes (increases) with every ad write: create, update, delete, seed.
+    /// Equal epochs mean an identical inventory, so the service can cache ad placement per epoch.
+    public var epoch: Int64
+    /// The ads with `active = true`, ordered by `id` ascending.
+    public var ads: [Ad]
+
+    /// Creates an inventory value.
+    public init(epoch: Int64, ads: [Ad]) {
+        self.epoch = epoch
+        self.ads = ads
+    }
+}
+
+// MARK: - Follow
+
+/// "`followerID` follows `followeeID`". Row of the `follows` table, keyed by both ids.
+public struct Follow: Sendable, Hashable, Codable {
+    /// The user who follows.
+    public var followerID: Int64
+    /// The user who is followed.
+    public var followeeID: Int64
+    /// When the follow was created, Unix milliseconds.
+    public var createdAt: Int64
+
+    /// Memberwise initializer (the store creates follows through ``FeedStore/follow(follower:followee:)``).
+    public init(followerID: Int64, followeeID: Int64, createdAt: Int64) {
+        self.followerID = followerID
+        self.followeeID = followeeID
+        self.createdAt = createdAt
+    }
+
+    /// ``createdAt`` as a `Date`.
+    public var createdDate: Date { date(fromMilliseconds: createdAt) }
+
+    /// The snake_case column names, also used as `Codable` keys.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        /// `follower_id`
+        case followerID = "follower_id"
+        /// `followee_id`
+        case followeeID = "followee_id"
+        /// `created_at`
+        case createdAt = "created_at"
+    }
+}
+
+extension Follow: FetchableRecord, PersistableRecord {
+    /// The table name, `follows`.
+    public static let databaseTableName = "follows"
+
+    /// Decodes a row of `follows`.
+    ///
+    /// - Throws: a GRDB error when a column is missing or has an incompatible type.
+    public init(row: Row) throws {
+        followerID = row[CodingKeys.followerID.rawValue]
+        followeeID = row[CodingKeys.followeeID.rawValue]
+        createdAt = row[CodingKeys.createdAt.rawValue]
+    }
+
+    /// Encodes every column, for GRDB's `insert`/`update`/`save`.
+    ///
+    /// - Throws: never in practice; the signature is GRDB's.
+    public func encode(to container: inout PersistenceContainer) throws {
+        container[CodingKeys.followerID.rawValue] = followerID
+        container[CodingKeys.followeeID.rawValue] = followeeID
+        container[CodingKeys.createdAt.rawValue] = createdAt
+    }
+}
+
+/// A user the viewer may want to follow, returned by ``FeedStore/followSuggestions(for:limit:)``.
+public struct FollowSuggestion: Sendable, Hashable, Codable {
+    /// The suggested user.
+    public var user: User
+    /// How many of the viewer's followees follow ``user`` (0 for users suggested by popularity
+    /// only).
+    public var mutualCount: Int64
+
+    /// Creates a suggestion.
+    public init(user: User, mutualCount: Int64) {
+        self.user = user
+        self.mutualCount = mutualCount
+    }
+}
+
+// MARK: - Snapshot
+
+/// The structure of a feed a viewer was last given, as opaque bytes encoded by the service.
+/// Row of the `snapshots` table, keyed by (`viewerID`, `id`).
+///
+/// The key includes the viewer because the id is a hash of the structure: two viewers shown the
+/// same feed get the same id, and pruning one viewer's history must not delete the other's.
+public struct StoredSnapshot: Sendable, Hashable, Codable {
+    /// The hash the service computed for the structure (an ETag), 1…128 characters.
+    public var id: String
+    /// The viewer the snapshot was served to. An opaque number: not checked against `users`, so
+    /// anonymous viewers can use a reserved value such as 0.
+    public var viewerID: Int64
+    /// When the snapshot was last saved (saving an equal id again refreshes it), Unix milliseconds.
+    public var createdAt: Int64
+    /// The encoded structure, stored and returned byte for byte.
+    public var structure: Data
+
+    /// Memberwise initializer (the store saves snapshots through ``FeedStore/saveSnapshot(id:viewer:structure:)``).
+    public init(id: String, viewerID: Int64, createdAt: Int64, structure: Data) {
+        self.id = id
+        self.viewerID = viewerID
+        self.createdAt = createdAt
+        self.structure = structure
+    }
+
+    /// ``createdAt`` as a `Date`.
+    public var createdDate: Date { date(fromMilliseconds: createdAt) }
+
+    /// The snake_case column names, also used as `Codable` keys.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        /// `id`
+        case id
+        /// `viewer_id`
+        case viewerID = "viewer_id"
+        /// `created_at`
+        case createdAt = "created_at"
+        /// `structure`
+        case structure
+    }
+}
+
+extension StoredSnapshot: FetchableRecord, PersistableRecord {
+    /// The table name, `snapshots`.
+    public static let databaseTableName = "snapshots"
+
+    /// Decodes a row of `snapshots`.
+    ///
+    /// - Throws: a GRDB error when a column is missing or has an incompatible type.
+    public init(row: Row) throws {
+        id = row[CodingKeys.id.rawValue]
+        viewerID = row[CodingKeys.viewerID.rawValue]
+        createdAt = row[CodingKeys.createdAt.rawValue]
+        structure = row[CodingKeys.structure.rawValue]
+    }
+
+    /// Encodes every column, for GRDB's `insert`/`update`/`save`.
+    ///
+    /// - Throws: never in practice; the signature is GRDB's.
+    public func encode(to container: inout PersistenceContainer) throws {
+        container[CodingKeys.id.rawValue] = id
+        container[CodingKeys.viewerID.rawValue] = viewerID
+        container[CodingKeys.createdAt.rawValue] = createdAt
+        container[CodingKeys.structure.rawValue] = structure
+    }
+}
+
+// MARK: - Counts
+
+/// Row counts of every table, from ``FeedStore/counts()``.
+public struct StoreCounts: Sendable, Hashable, Codable {
+    /// Rows in `users`.
+    public var users: Int
+    /// Rows in `videos`.
+    public var videos: Int
+    /// Rows in `ads`.
+    public var ads: Int
+    /// Rows in `follows`.
+    public var follows: Int
+    /// Rows in `snapshots`.
+    public var snapshots: Int
+
+    /// Creates a counts value.
+    public init(users: Int, videos: Int, ads: Int, follows: Int, snapshots: Int) {
+        self.users = users
+        self.videos = videos
+        self.ads = ads
+        self.follows = follows
+        self.snapshots = snapshots
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+
+extension FeedStore {
+    /// Saves the structure a viewer was just given, then prunes that viewer's history.
+    ///
+    /// Saving an id the viewer already has is idempotent: the row keeps its key, takes the new
+    /// bytes (equal in practice, since the id is their hash) and its `createdAt` is refreshed, so
+    /// a snapshot served again is kept as recent.
+    ///
+    /// Pruning, in the same transaction, for this viewer only: snapshots older than
+    /// ``SnapshotRetention/maxAgeMilliseconds`` are deleted, then all but the newest
+    /// ``SnapshotRetention/maxPerViewer`` (the one just saved always stays). Does not change the
+    /// change version.
+    ///
+    /// - Parameters:
+    ///   - id: the snapshot id, 1…128 printable ASCII characters (a hex hash).
+    ///   - viewer: the viewer; any number (not checked against `users`).
+    ///   - structure: opaque bytes encoded by the service.
+    /// - Returns: the stored snapshot.
+    /// - Throws: ``FeedStoreError/invalid(field:reason:)`` on `id`;
+    ///   ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n + p + r) for p pruned rows and r ≤ `maxPerViewer` retained rows
+    ///   of this viewer: every save removes what the previous one left over, so it stays cheap.
+    @discardableResult
+    public func saveSnapshot(id: String, viewer: Int64, structure: Data) throws(FeedStoreError) -> StoredSnapshot {
+        let id = try Validate.snapshotID(id)
+        let createdAt = now
+        let retention = options.snapshotRetention
+        let (cutoff, cutoffOverflow) = createdAt.subtractingReportingOverflow(retention.maxAgeMilliseconds)
+        try writeWithoutVersion { db in
+            try db.cachedStatement(sql: """
+                INSERT INTO snapshots (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT (viewer_id, id) DO UPDATE
+                SET created_at = excluded.created_at, structure = excluded.structure
+                """).execute(arguments: [viewer, id, createdAt, structure])
+            if !cutoffOverflow {
+                try db.cachedStatement(sql: """
+                    DELETE FROM snapshots WHERE viewer_id = ?1 AND created_at < ?2 AND id <> ?3
+                    """).execute(arguments: [viewer, cutoff, id])
+            }
+            try db.cachedStatement(sql: FeedQueries.pruneSnapshotsByCount)
+                .execute(arguments: [viewer, id, retention.maxPerViewer - 1])
+        }
+        return StoredSnapshot(id: id, viewerID: viewer, createdAt: createdAt, structure: structure)
+    }
+
+    /// Deletes every snapshot (all viewers) older than the retention's maximum age. Saving
+    /// already prunes the saving viewer; call this periodically to drop the history of viewers
+    /// who stopped coming. Does not change the change version.
+    ///
+    /// - Returns: the number of snapshots deleted.
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n + p) for p deleted rows (range of `snapshots_by_time`).
+    @discardableResult
+    public func pruneExpiredSnapshots() throws(FeedStoreError) -> Int {
+        let (cutoff, overflow) = now.subtractingReportingOverflow(options.snapshotRetention.maxAgeMilliseconds)
+        guard !overflow else { return 0 }
+        return try writeWithoutVersion { db in
+            try db.cachedStatement(sql: "DELETE FROM snapshots WHERE created_at < ?1").execute(arguments: [cutoff])
+            return db.changesCount
+        }
+    }
+}
+
+extension FeedQueries {
+    /// Deletes viewer `?1`'s snapshots beyond the newest `?3` other than `?2`. Backward walk of
+    /// `snapshots_by_viewer_time` (rowid breaks ties: the index holds it), no sort.
+    static let pruneSnapshotsByCount = """
+        DELETE FROM snapshots WHERE rowid IN (
+            SELECT rowid FROM snapshots
+            WHERE viewer_id = ?1 AND id <> ?2
+            ORDER BY created_at DESC, rowid DESC
+            LIMIT -1 OFFSET ?3
+        )
+        """
+}

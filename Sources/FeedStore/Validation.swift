@@ -1,0 +1,133 @@
+/// Input rules shared by every write. Each check throws ``FeedStoreError/invalid(field:reason:)``
+/// naming the snake_case column, and returns the normalized value to store.
+enum Validate {
+    /// Longest accepted URL, in UTF-8 bytes.
+    static let maximumURLLength = 2048
+
+    /// A handle: 1…30 of `a`–`z`, `0`–`9`, `_`.
+    static func handle(_ value: String, field: String = "handle") throws(FeedStoreError) -> String {
+        let bytes = value.utf8
+        guard !bytes.isEmpty else {
+            throw .invalid(field: field, reason: "must not be empty")
+        }
+        guard bytes.count <= 30 else {
+            throw .invalid(field: field, reason: "must be at most 30 characters")
+        }
+        for byte in bytes {
+            let allowed = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: "_")
+            guard allowed else {
+                throw .invalid(field: field, reason: "may contain only a-z, 0-9 and _")
+            }
+        }
+        return value
+    }
+
+    /// Free text: trimmed of surrounding white space, then 1…`maximum` characters, no control
+    /// characters (so titles never break a one-line layout).
+    static func text(_ value: String, field: String, maximum: Int) throws(FeedStoreError) -> String {
+        let trimmed = value.trimmingWhitespace()
+        guard !trimmed.isEmpty else {
+            throw .invalid(field: field, reason: "must not be empty")
+        }
+        guard trimmed.count <= maximum else {
+            throw .invalid(field: field, reason: "must be at most \(maximum) characters")
+        }
+        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalid(field: field, reason: "must not contain control characters")
+        }
+        return trimmed
+    }
+
+    /// A URL: starts with `http://` or `https://` (lower case), has something after the scheme,
+    /// contains no white space or control characters, at most 2048 bytes.
+    static func url(_ value: String, field: String) throws(FeedStoreError) -> String {
+        let rest: Substring
+        if value.hasPrefix("https://") {
+            rest = value.dropFirst("https://".count)
+        } else if value.hasPrefix("http://") {
+            rest = value.dropFirst("http://".count)
+        } else {
+            throw .invalid(field: field, reason: "must start with http:// or https://")
+        }
+        guard !rest.isEmpty, !rest.hasPrefix("/") else {
+            throw .invalid(field: field, reason: "must name a host after the scheme")
+        }
+        guard value.utf8.count <= maximumURLLength else {
+            throw .invalid(field: field, reason: "must be at most \(maximumURLLength) bytes")
+        }
+        let forbidden = value.unicodeScalars.contains { scalar in
+            scalar.properties.isWhitespace || scalar.properties.generalCategory == .control
+        }
+        guard !forbidden else {
+            throw .invalid(field: field, reason: "must not contain spaces or control characters")
+        }
+        return value
+    }
+
+    /// An integer within `range`.
+    static func integer(
+        _ value: Int64, field: String, in range: ClosedRange<Int64>
+    ) throws(FeedStoreError) -> Int64 {
+        guard range.contains(value) else {
+            if range.upperBound == Int64.max {
+                throw .invalid(field: field, reason: "must be at least \(range.lowerBound)")
+            }
+            throw .invalid(field: field, reason: "must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// Video titles and ad titles: 1…200 characters.
+    static func title(_ value: String) throws(FeedStoreError) -> String {
+        try text(value, field: "title", maximum: 200)
+    }
+
+    /// Display names: 1…60 characters.
+    static func displayName(_ value: String) throws(FeedStoreError) -> String {
+        try text(value, field: "display_name", maximum: 60)
+    }
+
+    /// Advertiser names: 1…100 characters.
+    static func advertiser(_ value: String) throws(FeedStoreError) -> String {
+        try text(value, field: "advertiser", maximum: 100)
+    }
+
+    /// Video lengths: 1…36000 seconds (10 hours).
+    static func duration(_ value: Int64) throws(FeedStoreError) -> Int64 {
+        try integer(value, field: "duration_seconds", in: 1...36_000)
+    }
+
+    /// Like and view counts: ≥ 0.
+    static func count(_ value: Int64, field: String) throws(FeedStoreError) -> Int64 {
+        try integer(value, field: field, in: 0...Int64.max)
+    }
+
+    /// Ad weights: 1…1000.
+    static func weight(_ value: Int64) throws(FeedStoreError) -> Int64 {
+        try integer(value, field: "weight", in: 1...1000)
+    }
+
+    /// Snapshot ids: 1…128 bytes of printable ASCII (a hex hash in practice).
+    static func snapshotID(_ value: String) throws(FeedStoreError) -> String {
+        let bytes = value.utf8
+        guard !bytes.isEmpty, bytes.count <= 128 else {
+            throw .invalid(field: "id", reason: "must be 1 to 128 characters")
+        }
+        guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw .invalid(field: "id", reason: "must be printable ASCII without spaces")
+        }
+        return value
+    }
+}
+
+extension String {
+    /// The string without leading and trailing white space (Unicode white space, new lines included).
+    func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        return String(scalars[first...last])
+    }
+}

@@ -1,0 +1,108 @@
+/// The index-level outcome of a diff, independent of element and identifier
+/// types: which old index matched which new index, which pairs changed, and
+/// the derived inserts, deletes, updates and moves.
+///
+/// Every output form (batch, sequential, JSON Patch) is computed from this
+/// value, so none of them needs to be specialized for the caller's types.
+@usableFromInline
+internal struct DiffCore: Sendable {
+  /// For each old index, the matched new index, or -1 when deleted.
+  @usableFromInline
+  internal let oldToNew: [Int]
+
+  /// For each new index, the matched old index, or -1 when inserted.
+  @usableFromInline
+  internal let newToOld: [Int]
+
+  /// For each old index, whether its matched pair is an update.
+  @usableFromInline
+  internal let isUpdated: [Bool]
+
+  /// Deleted old indexes, ascending.
+  @usableFromInline
+  internal let deletes: [Int]
+
+  /// Inserted new indexes, ascending.
+  @usableFromInline
+  internal let inserts: [Int]
+
+  /// Old indexes of updated pairs, ascending.
+  @usableFromInline
+  internal let updates: [Int]
+
+  /// Moved pairs, in increasing order of new index.
+  @usableFromInline
+  internal let moves: [Move<Int>]
+
+  /// Derives inserts, deletes, updates and moves from a matching.
+  ///
+  /// - Complexity: O(*n* + *m*) plus O(*c* log *c*) for minimal moves, where
+  ///   *c* is the number of matched pairs (O(*c*) when their order is kept).
+  @usableFromInline
+  internal init(
+    oldToNew: [Int], newToOld: [Int], isUpdated: [Bool], moves strategy: DiffOptions.Moves
+  ) {
+    self.oldToNew = oldToNew
+    self.newToOld = newToOld
+    self.isUpdated = isUpdated
+    var deletes: [Int] = []
+    var updates: [Int] = []
+    for i in oldToNew.indices {
+      if oldToNew[i] < 0 {
+        deletes.append(i)
+      } else if isUpdated[i] {
+        updates.append(i)
+      }
+    }
+    var inserts: [Int] = []
+    inserts.reserveCapacity(newToOld.count &- (oldToNew.count &- deletes.count))
+    var matchedInNewOrder: [Int] = []
+    matchedInNewOrder.reserveCapacity(oldToNew.count &- deletes.count)
+    var increasing = true
+    for j in newToOld.indices {
+      let i = newToOld[j]
+      if i < 0 {
+        inserts.append(j)
+      } else {
+        if let last = matchedInNewOrder.last, last > i { increasing = false }
+        matchedInNewOrder.append(i)
+      }
+    }
+    self.deletes = deletes
+    self.inserts = inserts
+    self.updates = updates
+    if increasing {
+      self.moves = []
+    } else {
+      switch strategy {
+      case .heckel:
+        self.moves = heckelMoves(oldToNew: oldToNew, newToOld: newToOld)
+      case .minimal:
+        let stays = longestIncreasingSubsequence(of: matchedInNewOrder)
+        var moves: [Move<Int>] = []
+        moves.reserveCapacity(matchedInNewOrder.count)
+        var k = 0
+        for j in newToOld.indices where newToOld[j] >= 0 {
+          if !stays[k] { moves.append(Move(from: newToOld[j], to: j)) }
+          k &+= 1
+        }
+        self.moves = moves
+      }
+    }
+    #if DEBUG || LISTDIFF_CHECK_INVARIANTS
+    _checkInvariants()
+    #endif
+  }
+
+  /// The number of elements in the old list.
+  @inlinable
+  internal var oldCount: Int { oldToNew.count }
+
+  /// The number of elements in the new list.
+  @inlinable
+  internal var newCount: Int { newToOld.count }
+
+  /// The number of pairs present in both lists.
+  @inlinable
+  internal var matchedCount: Int { oldToNew.count &- deletes.count }
+}

@@ -1,0 +1,135 @@
+/// The difference between two lists: which elements were inserted,
+/// deleted, updated and moved.
+///
+/// Create one with ``init(old:new:options:)`` for ``Diffable`` elements, or
+/// with ``init(old:new:options:identifier:isContentEqual:)`` for any element
+/// and a pair of closures. Then read the changes directly, or ask for the
+/// form your client applies:
+///
+///     let diff = IndexDiff(old: ["a", "b", "c"], new: ["c", "a", "d"],
+///                          identifier: { $0 }, isContentEqual: ==)
+///     diff.deletes     // [1]  ("b", old index)
+///     diff.inserts     // [2]  ("d", new index)
+///     diff.moves       // [Move(from: 2, to: 0)]
+///     diff.batch       // one UIKit performBatchUpdates
+///     diff.sequential  // Android ListUpdateCallback-style steps
+///     diff.jsonPatch() // RFC 6902 operations
+///
+/// **Duplicate identifiers** never trap. The k-th occurrence of an
+/// identifier in the old list is matched with its k-th occurrence in the new
+/// list; the old occurrences left over are deletes, the new ones inserts.
+/// Whether a matched pair is an update is decided for that pair alone.
+///
+/// **Moves** are the fewest possible by default: of the common elements,
+/// those outside one longest increasing subsequence of old indexes taken in
+/// new order. ``DiffOptions/Moves-swift.enum/heckel`` reports IGListKit's move set
+/// instead.
+public struct IndexDiff<ID: Hashable> {
+  @usableFromInline
+  internal let _core: DiffCore
+
+  /// Identifier → first old index.
+  @usableFromInline
+  internal let _firstOld: [ID: Int]
+
+  /// Identifier → first new index, for identifiers absent from the old list.
+  @usableFromInline
+  internal let _firstNewOfInserted: [ID: Int]
+
+  @inlinable
+  internal init(_core: DiffCore, firstOld: [ID: Int], firstNewOfInserted: [ID: Int]) {
+    self._core = _core
+    self._firstOld = firstOld
+    self._firstNewOfInserted = firstNewOfInserted
+  }
+}
+
+extension IndexDiff: Sendable where ID: Sendable {}
+
+extension IndexDiff {
+  /// The number of elements in the old list.
+  ///
+  /// - Complexity: O(1)
+  public var oldCount: Int { _core.oldCount }
+
+  /// The number of elements in the new list.
+  ///
+  /// - Complexity: O(1)
+  public var newCount: Int { _core.newCount }
+
+  /// The indexes, in the new list, of the inserted elements, ascending.
+  ///
+  /// - Complexity: O(1)
+  public var inserts: [Int] { _core.inserts }
+
+  /// The indexes, in the old list, of the deleted elements, ascending.
+  ///
+  /// - Complexity: O(1)
+  public var deletes: [Int] { _core.deletes }
+
+  /// The indexes, in the old list, of the updated elements (same identifier,
+  /// different content), ascending. An updated element may also be moved.
+  ///
+  /// - Complexity: O(1)
+  public var updates: [Int] { _core.updates }
+
+  /// The moved elements, old index to new index, in increasing order of new
+  /// index. A moved element may also be updated.
+  ///
+  /// - Complexity: O(1)
+  public var moves: [Move<Int>] { _core.moves }
+
+  /// Whether the two lists differ at all.
+  ///
+  /// - Complexity: O(1)
+  public var hasChanges: Bool { changeCount > 0 }
+
+  /// The number of inserts, deletes, updates and moves. An element that is
+  /// both updated and moved counts twice.
+  ///
+  /// - Complexity: O(1)
+  public var changeCount: Int {
+    _core.inserts.count + _core.deletes.count + _core.updates.count + _core.moves.count
+  }
+
+  /// The index in the old list of the first element with the identifier
+  /// `id`, or `nil` when the old list has none.
+  ///
+  /// - Complexity: O(1) expected.
+  public func oldIndex(for id: ID) -> Int? {
+    _firstOld[id]
+  }
+
+  /// The index in the new list of the first element with the identifier
+  /// `id`, or `nil` when the new list has none.
+  ///
+  /// - Complexity: O(1) expected.
+  public func newIndex(for id: ID) -> Int? {
+    if let first = _firstOld[id] {
+      // The first occurrences of both lists are matched with each other.
+      let j = _core.oldToNew[first]
+      return j >= 0 ? j : nil
+    }
+    return _firstNewOfInserted[id]
+  }
+
+  /// The new index of the element at old index `oldIndex`, or `nil` when it
+  /// was deleted.
+  ///
+  /// - Precondition: `oldIndex` is a valid index of the old list.
+  /// - Complexity: O(1)
+  public func newIndex(forOldIndex oldIndex: Int) -> Int? {
+    let j = _core.oldToNew[oldIndex]
+    return j >= 0 ? j : nil
+  }
+
+  /// The old index of the element at new index `newIndex`, or `nil` when it
+  /// was inserted.
+  ///
+  /// - Precondition: `newIndex` is a valid index of the new list.
+  /// - Complexity: O(1)
+  public func oldIndex(forNewIndex newIndex: Int) -> Int? {
+    let i = _core.newToOld[newIndex]
+    return i >= 0 ? i : nil
+  }
+}

@@ -1,0 +1,195 @@
+// The matching pass: Heckel's two passes over one hash table.
+//
+// Pass 1 walks the old list backwards and records, per identifier, its first
+// old occurrence in `firstOld`, chaining every occurrence to the next one of
+// the same identifier. Pass 2 walks the new list and pops, for each
+// identifier, the next unmatched old occurrence: the k-th occurrence in the
+// new list takes the k-th occurrence in the old list. One hash insert per old
+// element, one hash lookup per new element, no allocation per element.
+
+/// Stores `newValue` in `slot` and returns what was there.
+@inlinable @inline(__always)
+internal func _exchange(_ slot: inout Int, with newValue: Int) -> Int {
+  let oldValue = slot
+  slot = newValue
+  return oldValue
+}
+
+/// Touches a dictionary slot so that its default value gets inserted.
+@inlinable @inline(__always)
+internal func _touch(_ slot: inout Int) {}
+
+/// Returns whether two values are the same class instance; `false` for
+/// values of any other type.
+@inlinable @inline(__always)
+internal func _isIdentical<T>(_ a: T, _ b: T) -> Bool {
+  guard T.self is AnyObject.Type else { return false }
+  return (a as AnyObject) === (b as AnyObject)
+}
+
+/// The outcome of the matching pass, before moves are derived.
+@usableFromInline
+internal struct _Matching<ID: Hashable> {
+  @usableFromInline var firstOld: [ID: Int]
+  @usableFromInline var firstNewOfInserted: [ID: Int]
+  @usableFromInline var oldToNew: [Int]
+  @usableFromInline var newToOld: [Int]
+  @usableFromInline var isUpdated: [Bool]
+
+  @inlinable
+  init(
+    firstOld: [ID: Int], firstNewOfInserted: [ID: Int],
+    oldToNew: [Int], newToOld: [Int], isUpdated: [Bool]
+  ) {
+    self.firstOld = firstOld
+    self.firstNewOfInserted = firstNewOfInserted
+    self.oldToNew = oldToNew
+    self.newToOld = newToOld
+    self.isUpdated = isUpdated
+  }
+}
+
+/// Matches the elements of two lists by identifier, k-th occurrence to k-th
+/// occurrence, and flags each matched pair as updated or not.
+///
+/// - Complexity: O(*n* + *m*) expected (hashing), where *n* and *m* are the
+///   lengths of the lists.
+@inlinable
+internal func _matchElements<Element, ID: Hashable>(
+  old: UnsafeBufferPointer<Element>,
+  new: UnsafeBufferPointer<Element>,
+  mode: DiffOptions.Mode,
+  identifier: (Element) -> ID,
+  isContentEqual: (Element, Element) -> Bool
+) -> _Matching<ID> {
+  let oldCount = old.count
+  let newCount = new.count
+  var firstOld = [ID: Int](minimumCapacity: oldCount)
+  // links[2i]: the next old index with the same identifier as i, or -1.
+  // links[2i + 1], for a first occurrence i: the next old occurrence of its
+  // identifier that is not matched yet, or -1. Interleaved so that the no-
+  // duplicate path touches one cache line per element.
+  var links = [Int](unsafeUninitializedCapacity: 2 &* oldCount) { links, initialized in
+    var i = oldCount
+    while i > 0 {
+      i &-= 1
+      links[2 &* i] = _exchange(&firstOld[identifier(old[i]), default: -1], with: i)
+      links[2 &* i &+ 1] = i
+    }
+    initialized = 2 &* oldCount
+  }
+  var oldToNew = [Int](repeating: -1, count: oldCount)
+  var newToOld = [Int](repeating: -1, count: newCount)
+  var isUpdated = [Bool](repeating: false, count: oldCount)
+  var firstNewOfInserted: [ID: Int] = [:]
+  links.withUnsafeMutableBufferPointer { links in
+    oldToNew.withUnsafeMutableBufferPointer { oldToNew in
+      newToOld.withUnsafeMutableBufferPointer { newToOld in
+        isUpdated.withUnsafeMutableBufferPointer { isUpdated in
+          for j in 0..<newCount {
+            let element = new[j]
+            let id = identifier(element)
+            if let first = firstOld[id] {
+              let i = links[2 &* first &+ 1]
+              if i >= 0 {
+                links[2 &* first &+ 1] = links[2 &* i]
+                oldToNew[i] = j
+                newToOld[j] = i
+                switch mode {
+                case .equality:
+                  if !isContentEqual(old[i], element) { isUpdated[i] = true }
+                case .identity:
+                  if !_isIdentical(old[i], element) { isUpdated[i] = true }
+                }
+                continue
+              }
+            }
+            _touch(&firstNewOfInserted[id, default: j])
+          }
+        }
+      }
+    }
+  }
+  return _Matching(
+    firstOld: firstOld, firstNewOfInserted: firstNewOfInserted,
+    oldToNew: oldToNew, newToOld: newToOld, isUpdated: isUpdated)
+}
+
+extension IndexDiff {
+  /// Diffs two lists of elements that are not ``Diffable``, given how to
+  /// identify an element and how to compare two contents.
+  ///
+  /// This is the entry point for values you do not own, such as JSON
+  /// objects keyed by one of their fields:
+  ///
+  ///     let diff = IndexDiff(old: oldRows, new: newRows,
+  ///                          identifier: { $0.key },
+  ///                          isContentEqual: { $0 == $1 })
+  ///
+  /// Elements with the same identifier are matched k-th occurrence in `old`
+  /// to k-th occurrence in `new`; surplus occurrences are deletes or
+  /// inserts. Each matched pair is an update when `isContentEqual` returns
+  /// `false` for it (in the ``DiffOptions/Mode-swift.enum/identity`` mode,
+  /// unless both sides are the same object; the closure is then not called).
+  ///
+  /// - Parameters:
+  ///   - old: The list before the change.
+  ///   - new: The list after the change.
+  ///   - options: The update mode and the move set. Defaults to equality
+  ///     and minimal moves.
+  ///   - identifier: The identity of an element across both lists.
+  ///   - isContentEqual: Whether two elements with the same identifier show
+  ///     the same content.
+  /// - Complexity: O(*n* + *m*) expected time and memory, plus
+  ///   O(*c* log *c*) for minimal moves when the *c* common elements changed
+  ///   order; *n* and *m* are the lengths of `old` and `new`.
+  @inlinable
+  public init<Element>(
+    old: [Element],
+    new: [Element],
+    options: DiffOptions = DiffOptions(),
+    identifier: (Element) -> ID,
+    isContentEqual: (Element, Element) -> Bool
+  ) {
+    let matching = old.withUnsafeBufferPointer { old in
+      new.withUnsafeBufferPointer { new in
+        _matchElements(
+          old: old, new: new, mode: options.mode,
+          identifier: identifier, isContentEqual: isContentEqual)
+      }
+    }
+    self.init(
+      _core: DiffCore(
+        oldToNew: matching.oldToNew, newToOld: matching.newToOld,
+        isUpdated: matching.isUpdated, moves: options.moves),
+      firstOld: matching.firstOld,
+      firstNewOfInserted: matching.firstNewOfInserted)
+  }
+
+  /// Diffs two lists of ``Diffable`` elements.
+  ///
+  ///     let diff = IndexDiff(old: [a, b, c], new: [c, a, b2])
+  ///     diff.moves    // [Move(from: 2, to: 0)]
+  ///     diff.updates  // [1], if b2 has b's identifier and other content
+  ///
+  /// Elements with the same identifier are matched k-th occurrence in `old`
+  /// to k-th occurrence in `new`; see ``init(old:new:options:identifier:isContentEqual:)``.
+  ///
+  /// - Parameters:
+  ///   - old: The list before the change.
+  ///   - new: The list after the change.
+  ///   - options: The update mode and the move set. Defaults to equality
+  ///     and minimal moves.
+  /// - Complexity: O(*n* + *m*) expected time and memory, plus
+  ///   O(*c* log *c*) for minimal moves when the *c* common elements changed
+  ///   order.
+  @inlinable
+  public init<Element: Diffable>(
+    old: [Element], new: [Element], options: DiffOptions = DiffOptions()
+  ) where Element.DiffID == ID {
+    self.init(
+      old: old, new: new, options: options,
+      identifier: { $0.diffIdentifier },
+      isContentEqual: { $0.isContentEqual(to: $1) })
+  }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import FeedStore
+
+/// Timings for the report, not assertions. Run with
+/// `FEEDSTORE_BENCH=1 swift test -c release -Xswiftc -enable-testing --filter FeedStoreBenchmarks`.
+@Suite("FeedStore benchmarks", .enabled(if: ProcessInfo.processInfo.environment["FEEDSTORE_BENCH"] != nil))
+struct FeedStoreBenchmarks {
+    static func milliseconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
+    }
+
+    /// Median time of one call of `body`, over `rounds` calls, each on the next viewer.
+    static func median(rounds: Int, _ body: (Int) throws -> Void) rethrows -> Double {
+        var samples: [Double] = []
+        for round in 0..<rounds {
+            samples.append(try milliseconds { try body(round) })
+        }
+        samples.sort()
+        return samples[samples.count / 2]
+    }
+
+    static func report(users: Int, videos: Int) throws {
+        let store = try FeedStore.temporary()
+        let seedTime = try milliseconds { try store.seed(DemoSeed(users: users, videos: videos, ads: 40, seed: 42)) }
+        let counts = try store.counts()
+        let viewers = (1...200).map { Int64(1 + ($0 * 7919) % users) }
+        let followees = try viewers.map { try store.followees(of: $0).count }
+        // The viewer following the most authors, to show the worst case of the merge.
+        let heaviest = try (1...Int64(users)).max { try store.user(id: $0)!.followingCount < store.user(id: $1)!.followingCount }!
+
+        _ = try store.followedVideos(viewer: viewers[0], limit: 50)  // warm the caches
+        let followed = try median(rounds: 200) { try store.followedVideos(viewer: viewers[$0], limit: 50) }
+        let followedHeavy = try median(rounds: 50) { _ in try store.followedVideos(viewer: heaviest, limit: 50) }
+        let followedPage2 = try median(rounds: 200) { round in
+            let first = try store.followedVideos(viewer: viewers[round], limit: 50)
+            if let cursor = first.last?.feedCursor {
+                _ = try store.followedVideos(viewer: viewers[round], limit: 50, before: cursor)
+            }
+        }
+        let popular = try median(rounds: 200) { _ in try store.popularVideos(limit: 50) }
+        let popularExcluding = try median(rounds: 200) { round in
+            let exclude = Set(try store.followees(of: viewers[round]))
+            _ = try store.popularVideos(limit: 50, excludingAuthors: exclude)
+        }
+        let suggestions = try median(rounds: 200) { try store.followSuggestions(for: viewers[$0]) }
+        let authors = try median(rounds: 200) { round in
+            _ = try store.users(ids: (0..<50).map { Int64(1 + (round * 50 + $0) % users) })
+        }
+        let snapshot = try median(rounds: 200) { round in
+            try store.saveSnapshot(id: "snap\(round)", viewer: viewers[round % 10], structure: Data(count: 2048))
+        }
+        let write = try median(rounds: 200) { round in
+            try store.addToVideoCounts(id: Int64(1 + round), likes: 1)
+        }
+        let digest = try milliseconds { _ = try store.contentDigest() }
+
+        print("""
+            [bench] users=\(counts.users) videos=\(counts.videos) ads=\(counts.ads) follows=\(counts.follows) \
+            mean followees=\(followees.reduce(0, +) / followees.count) heaviest viewer follows \
+            \(try store.user(id: heaviest)!.followingCount)
+            [bench]   seed                          \(String(format: "%9.1f", seedTime)) ms
+            [bench]   followedVideos(limit 50)      \(String(format: "%9.3f", followed)) ms (median, 200 viewers)
+            [bench]   followedVideos heaviest       \(String(format: "%9.3f", followedHeavy)) ms
+            [bench]   followedVideos pages 1+2      \(String(format: "%9.3f", followedPage2)) ms
+            [bench]   popularVideos(limit 50)       \(String(format: "%9.3f", popular)) ms
+            [bench]   popularVideos excl. followees \(String(format: "%9.3f", popularExcluding)) ms
+            [bench]   followSuggestions(10)         \(String(format: "%9.3f", suggestions)) ms
+            [bench]   users(ids: 50)                \(String(format: "%9.3f", authors)) ms
+            [bench]   saveSnapshot(2 KB) + prune    \(String(format: "%9.3f", snapshot)) ms
+            [bench]   addToVideoCounts (1 write)    \(String(format: "%9.3f", write)) ms
+            [bench]   contentDigest                 \(String(format: "%9.1f", digest)) ms
+            """)
+    }
+
+    @Test("Timings at 2000 users / 50,000 videos")
+    func timings50k() throws {
+        try Self.report(users: 2000, videos: 50_000)
+    }
+
+    @Test("Timings at 2000 users / 500,000 videos")
+    func timings500k() throws {
+        try Self.report(users: 2000, videos: 500_000)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import FeedStore
+
+@Suite("Query plans")
+struct QueryPlanTests {
+    /// A seeded store, so the planner sees realistic tables.
+    static func seededStore() throws -> FeedStore {
+        let store = try makeStore()
+        try store.seed(DemoSeed(users: 100, videos: 2000, ads: 10, seed: 1))
+        return store
+    }
+
+    @Test("No hot query scans a table without an index")
+    func noFullTableScans() throws {
+        let store = try Self.seededStore()
+        for query in FeedQueries.indexedQueries {
+            let plan = try store.queryPlan(query.sql, arguments: query.arguments)
+            #expect(!plan.isEmpty)
+            // "SCAN mutuals" is the walk over the materialized (bounded) subquery of suggestions.
+            for line in plan where line.hasPrefix("SCAN ") && !line.hasPrefix("SCAN mutuals") {
+                #expect(line.contains("USING INDEX") || line.contains("USING COVERING INDEX"),
+                        "\(query.name): \(line)")
+            }
+        }
+    }
+
+    @Test("The followed feed seeks the author/time covering index and never sorts")
+    func followedFeedUsesAuthorTimeIndex() throws {
+        let store = try Self.seededStore()
+        for sql in [FeedQueries.followedPageFirst, FeedQueries.followedPageAfter] {
+            let arguments: [Int64] = sql == FeedQueries.followedPageFirst ? [1, 10] : [1, 0, 0, 10]
+            let plan = try store.queryPlan(sql, arguments: .init(arguments)).joined(separator: "\n")
+            #expect(plan.contains("SEARCH videos USING COVERING INDEX videos_by_author_time (author_id=?"), "\(plan)")
+            #expect(!plan.contains("SCAN videos"), "\(plan)")
+            #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
+        }
+    }
+
+    @Test("The popular feed walks the popularity index without sorting")
+    func popularFeedUsesPopularityIndex() throws {
+        let store = try Self.seededStore()
+        for sql in [FeedQueries.popular, FeedQueries.popularLimited] {
+            let plan = try store.queryPlan(sql, arguments: sql == FeedQueries.popular ? [] : [10]).joined(separator: "\n")
+            #expect(plan.contains("USING INDEX videos_by_popularity"), "\(plan)")
+            #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
+        }
+    }
+
+    @Test("Suggestions read only the viewer's follow edges through primary keys")
+    func suggestionsUseFollowKeys() throws {
+        let store = try Self.seededStore()
+        let plan = try store.queryPlan(FeedQueries.suggestionsByMutuals, arguments: [1, 10])
+        let text = plan.joined(separator: "\n")
+        #expect(text.contains("SEARCH first USING PRIMARY KEY (follower_id=?)"), "\(text)")
+        #expect(text.contains("SEARCH second USING PRIMARY KEY (follower_id=?)"), "\(text)")
+        #expect(text.contains("SEARCH users USING INTEGER PRIMARY KEY (rowid=?)"), "\(text)")
+        #expect(!text.contains("SCAN follows") && !text.contains("SCAN users"), "\(text)")
+        let fill = try store.queryPlan(FeedQueries.usersByPopularity).joined(separator: "\n")
+        #expect(fill.contains("users_by_popularity") && !fill.contains("TEMP B-TREE"), "\(fill)")
+    }
+
+    @Test("Snapshot pruning walks the viewer/time index")
+    func snapshotPruningUsesIndex() throws {
+        let store = try Self.seededStore()
+        let plan = try store.queryPlan(FeedQueries.pruneSnapshotsByCount, arguments: [1, "x", 3]).joined(separator: "\n")
+        #expect(plan.contains("snapshots_by_viewer_time (viewer_id=?)"), "\(plan)")
+        #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import FeedStore
+
+@Suite("Schema and opening")
+struct SchemaTests {
+    @Test("A fresh database is migrated to the latest schema with every table, index and trigger")
+    func freshDatabaseIsFullyMigrated() throws {
+        let store = try makeStore()
+        #expect(try store.appliedMigrations() == ["v1: users, videos, ads, follows, snapshots, store_meta"])
+        let objects = try store.schemaObjects()
+        for expected in [
+            "table users", "table videos", "table ads", "table follows", "table snapshots", "table store_meta",
+            "index videos_by_author_time", "index videos_by_popularity", "index follows_by_followee",
+            "index users_by_popularity", "index ads_active", "index snapshots_by_viewer_time",
+            "index snapshots_by_time", "trigger follows_count_insert", "trigger follows_count_delete",
+        ] {
+            #expect(objects.contains(expected), "missing \(expected)")
+        }
+        #expect(try store.isEmpty())
+        #expect(try store.counts() == StoreCounts(users: 0, videos: 0, ads: 0, follows: 0, snapshots: 0))
+        #expect(store.changeVersion == 0)
+        #expect(try store.adEpoch() == 0)
+    }
+
+    @Test("The store runs in WAL journal mode")
+    func journalModeIsWAL() throws {
+        let store = try makeStore()
+        #expect(try store.journalMode() == "wal")
+    }
+
+    @Test("Opening a path creates its parent folders, and reopening keeps data and the change version")
+    func openCreatesFolderAndReopenKeepsData() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("feedstore-open-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let path = root.appendingPathComponent("nested/data/deltafeed.sqlite").path
+        do {
+            let store = try FeedStore(path: path)
+            let user = try store.createUser(handle: "alice", displayName: "Alice")
+            try makeVideo(store, author: user.id)
+            #expect(store.changeVersion == 2)
+        }
+        #expect(FileManager.default.fileExists(atPath: path))
+        let reopened = try FeedStore(path: path)
+        #expect(reopened.changeVersion == 2)
+        #expect(try reopened.user(handle: "alice")?.displayName == "Alice")
+        #expect(try reopened.appliedMigrations().count == 1)
+    }
+
+    @Test("A file that is not a database fails with a storage error")
+    func garbageFileFailsWithStorageError() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("feedstore-bad-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let path = root.appendingPathComponent("bad.sqlite").path
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        #expect {
+            _ = try FeedStore(path: path)
+        } throws: { error in
+            guard case .storage = error as? FeedStoreError else { return false }
+            return true
+        }
+    }
+
+    @Test("A temporary store deletes its folder when released")
+    func temporaryStoreCleansUp() throws {
+        var store: FeedStore? = try makeStore()
+        let folder = URL(fileURLWithPath: store!.path).deletingLastPathComponent().path
+        try store!.createUser(handle: "bob", displayName: "Bob")
+        #expect(FileManager.default.fileExists(atPath: folder))
+        store = nil
+        #expect(!FileManager.default.fileExists(atPath: folder))
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import FeedStore
+
+@Suite("Snapshots")
+struct SnapshotTests {
+    @Test("A snapshot saved for a viewer loads back byte for byte, and only for that viewer")
+    func saveAndLoad() throws {
+        let clock = ManualClock(start: 5_000, step: 0)
+        let store = try makeStore(clock: clock)
+        let bytes = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let saved = try store.saveSnapshot(id: "9f86d081884c7d65", viewer: 7, structure: bytes)
+        #expect(saved == StoredSnapshot(id: "9f86d081884c7d65", viewerID: 7, createdAt: 5_000, structure: bytes))
+        #expect(try store.snapshot(id: "9f86d081884c7d65", viewer: 7) == saved)
+        #expect(try store.snapshot(id: "9f86d081884c7d65", viewer: 8) == nil)
+        #expect(try store.snapshot(id: "unknown", viewer: 7) == nil)
+    }
+
+    @Test("Saving an equal id again is idempotent and refreshes its time; two viewers may share an id")
+    func resaveIsIdempotent() throws {
+        let clock = ManualClock(start: 5_000, step: 0)
+        let store = try makeStore(clock: clock)
+        try store.saveSnapshot(id: "abc", viewer: 1, structure: Data([1, 2]))
+        try store.saveSnapshot(id: "abc", viewer: 2, structure: Data([1, 2]))
+        clock.advance(by: 10)
+        try store.saveSnapshot(id: "abc", viewer: 1, structure: Data([1, 2]))
+        #expect(try store.counts().snapshots == 2)
+        #expect(try store.snapshot(id: "abc", viewer: 1)?.createdAt == 5_010)
+        #expect(try store.snapshot(id: "abc", viewer: 2)?.createdAt == 5_000)
+    }
+
+    @Test("Saving keeps only the newest snapshots per viewer, other viewers untouched")
+    func pruneByCount() throws {
+        let store = try makeStore(retention: .init(maxPerViewer: 3))
+        for index in 1...6 {
+            try store.saveSnapshot(id: "a\(index)", viewer: 1, structure: Data([UInt8(index)]))
+        }
+        try store.saveSnapshot(id: "b1", viewer: 2, structure: Data())
+        try store.saveSnapshot(id: "b2", viewer: 2, structure: Data())
+        let kept = try (1...6).filter { try store.snapshot(id: "a\($0)", viewer: 1) != nil }
+        #expect(kept == [4, 5, 6])
+        #expect(try store.snapshot(id: "b1", viewer: 2) != nil)
+        #expect(try store.counts().snapshots == 5)
+
+        // Re-saving an old one makes it the newest: the oldest other one goes.
+        try store.saveSnapshot(id: "a4", viewer: 1, structure: Data([4]))
+        try store.saveSnapshot(id: "a7", viewer: 1, structure: Data([7]))
+        let keptAfter = try (1...7).filter { try store.snapshot(id: "a\($0)", viewer: 1) != nil }
+        #expect(keptAfter == [4, 6, 7])
+    }
+
+    @Test("Count pruning keeps the snapshot just saved even when every time is equal")
+    func pruneByCountWithEqualTimes() throws {
+        let store = try makeStore(clock: ManualClock(start: 1, step: 0), retention: .init(maxPerViewer: 2))
+        for id in ["zz", "mm", "aa"] {
+            try store.saveSnapshot(id: id, viewer: 1, structure: Data())
+            #expect(try store.snapshot(id: id, viewer: 1) != nil, "\(id) was pruned right after saving")
+        }
+        #expect(try store.snapshot(id: "mm", viewer: 1) != nil)
+        #expect(try store.snapshot(id: "zz", viewer: 1) == nil)
+    }
+
+    @Test("Saving deletes the viewer's snapshots older than the maximum age; the global prune does it for everyone")
+    func pruneByAge() throws {
+        let clock = ManualClock(start: 0, step: 0)
+        let store = try makeStore(clock: clock, retention: .init(maxPerViewer: 100, maxAgeMilliseconds: 1_000))
+        try store.saveSnapshot(id: "old", viewer: 1, structure: Data())      // t = 0
+        try store.saveSnapshot(id: "other", viewer: 2, structure: Data())    // t = 0
+        clock.advance(by: 700)
+        try store.saveSnapshot(id: "recent", viewer: 1, structure: Data())   // t = 700
+        clock.advance(by: 900)
+        try store.saveSnapshot(id: "new", viewer: 1, structure: Data())      // t = 1600, cutoff 600
+        #expect(try store.snapshot(id: "old", viewer: 1) == nil)
+        #expect(try store.snapshot(id: "recent", viewer: 1) != nil)
+        #expect(try store.snapshot(id: "new", viewer: 1) != nil)
+        #expect(try store.snapshot(id: "other", viewer: 2) != nil, "only the saving viewer is pruned on save")
+
+        #expect(try store.pruneExpiredSnapshots() == 1)
+        #expect(try store.snapshot(id: "other", viewer: 2) == nil)
+        clock.advance(by: 1_001)
+        #expect(try store.pruneExpiredSnapshots() == 2)
+        #expect(try store.counts().snapshots == 0)
+        #expect(store.changeVersion == 0, "snapshots are not content")
+    }
+}
