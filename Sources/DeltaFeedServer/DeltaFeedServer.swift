@@ -1,4 +1,6 @@
 import EventHTTP
+import FeedService
+import FeedStore
 import Logging
 import Prometheus
 
@@ -24,6 +26,9 @@ public final class DeltaFeedServer: Sendable {
         let registry = configuration.registry
         var router = Router()
         OperationalRoutes(registry: registry).register(in: &router)
+        FeedRoutes(service: configuration.service).register(in: &router)
+        DiffRoute().register(in: &router)
+        AdminRoutes(store: configuration.service.store, adminToken: configuration.adminToken).register(in: &router)
         var http = configuration.http
         var metrics = PrometheusMetricsFactory(registry: registry)
         // Requests here take microseconds; the default buckets start at 5 ms.
@@ -49,9 +54,18 @@ public struct DeltaFeedServerConfiguration: Sendable {
     public var http: HTTPServerConfiguration
     /// The metrics registry rendered at `/metrics`.
     public var registry: PrometheusCollectorRegistry
+    /// The feed service behind the API.
+    public var service: FeedService
+    /// The bearer token write routes require; nil refuses every write (403).
+    public var adminToken: String?
 
-    /// A configuration with the given HTTP settings and a fresh metrics registry.
-    public init(http: HTTPServerConfiguration = HTTPServerConfiguration(), registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    /// A configuration serving `service`, with the given HTTP settings and a fresh registry.
+    public init(
+        service: FeedService, adminToken: String? = nil, http: HTTPServerConfiguration = HTTPServerConfiguration(),
+        registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+    ) {
+        self.service = service
+        self.adminToken = adminToken
         self.http = http
         self.registry = registry
     }

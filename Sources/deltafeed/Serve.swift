@@ -1,6 +1,8 @@
 import ArgumentParser
 import DeltaFeedServer
 import EventHTTP
+import FeedService
+import FeedStore
 import Logging
 
 #if canImport(Glibc)
@@ -31,6 +33,21 @@ struct Serve: ParsableCommand {
 
     @Option(help: "Seconds a shutdown waits for requests in flight (env DELTAFEED_SHUTDOWN_GRACE; default 10).")
     var shutdownGrace: Double?
+
+    @Option(help: "SQLite database file, created and migrated if missing (env DELTAFEED_DB; default ./data/deltafeed.sqlite).")
+    var db: String?
+
+    @Flag(help: "Seed the demo data set (2,000 users, 50,000 videos, 40 ads, seed 42) when the store is empty (env DELTAFEED_SEED_DEMO=1).")
+    var seedDemo = false
+
+    @Option(help: "Bearer token for write routes; without one, writes answer 403 (env DELTAFEED_ADMIN_TOKEN).")
+    var adminToken: String?
+
+    @Option(help: "Snapshots kept per viewer for deltas (env DELTAFEED_SNAPSHOTS_PER_VIEWER; default 16).")
+    var snapshotsPerViewer: Int?
+
+    @Option(help: "Hours a snapshot stays usable for deltas; older ones answer 410 (env DELTAFEED_SNAPSHOT_MAX_AGE_HOURS; default 24).")
+    var snapshotMaxAgeHours: Double?
 
     @Option(help: "Log level: trace, debug, info (one access-log line per request), notice, warning, error, critical (env DELTAFEED_LOG_LEVEL; default info).")
     var logLevel: String?
@@ -63,11 +80,27 @@ struct Serve: ParsableCommand {
             throw ValidationError("request-timeout must be positive and shutdown-grace not negative.")
         }
 
+        let path = try resolved(db, env: "DELTAFEED_DB", default: FeedStore.defaultPath)
+        var options = FeedStore.Options()
+        options.snapshotRetention = FeedStore.SnapshotRetention(
+            maxPerViewer: try resolved(snapshotsPerViewer, env: "DELTAFEED_SNAPSHOTS_PER_VIEWER", default: 16),
+            maxAgeMilliseconds: Int64(try resolved(snapshotMaxAgeHours, env: "DELTAFEED_SNAPSHOT_MAX_AGE_HOURS", default: 24) * 3_600_000))
+        let store = try FeedStore(path: path, options: options)
+        let wantsSeed = try seedDemo || resolved(nil as Int?, env: "DELTAFEED_SEED_DEMO", default: 0) == 1
+        if wantsSeed, try store.isEmpty() {
+            logger.notice("seeding demo data into \(path) (first start)")
+            let counts = try seedWithProgress(store, DemoSeed())
+            logger.notice("seeded \(counts.users) users, \(counts.videos) videos, \(counts.ads) ads, \(counts.follows) follows")
+        }
+        let token = try resolved(adminToken, env: "DELTAFEED_ADMIN_TOKEN")
+        if token == nil { logger.notice("no admin token: write routes answer 403") }
+
         // Block the stop signals before any worker thread exists, so every thread inherits the
-        // mask and only `waitForStopSignal` below receives them.
+        // mask and only `stopSignals.wait()` below receives them.
         let stopSignals = StopSignals()
-        let server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(http: http))
-        logger.notice("deltafeed listening on http://\(http.host):\(server.http.port) with \(http.threads) threads")
+        let server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
+            service: FeedService(store: store), adminToken: token, http: http))
+        logger.notice("deltafeed listening on http://\(http.host):\(server.http.port) with \(http.threads) threads, store \(path)")
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGINT ? "SIGINT" : "SIGTERM"); draining (a second signal exits at once)")
         stopSignals.exitOnNextSignal()
