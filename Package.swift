@@ -30,11 +30,13 @@ let package = Package(
             pkgConfig: "libevent_pthreads",
             providers: [.apt(["libevent-dev"])]
         ),
+        // Appends JSON to a byte array without Foundation: error bodies, feed and delta payloads.
+        .target(name: "JSONBytes"),
         // A multi-threaded HTTP/1.1 server on evhttp. Knows no feed.
         .target(
             name: "EventHTTP",
             dependencies: [
-                "CLibevent",
+                "CLibevent", "JSONBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -47,19 +49,19 @@ let package = Package(
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Feed composition into sections, snapshots and deltas.
-        .target(name: "FeedService", dependencies: ["ListDiff", "FeedStore"]),
+        .target(name: "FeedService", dependencies: ["ListDiff", "FeedStore", "JSONBytes"]),
         // The HTTP API: routes, JSON, auth, metrics. Wires EventHTTP to FeedService.
         .target(
             name: "DeltaFeedServer",
             dependencies: [
-                "EventHTTP", "FeedService", "FeedStore", "ListDiff",
+                "EventHTTP", "FeedService", "FeedStore", "ListDiff", "JSONBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // Reference client: fetch a feed, apply deltas, keep a copy. No server code.
-        .target(name: "DeltaFeedClient", dependencies: ["ListDiff"]),
+        .target(name: "DeltaFeedClient"),
         .executableTarget(
             name: "deltafeed",
             dependencies: [
@@ -71,7 +73,7 @@ let package = Package(
         // `swift run -c release ListDiffBenchmark`: the diff benchmark recorded in BENCHMARKS.md.
         .executableTarget(name: "ListDiffBenchmark", dependencies: ["ListDiff"]),
 
-        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP"]),
+        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "JSONBytes"]),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"]),
         .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore"]),
         .testTarget(name: "FeedServiceTests", dependencies: ["FeedService", "FeedStore", "ListDiff"]),

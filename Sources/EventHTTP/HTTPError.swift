@@ -1,3 +1,5 @@
+import JSONBytes
+
 /// An error a client sees: an HTTP status, a stable machine-readable code and a human message.
 ///
 /// Rendered as `{"error":{"code":"…","message":"…"}}`. Handlers throw it to answer with an

@@ -1,5 +1,6 @@
 import Testing
 @testable import EventHTTP
+import JSONBytes
 
 @Suite("Routing and parsing without sockets")
 struct RouterTests {

@@ -45,4 +45,25 @@ public struct JSONWriter: Sendable {
     public mutating func int<T: BinaryInteger>(_ value: T) {
         bytes.append(contentsOf: String(value).utf8)
     }
+
+    /// Appends `true` or `false`.
+    public mutating func bool(_ value: Bool) {
+        raw(value ? "true" : "false")
+    }
+
+    /// Appends `null`.
+    public mutating func null() {
+        raw("null")
+    }
+
+    /// Appends `"name":`, the start of an object member.
+    public mutating func key(_ name: String) {
+        string(name)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// Appends a string or `null`.
+    public mutating func optionalString(_ value: String?) {
+        if let value { string(value) } else { null() }
+    }
 }

@@ -1,0 +1,162 @@
+import EventHTTP
+import JSONBytes
+import ListDiff
+
+/// `POST /v1/diff`: ListDiff as a service. Diffs two JSON arrays and answers every output form.
+///
+/// Body: `{"old":[…],"new":[…],"key":"id"|["a","b"]|null,"mode":"equality"|"identity",
+/// "moves":"minimal"|"heckel"}`. With a key, elements are objects identified by those members;
+/// without, elements are identified by their whole value. Content equality compares canonical
+/// JSON (object keys sorted).
+struct DiffRoute {
+    /// The most elements per side.
+    static let maxElements = 100_000
+
+    func register(in router: inout Router) {
+        router.post("/v1/diff") { request in
+            try DiffRoute.answer(request.body)
+        }
+    }
+
+    static func answer(_ body: [UInt8]) throws -> HTTPResponse {
+        let object = try JSONObjectBody(body, allowed: ["old", "new", "key", "mode", "moves"])
+        func array(_ name: String) throws -> [JSONValue] {
+            switch object.members[name] {
+            case .array(let values)?:
+                guard values.count <= maxElements else {
+                    throw HTTPError(status: 413, code: "too_many_elements", message: "\(name): at most \(maxElements) elements.")
+                }
+                return values
+            case nil: throw HTTPError(status: 422, code: "invalid_field", message: "\(name): is required (an array).")
+            case let other?: throw HTTPError(status: 422, code: "invalid_field", message: "\(name): must be an array, not \(other.typeName).")
+            }
+        }
+        let old = try array("old")
+        let new = try array("new")
+        let keys: [String]?
+        switch object.members["key"] {
+        case nil, .null?: keys = nil
+        case .string(let key)?: keys = [key]
+        case .array(let list)? where !list.isEmpty && list.count <= 8:
+            keys = try list.map { value in
+                guard case .string(let key) = value else {
+                    throw HTTPError(status: 422, code: "invalid_field", message: "key: a list of member names must hold strings.")
+                }
+                return key
+            }
+        case .some:
+            throw HTTPError(status: 422, code: "invalid_field", message: "key: a member name, a list of 1…8 names, or null.")
+        }
+        var options = DiffOptions()
+        switch try object.string("mode") {
+        case nil, "equality": options.mode = .equality
+        case "identity": options.mode = .identity
+        case let other?: throw HTTPError(status: 422, code: "invalid_field", message: "mode: equality or identity, not \(other.prefix(40)).")
+        }
+        switch try object.string("moves") {
+        case nil, "minimal": options.moves = .minimal
+        case "heckel": options.moves = .heckel
+        case let other?: throw HTTPError(status: 422, code: "invalid_field", message: "moves: minimal or heckel, not \(other.prefix(40)).")
+        }
+
+        func identities(_ values: [JSONValue], side: String) throws -> [[UInt8]] {
+            try values.enumerated().map { index, value in
+                guard let keys else { return value.canonicalBytes }
+                guard case .object(let members) = value else {
+                    throw HTTPError(status: 422, code: "invalid_element", message: "\(side)[\(index)]: must be an object with \(keys.joined(separator: ", ")).")
+                }
+                var json = JSONWriter()
+                for key in keys {
+                    guard let member = members[key] else {
+                        throw HTTPError(status: 422, code: "invalid_element", message: "\(side)[\(index)]: has no \"\(key)\".")
+                    }
+                    member.write(to: &json)
+                    json.raw("\u{1F}")
+                }
+                return json.bytes
+            }
+        }
+        let oldIDs = try identities(old, side: "old")
+        let newIDs = try identities(new, side: "new")
+        let oldContent = old.map(\.canonicalBytes)
+        let newContent = new.map(\.canonicalBytes)
+        // Diff positions; identities and contents are looked up by side and index.
+        func content(_ element: Tagged) -> [UInt8] { element.side == 0 ? oldContent[element.index] : newContent[element.index] }
+        let result = IndexDiff<[UInt8]>(
+            old: oldIDs.indices.map { Tagged(side: 0, index: $0) }, new: newIDs.indices.map { Tagged(side: 1, index: $0) },
+            options: options,
+            identifier: { $0.side == 0 ? oldIDs[$0.index] : newIDs[$0.index] },
+            isContentEqual: { content($0) == content($1) })
+
+        var json = JSONWriter(capacity: 1024)
+        json.raw("{\"inserts\":")
+        writeInts(result.inserts, &json)
+        json.raw(",\"deletes\":")
+        writeInts(result.deletes, &json)
+        json.raw(",\"updates\":")
+        writeInts(result.updates, &json)
+        json.raw(",\"moves\":")
+        writeMoves(result.moves, &json)
+        json.raw(",\"change_count\":")
+        json.int(result.changeCount)
+        let batch = result.batch
+        json.raw(",\"batch\":{\"deletes\":")
+        writeInts(batch.deletes, &json)
+        json.raw(",\"inserts\":")
+        writeInts(batch.inserts, &json)
+        json.raw(",\"moves\":")
+        writeMoves(batch.moves, &json)
+        json.raw(",\"reloads\":")
+        writeInts(batch.reloads, &json)
+        json.raw("},\"sequential\":[")
+        for (index, step) in result.sequential.operations.enumerated() {
+            if index > 0 { json.raw(",") }
+            switch step {
+            case .remove(let at, let count): json.raw("{\"op\":\"remove\",\"index\":\(at),\"count\":\(count)}")
+            case .insert(let at, let count): json.raw("{\"op\":\"insert\",\"index\":\(at),\"count\":\(count)}")
+            case .move(let from, let to): json.raw("{\"op\":\"move\",\"from\":\(from),\"to\":\(to)}")
+            case .change(let at, let count): json.raw("{\"op\":\"change\",\"index\":\(at),\"count\":\(count)}")
+            }
+        }
+        json.raw("],\"patch\":[")
+        for (index, operation) in result.jsonPatch().operations.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{\"op\":\"\(operation.kind.rawValue)\",\"path\":")
+            json.string(operation.path.description)
+            if let from = operation.from {
+                json.raw(",\"from\":")
+                json.string(from.description)
+            }
+            if case .element(let newIndex)? = operation.value {
+                json.raw(",\"value\":")
+                new[newIndex].write(to: &json)
+            }
+            json.raw("}")
+        }
+        json.raw("]}")
+        return .json(json.bytes)
+    }
+
+    private struct Tagged {
+        let side: Int
+        let index: Int
+    }
+
+    private static func writeInts(_ values: [Int], _ json: inout JSONWriter) {
+        json.raw("[")
+        for (index, value) in values.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.int(value)
+        }
+        json.raw("]")
+    }
+
+    private static func writeMoves(_ moves: [Move<Int>], _ json: inout JSONWriter) {
+        json.raw("[")
+        for (index, move) in moves.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("[\(move.from),\(move.to)]")
+        }
+        json.raw("]")
+    }
+}

@@ -1,0 +1,97 @@
+import EventHTTP
+import FeedService
+
+/// The read side: a viewer's feed and the deltas between its snapshots.
+struct FeedRoutes {
+    let service: FeedService
+    /// The most sections a posted client snapshot may hold, and items per section.
+    static let maxPostedSections = 400
+    static let maxPostedItems = 100
+
+    func register(in router: inout Router) {
+        let service = self.service
+        // GET /v1/users/{id}/feed?limit=&cursor=&width=&stack_ads=
+        router.get("/v1/users/{id}/feed") { request in
+            let viewer = try request.id("id")
+            let parameters = try request.feedParameters()
+            let feed = try translatingErrors { try service.feed(viewer: viewer, parameters: parameters) }
+            let etag = "\"\(feed.snapshotID)\""
+            if request.ifNoneMatch(feed.snapshotID) {
+                return .empty(status: 304, headers: [("ETag", etag)])
+            }
+            var response = HTTPResponse.json(feed.body)
+            response.headers.append(("ETag", etag))
+            response.headers.append(("Cache-Control", "private, no-cache"))
+            return response
+        }
+        // GET /v1/users/{id}/feed/delta?since=&format=
+        router.get("/v1/users/{id}/feed/delta") { request in
+            let viewer = try request.id("id")
+            guard let since = request.query["since"] else {
+                throw HTTPError(status: 400, code: "invalid_parameter", message: "since: required; pass the snapshot id of the feed you hold.")
+            }
+            let format = try request.deltaFormat()
+            let outcome = try translatingErrors { try service.delta(viewer: viewer, since: since, format: format) }
+            return FeedRoutes.response(for: outcome)
+        }
+        // POST /v1/users/{id}/feed/delta?format=&limit=&cursor=&width=&stack_ads= with the
+        // client's feed document (or just its structure) as the body.
+        router.post("/v1/users/{id}/feed/delta") { request in
+            let viewer = try request.id("id")
+            let format = try request.deltaFormat()
+            let parameters = try request.feedParameters()
+            let structure = try FeedRoutes.postedStructure(request.body, viewer: viewer, parameters: parameters)
+            let outcome = try translatingErrors { try service.delta(viewer: viewer, from: structure, format: format) }
+            return FeedRoutes.response(for: outcome)
+        }
+    }
+
+    static func response(for outcome: DeltaOutcome) -> HTTPResponse {
+        let etag = "\"\(outcome.snapshotID)\""
+        guard let body = outcome.body else {
+            return .empty(status: 304, headers: [("ETag", etag)])
+        }
+        var response = HTTPResponse.json(body)
+        response.headers.append(("ETag", etag))
+        return response
+    }
+
+    /// Reads `{"sections":[{"id","kind","items":[{"id","version"}…]}…]}` — a feed document as
+    /// returned by GET …/feed is accepted as is (other members are ignored).
+    static func postedStructure(_ body: [UInt8], viewer: Int64, parameters: FeedParameters) throws -> SnapshotStructure {
+        guard case .object(let document) = try JSONValue.parse(body) else {
+            throw HTTPError(status: 400, code: "invalid_json", message: "The body must be a feed document: a JSON object with \"sections\".")
+        }
+        func invalid(_ message: String) -> HTTPError {
+            HTTPError(status: 422, code: "invalid_snapshot", message: message)
+        }
+        guard case .array(let sections)? = document["sections"] else {
+            throw invalid("sections: required, an array of sections.")
+        }
+        guard sections.count <= maxPostedSections else {
+            throw invalid("sections: at most \(maxPostedSections) sections.")
+        }
+        var shapes: [SnapshotStructure.Section] = []
+        shapes.reserveCapacity(sections.count)
+        for (sectionIndex, section) in sections.enumerated() {
+            guard case .object(let members) = section,
+                  case .string(let id)? = members["id"], case .string(let kind)? = members["kind"],
+                  case .array(let items)? = members["items"] else {
+                throw invalid("sections[\(sectionIndex)]: needs string id, string kind and an items array.")
+            }
+            guard items.count <= maxPostedItems else {
+                throw invalid("sections[\(sectionIndex)].items: at most \(maxPostedItems) items.")
+            }
+            var itemShapes: [SnapshotStructure.Item] = []
+            for (itemIndex, item) in items.enumerated() {
+                guard case .object(let itemMembers) = item,
+                      case .string(let itemID)? = itemMembers["id"], case .string(let version)? = itemMembers["version"] else {
+                    throw invalid("sections[\(sectionIndex)].items[\(itemIndex)]: needs string id and string version.")
+                }
+                itemShapes.append(SnapshotStructure.Item(id: itemID, version: version))
+            }
+            shapes.append(SnapshotStructure.Section(id: id, kind: kind, items: itemShapes))
+        }
+        return SnapshotStructure(viewer: viewer, parameters: parameters, sections: shapes)
+    }
+}

@@ -1,0 +1,68 @@
+import JSONBytes
+
+/// One cell's worth of content: a video with its author, an ad, a suggested user, a header.
+///
+/// `json` is the item's complete JSON object as sent to clients
+/// (`{"id":…,"kind":…,"version":…,"data":{…}}`, plus `"size"` when a screen width was given);
+/// it is rendered once when the feed is composed.
+public struct FeedItem: Sendable, Hashable {
+    /// Stable identity within the feed (`video:42`, `ad:3`, `user:7`, `header`).
+    public let id: String
+    /// What the client renders it with (`video`, `ad`, `user`, `header`, `empty`).
+    public let kind: String
+    /// A hash of what the item shows; equal versions mean nothing visible changed.
+    public let version: UInt64
+    /// The item's JSON object.
+    public let json: [UInt8]
+}
+
+/// One unit for one section controller: a chunk of the video grid, an ad, the suggestions
+/// carousel, the header, the empty state.
+///
+/// A section's own content is its `kind` (and the layout that comes with it); everything a
+/// viewer sees changing lives in its items, so a refresh animates item by item.
+public struct FeedSection: Sendable, Hashable {
+    /// Stable identity (`header`, `grid-0`, `ad-slot-1`, `suggestions`, `empty`).
+    public let id: String
+    /// The section controller to use (`header`, `video_grid`, `ad`, `follow_suggestions`, `empty`).
+    public let kind: String
+    /// Columns the section lays its items out in.
+    public let columns: Int
+    /// The items in order.
+    public let items: [FeedItem]
+    /// A hash of the kind and every item's id and version.
+    public let version: UInt64
+
+    init(id: String, kind: String, columns: Int, items: [FeedItem]) {
+        self.id = id
+        self.kind = kind
+        self.columns = columns
+        self.items = items
+        var hasher = StableHasher()
+        hasher.combine(kind)
+        hasher.combine(Int64(columns))
+        for item in items {
+            hasher.combine(item.id)
+            hasher.combine(item.version)
+        }
+        self.version = hasher.state
+    }
+
+    /// Writes the section's JSON object.
+    func write(to json: inout JSONWriter) {
+        json.raw("{\"id\":")
+        json.string(id)
+        json.raw(",\"kind\":")
+        json.string(kind)
+        json.raw(",\"version\":\"")
+        json.raw(hex16(version))
+        json.raw("\",\"columns\":")
+        json.int(columns)
+        json.raw(",\"items\":[")
+        for (index, item) in items.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw(bytes: item.json)
+        }
+        json.raw("]}")
+    }
+}

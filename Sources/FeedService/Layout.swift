@@ -1,0 +1,33 @@
+/// Cell sizes for a screen width, in points. The rules (also in the README):
+/// - insets of 12 on both sides; 8 between the two grid columns;
+/// - a video cell is half the remaining width; its thumbnail is 3:4 (portrait) with a 40-point
+///   author bar under it;
+/// - an ad is full width (minus insets): a 16:9 image and a 56-point title bar;
+/// - a suggested user is a 120×168 card in a horizontal carousel;
+/// - the header is full width × 56; the empty state full width × 240.
+public struct Layout: Sendable, Hashable {
+    /// The screen width.
+    public let width: Int
+    /// Left and right inset.
+    public static let inset = 12
+    /// Space between grid columns.
+    public static let columnSpacing = 8
+
+    /// The size of an item of `kind`.
+    public func size(of kind: String) -> (width: Int, height: Int) {
+        let content = max(0, width - 2 * Layout.inset)
+        switch kind {
+        case "video":
+            let cell = (content - Layout.columnSpacing) / 2
+            return (cell, cell * 4 / 3 + 40)
+        case "ad":
+            return (content, content * 9 / 16 + 56)
+        case "user":
+            return (120, 168)
+        case "header":
+            return (content, 56)
+        default:
+            return (content, 240)
+        }
+    }
+}

@@ -1,0 +1,47 @@
+/// FNV-1a over bytes: a hash that is the same in every process and on every run, unlike Swift's
+/// `Hasher`, so versions and snapshot ids survive restarts and match across servers.
+struct StableHasher {
+    private(set) var state: UInt64
+
+    /// Starts a hash; different `seed`s give independent hashes of the same input.
+    init(seed: UInt64 = 0) {
+        state = 0xcbf2_9ce4_8422_2325 ^ (seed &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    mutating func combine(_ byte: UInt8) {
+        state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+    }
+
+    mutating func combine(bytes: some Sequence<UInt8>) {
+        for byte in bytes { combine(byte) }
+    }
+
+    /// A string followed by a separator byte, so ("ab","c") and ("a","bc") differ.
+    mutating func combine(_ text: String) {
+        combine(bytes: text.utf8)
+        combine(UInt8(0xFF))
+    }
+
+    mutating func combine(_ value: Int64) {
+        var value = UInt64(bitPattern: value)
+        for _ in 0..<8 {
+            combine(UInt8(truncatingIfNeeded: value))
+            value >>= 8
+        }
+    }
+
+    mutating func combine(_ value: UInt64) {
+        combine(Int64(bitPattern: value))
+    }
+}
+
+/// 16 lowercase hex digits.
+func hex16(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+}
+
+/// Whether `text` is exactly `count` lowercase hex digits.
+func isLowercaseHex(_ text: String, count: Int) -> Bool {
+    text.utf8.count == count && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+
+/// The `deltafeed` command: `serve` runs the HTTP service; `seed` fills a store with demo data.
+@main
+struct Deltafeed: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deltafeed",
+        abstract: "A feed server that answers with deltas a mobile client applies without diffing.",
+        discussion: """
+            Every option also reads an environment variable (named beside it); a flag on the \
+            command line wins over the variable, which wins over the default.
+            """,
+        subcommands: [Serve.self, Seed.self],
+        defaultSubcommand: Serve.self
+    )
+}

@@ -1,0 +1,157 @@
+import ArgumentParser
+import DeltaFeedServer
+import EventHTTP
+import FeedService
+import FeedStore
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `deltafeed serve`: runs the HTTP API until SIGINT or SIGTERM, then drains and exits 0.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the HTTP server.",
+        discussion: "Ctrl-C or SIGTERM stops accepting, lets requests in flight finish, and exits 0. A second signal exits at once."
+    )
+
+    @Option(help: "Address to listen on (env DELTAFEED_HOST; default 127.0.0.1; 0.0.0.0 for every interface).")
+    var host: String?
+
+    @Option(help: "Port to listen on; 0 picks a free one (env DELTAFEED_PORT; default 8080).")
+    var port: Int?
+
+    @Option(help: "Worker threads, each with its own event loop and listener (env DELTAFEED_THREADS; default: number of cores).")
+    var threads: Int?
+
+    @Option(help: "Largest request body in bytes; larger ones get 413 (env DELTAFEED_MAX_BODY_BYTES; default 1048576).")
+    var maxBodyBytes: Int?
+
+    @Option(help: "Seconds a connection has to send a complete request, and the idle keep-alive limit (env DELTAFEED_REQUEST_TIMEOUT; default 10).")
+    var requestTimeout: Double?
+
+    @Option(help: "Seconds a shutdown waits for requests in flight (env DELTAFEED_SHUTDOWN_GRACE; default 10).")
+    var shutdownGrace: Double?
+
+    @Option(help: "SQLite database file, created and migrated if missing (env DELTAFEED_DB; default ./data/deltafeed.sqlite).")
+    var db: String?
+
+    @Flag(help: "Seed the demo data set (2,000 users, 50,000 videos, 40 ads, seed 42) when the store is empty (env DELTAFEED_SEED_DEMO=1).")
+    var seedDemo = false
+
+    @Option(help: "Bearer token for write routes; without one, writes answer 403 (env DELTAFEED_ADMIN_TOKEN).")
+    var adminToken: String?
+
+    @Option(help: "Snapshots kept per viewer for deltas (env DELTAFEED_SNAPSHOTS_PER_VIEWER; default 16).")
+    var snapshotsPerViewer: Int?
+
+    @Option(help: "Hours a snapshot stays usable for deltas; older ones answer 410 (env DELTAFEED_SNAPSHOT_MAX_AGE_HOURS; default 24).")
+    var snapshotMaxAgeHours: Double?
+
+    @Option(help: "Log level: trace, debug, info (one access-log line per request), notice, warning, error, critical (env DELTAFEED_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    func run() throws {
+        let level = try resolved(logLevel, env: "DELTAFEED_LOG_LEVEL", default: "info")
+        guard let logLevel = Logger.Level(rawValue: level) else {
+            throw ValidationError("Unknown log level \(level); use trace, debug, info, notice, warning, error or critical.")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardOutput(label: label)
+            handler.logLevel = logLevel
+            return handler
+        }
+        var logger = Logger(label: "deltafeed")
+        logger.logLevel = logLevel
+
+        var http = HTTPServerConfiguration()
+        http.host = try resolved(host, env: "DELTAFEED_HOST", default: "127.0.0.1")
+        http.port = try resolved(port, env: "DELTAFEED_PORT", default: 8080)
+        http.threads = try resolved(threads, env: "DELTAFEED_THREADS", default: HTTPServerConfiguration.processorCount)
+        http.maxBodySize = try resolved(maxBodyBytes, env: "DELTAFEED_MAX_BODY_BYTES", default: 1 << 20)
+        http.requestTimeout = .seconds(try resolved(requestTimeout, env: "DELTAFEED_REQUEST_TIMEOUT", default: 10))
+        http.shutdownGracePeriod = .seconds(try resolved(shutdownGrace, env: "DELTAFEED_SHUTDOWN_GRACE", default: 10))
+        http.logger = Logger(label: "deltafeed.http")
+        guard (0...65535).contains(http.port) else { throw ValidationError("port must be 0…65535, not \(http.port).") }
+        guard (1...256).contains(http.threads) else { throw ValidationError("threads must be 1…256, not \(http.threads).") }
+        guard http.maxBodySize > 0 else { throw ValidationError("max-body-bytes must be positive.") }
+        guard http.requestTimeout > .zero, http.shutdownGracePeriod >= .zero else {
+            throw ValidationError("request-timeout must be positive and shutdown-grace not negative.")
+        }
+
+        let path = try resolved(db, env: "DELTAFEED_DB", default: FeedStore.defaultPath)
+        var options = FeedStore.Options()
+        options.snapshotRetention = FeedStore.SnapshotRetention(
+            maxPerViewer: try resolved(snapshotsPerViewer, env: "DELTAFEED_SNAPSHOTS_PER_VIEWER", default: 16),
+            maxAgeMilliseconds: Int64(try resolved(snapshotMaxAgeHours, env: "DELTAFEED_SNAPSHOT_MAX_AGE_HOURS", default: 24) * 3_600_000))
+        let store = try FeedStore(path: path, options: options)
+        let wantsSeed = try seedDemo || resolved(nil as Int?, env: "DELTAFEED_SEED_DEMO", default: 0) == 1
+        if wantsSeed, try store.isEmpty() {
+            logger.notice("seeding demo data into \(path) (first start)")
+            let counts = try seedWithProgress(store, DemoSeed())
+            logger.notice("seeded \(counts.users) users, \(counts.videos) videos, \(counts.ads) ads, \(counts.follows) follows")
+        }
+        let token = try resolved(adminToken, env: "DELTAFEED_ADMIN_TOKEN")
+        if token == nil { logger.notice("no admin token: write routes answer 403") }
+
+        // Block the stop signals before any worker thread exists, so every thread inherits the
+        // mask and only `stopSignals.wait()` below receives them.
+        let stopSignals = StopSignals()
+        let server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
+            service: FeedService(store: store), adminToken: token, http: http))
+        logger.notice("deltafeed listening on http://\(http.host):\(server.http.port) with \(http.threads) threads, store \(path)")
+        let signal = stopSignals.wait()
+        logger.notice("received \(signal == SIGINT ? "SIGINT" : "SIGTERM"); draining (a second signal exits at once)")
+        stopSignals.exitOnNextSignal()
+        server.shutdown()
+        logger.notice("stopped cleanly")
+    }
+}
+
+/// SIGINT and SIGTERM, blocked in every thread and received synchronously with `sigwait`.
+struct StopSignals {
+    private var set = sigset_t()
+
+    init() {
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Waits for SIGINT or SIGTERM and returns which.
+    func wait() -> Int32 {
+        var set = self.set
+        var received: Int32 = 0
+        sigwait(&set, &received)
+        return received
+    }
+
+    /// From now on, another stop signal ends the process at once with status 1.
+    func exitOnNextSignal() {
+        let waiter = self
+        _ = WorkerSignalThread {
+            _ = waiter.wait()
+            _exit(1)
+        }
+    }
+}
+
+/// A detached thread for the second-signal watcher.
+private struct WorkerSignalThread {
+    init(_ body: @escaping @Sendable () -> Void) {
+        final class Box: @unchecked Sendable {
+            // @unchecked: written once before the thread starts, read once by it.
+            let body: @Sendable () -> Void
+            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        }
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        pthread_create(&thread, nil, { context in
+            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, box)
+        pthread_detach(thread)
+    }
+}

@@ -1,1 +1,0 @@
-@main struct Deltafeed { static func main() {} }
