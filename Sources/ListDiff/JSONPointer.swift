@@ -7,7 +7,7 @@
 ///
 ///     let pointer = JSONPointer(tokens: ["sections", "3", "items", "2"])
 ///     pointer.description            // "/sections/3/items/2"
-///     JSONPointer("/a~1b/0")?.tokens // ["a/b", "0"]
+///     JSONPointer(parsing: "/a~1b/0")?.tokens // ["a/b", "0"]
 ///     let root: JSONPointer = ""     // the whole document
 public struct JSONPointer: Hashable, Sendable {
   /// The reference tokens, unescaped, from the document root down.
@@ -27,7 +27,7 @@ public struct JSONPointer: Hashable, Sendable {
   /// start with `/`, or a `~` not followed by `0` or `1`.
   ///
   /// - Complexity: O(*n*), the length of `string`.
-  public init?(_ string: String) {
+  public init?(parsing string: String) {
     var tokens: [String] = []
     var utf8 = Substring(string).utf8[...]
     guard !utf8.isEmpty else {
@@ -137,9 +137,9 @@ extension JSONPointer: CustomStringConvertible {
 extension JSONPointer: ExpressibleByStringLiteral {
   /// Creates a pointer from its string form, as a literal.
   ///
-  /// - Precondition: The literal is a valid pointer (see ``init(_:)``).
+  /// - Precondition: The literal is a valid pointer (see ``init(parsing:)``).
   public init(stringLiteral value: String) {
-    guard let pointer = JSONPointer(value) else {
+    guard let pointer = JSONPointer(parsing: value) else {
       preconditionFailure("'\(value)' is not a JSON Pointer (RFC 6901)")
     }
     self = pointer
