@@ -1,0 +1,235 @@
+import Foundation
+
+/// A reference client of a deltafeed server: it fetches one page of a viewer's feed, keeps it,
+/// and keeps it current with deltas, the way an app's list screen would.
+///
+///     let client = DeltaFeedClient(baseURL: URL(string: "http://localhost:8080")!, viewer: 1, format: .batch)
+///     try client.fetch()                       // GET /v1/users/1/feed
+///     // … later, on pull-to-refresh or a timer:
+///     switch try client.refresh() {            // GET /v1/users/1/feed/delta?since=…
+///     case .unchanged: break                   // 304: nothing to animate
+///     case .applied(let delta): animate(delta) // performBatchUpdates / ListUpdateCallback
+///     case .refetched: reloadData()            // 410: the server forgot the snapshot
+///     }
+///     client.document                          // always what a fresh fetch would return
+///
+/// Networking goes through a ``FeedHTTPTransport``; the default, ``URLSessionTransport``, is
+/// Foundation's `URLSession` (`FoundationNetworking` on Linux) made synchronous, so call the
+/// client from a background thread, never the main thread of an app.
+///
+/// Not thread-safe: use one client from one thread at a time (each screen its own client).
+public final class DeltaFeedClient {
+    /// The server, e.g. `http://localhost:8080` (a path prefix is kept).
+    public let baseURL: URL
+    /// Whose feed the client shows.
+    public let viewer: Int64
+    /// The delta form asked for and applied.
+    public let format: FeedDelta.Format
+    /// Which page and layout the client asks for.
+    public let query: FeedQuery
+    /// How requests reach the server.
+    public let transport: any FeedHTTPTransport
+    /// The feed page held: nil before the first ``fetch()``.
+    public private(set) var document: FeedDocument?
+
+    /// Creates a client; nothing is sent until ``fetch()``.
+    ///
+    /// - Parameters:
+    ///   - baseURL: the server's base URL.
+    ///   - viewer: the viewer's user id.
+    ///   - format: the delta form to ask for (default batch).
+    ///   - query: page size, cursor, width and ad stacking (default: the server's defaults).
+    ///   - transport: the HTTP stack (default ``URLSessionTransport``).
+    public init(
+        baseURL: URL, viewer: Int64, format: FeedDelta.Format = .batch, query: FeedQuery = FeedQuery(),
+        transport: any FeedHTTPTransport = URLSessionTransport()
+    ) {
+        self.baseURL = baseURL
+        self.viewer = viewer
+        self.format = format
+        self.query = query
+        self.transport = transport
+    }
+
+    /// What a refresh did.
+    public enum RefreshOutcome: Hashable, Sendable {
+        /// The server answered 304: the held document is current.
+        case unchanged
+        /// The server answered with this delta; it has been applied to ``document``.
+        case applied(FeedDelta)
+        /// The server no longer knew the held snapshot (410); the feed was fetched again.
+        case refetched
+    }
+
+    // MARK: - Requests
+
+    /// Fetches the feed page (`GET /v1/users/{viewer}/feed`) and keeps it as ``document``.
+    ///
+    /// - Returns: The document fetched.
+    /// - Throws: ``DeltaFeedClientError``.
+    @discardableResult
+    public func fetch() throws(DeltaFeedClientError) -> FeedDocument {
+        let response = try send(FeedHTTPRequest(method: "GET", url: url("feed", query.items)))
+        guard response.status == 200 else { throw DeltaFeedClientError.unexpected(response) }
+        let fetched: FeedDocument
+        do {
+            fetched = try FeedDocument(parsing: response.body)
+        } catch {
+            throw .invalidResponse("feed: \(error)")
+        }
+        document = fetched
+        return fetched
+    }
+
+    /// Brings ``document`` up to date with a delta since its snapshot, which the server
+    /// remembers (`GET /v1/users/{viewer}/feed/delta?since=…&format=…`).
+    ///
+    /// - Returns: ``RefreshOutcome/unchanged`` on 304, ``RefreshOutcome/applied(_:)`` on 200
+    ///   (the delta applied), ``RefreshOutcome/refetched`` on 410 (snapshot expired or unknown:
+    ///   the feed is fetched whole).
+    /// - Throws: ``DeltaFeedClientError/noDocument`` before the first fetch;
+    ///   ``DeltaFeedClientError/apply(_:delta:)`` when the delta does not apply (the document is
+    ///   left as it was; ``fetch()`` to recover); other ``DeltaFeedClientError``s.
+    @discardableResult
+    public func refresh() throws(DeltaFeedClientError) -> RefreshOutcome {
+        guard let document else { throw .noDocument }
+        let items = [URLQueryItem(name: "since", value: document.snapshot), URLQueryItem(name: "format", value: format.rawValue)]
+        let response = try send(FeedHTTPRequest(method: "GET", url: url("feed/delta", items)))
+        if response.status == 410 {
+            try fetch()
+            return .refetched
+        }
+        return try handleDelta(response, to: document)
+    }
+
+    /// Brings ``document`` up to date by sending it to the server, which computes the delta
+    /// from it without relying on remembered snapshots
+    /// (`POST /v1/users/{viewer}/feed/delta?format=…` with the document as body). Useful after
+    /// a 410, or with servers that share no state.
+    ///
+    /// - Returns: ``RefreshOutcome/unchanged`` or ``RefreshOutcome/applied(_:)``.
+    /// - Throws: as ``refresh()``.
+    @discardableResult
+    public func refreshPosting() throws(DeltaFeedClientError) -> RefreshOutcome {
+        guard let document else { throw .noDocument }
+        let items = [URLQueryItem(name: "format", value: format.rawValue)] + query.items
+        let response = try send(FeedHTTPRequest(
+            method: "POST", url: url("feed/delta", items),
+            headers: ["Content-Type": "application/json"], body: document.serialized()))
+        return try handleDelta(response, to: document)
+    }
+
+    private func handleDelta(_ response: FeedHTTPResponse, to document: FeedDocument) throws(DeltaFeedClientError) -> RefreshOutcome {
+        switch response.status {
+        case 304:
+            return .unchanged
+        case 200:
+            let delta: FeedDelta
+            do {
+                delta = try FeedDelta(parsing: response.body)
+            } catch {
+                throw .invalidResponse("delta: \(error)")
+            }
+            guard delta.format == format else {
+                throw .invalidResponse("asked for a \(format.rawValue) delta, got \(delta.format.rawValue)")
+            }
+            do {
+                self.document = try document.applying(delta)
+            } catch {
+                throw .apply(error, delta: delta)
+            }
+            return .applied(delta)
+        default:
+            throw DeltaFeedClientError.unexpected(response)
+        }
+    }
+
+    // MARK: - Plumbing
+
+    /// `{baseURL}/v1/users/{viewer}/{suffix}?{items}`.
+    private func url(_ suffix: String, _ items: [URLQueryItem]) -> URL {
+        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
+        var path = components.path
+        while path.hasSuffix("/") { path.removeLast() }
+        components.path = path + "/v1/users/\(viewer)/\(suffix)"
+        components.queryItems = items.isEmpty ? nil : items
+        return components.url!
+    }
+
+    private func send(_ request: FeedHTTPRequest) throws(DeltaFeedClientError) -> FeedHTTPResponse {
+        do {
+            return try transport.send(request)
+        } catch {
+            throw .transport("\(error)")
+        }
+    }
+}
+
+/// Which page of the feed a client holds and how it is laid out: the query of
+/// `GET /v1/users/{id}/feed`. Deltas keep the page's parameters (the server stores them with
+/// the snapshot), so a client asks for its page once.
+public struct FeedQuery: Hashable, Sendable {
+    /// Sections per page (1…200), or nil for the server's default (20).
+    public var limit: Int?
+    /// The cursor of the page (a previous page's `next_cursor`), or nil for the first page.
+    public var cursor: String?
+    /// The screen width in points (200…4000); when set, every item carries its cell size.
+    public var width: Int?
+    /// Whether ads are stacked into the preceding grid section instead of standing alone.
+    public var stackAds: Bool
+
+    /// Creates a query; every member is optional.
+    public init(limit: Int? = nil, cursor: String? = nil, width: Int? = nil, stackAds: Bool = false) {
+        self.limit = limit
+        self.cursor = cursor
+        self.width = width
+        self.stackAds = stackAds
+    }
+
+    /// The query items (`limit`, `cursor`, `width`, `stack_ads`), only those set.
+    public var items: [URLQueryItem] {
+        var items: [URLQueryItem] = []
+        if let limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
+        if let cursor { items.append(URLQueryItem(name: "cursor", value: cursor)) }
+        if let width { items.append(URLQueryItem(name: "width", value: String(width))) }
+        if stackAds { items.append(URLQueryItem(name: "stack_ads", value: "true")) }
+        return items
+    }
+}
+
+/// Why a ``DeltaFeedClient`` call failed.
+public enum DeltaFeedClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// ``DeltaFeedClient/refresh()`` before any ``DeltaFeedClient/fetch()``.
+    case noDocument
+    /// No response (connection refused, timeout…).
+    case transport(String)
+    /// A status the call does not expect, with the server's error code and message when the
+    /// body is the usual `{"error":{"code","message"}}`.
+    case unexpectedStatus(Int, code: String?, message: String?)
+    /// A response body that is not what the call expects.
+    case invalidResponse(String)
+    /// The server's delta does not apply to the held document (a server bug, or a document
+    /// changed behind the client's back).
+    case apply(DeltaApplyError, delta: FeedDelta)
+
+    static func unexpected(_ response: FeedHTTPResponse) -> DeltaFeedClientError {
+        let error = (try? response.json())?["error"]
+        var code: String?
+        var message: String?
+        if case .string(let value)? = error?["code"] { code = value }
+        if case .string(let value)? = error?["message"] { message = value }
+        return .unexpectedStatus(response.status, code: code, message: message)
+    }
+
+    /// A sentence saying what failed.
+    public var description: String {
+        switch self {
+        case .noDocument: "no feed held yet: call fetch() first"
+        case .transport(let reason): "no response: \(reason)"
+        case .unexpectedStatus(let status, let code, let message):
+            "HTTP \(status)" + (code.map { " \($0)" } ?? "") + (message.map { ": \($0)" } ?? "")
+        case .invalidResponse(let reason): "invalid response: \(reason)"
+        case .apply(let error, _): "the delta does not apply: \(error)"
+        }
+    }
+}
