@@ -6,13 +6,21 @@
 /// first old index, and each identifier found only in the new list to an
 /// encoding of its first new index (see ``_IdentifierTable/encodeNewOnly(_:)``).
 /// It replaces `Dictionary` because the diff spends most of its time here:
-/// `Int` identifiers are hashed with one multiplication (Fibonacci hashing)
-/// instead of SipHash, and a slot is one contiguous record instead of a key
-/// in one array and a value in another. Other identifier types use their
-/// `hashValue` (the standard, per-process seeded hasher).
+/// `Int` identifiers are hashed with one multiplication by a random odd
+/// number drawn once per process (multiply-shift hashing, which keeps the top
+/// bits) instead of SipHash, and a slot is one contiguous record instead of a
+/// key in one array and a value in another. Other identifier types use their
+/// `hashValue` (the standard, per-process seeded hasher), multiplied too.
+/// Because the multiplier is secret and random, a client that picks the
+/// identifiers (the server diffs arrays it receives) cannot aim them at one
+/// slot; the diff's result never depends on it.
 ///
 /// Filled once by the diff, then only read: it is shared by value semantics
 /// of the enclosing ``IndexDiff`` and never mutated after the diff returns.
+/// A random odd multiplier, drawn once per process, for ``_IdentifierTable``.
+@usableFromInline
+internal let _hashMultiplier: UInt = UInt(truncatingIfNeeded: UInt64.random(in: .min ... .max)) | 1
+
 @usableFromInline
 internal struct _IdentifierTable<ID: Hashable> {
   /// The value of an empty slot.
@@ -23,9 +31,13 @@ internal struct _IdentifierTable<ID: Hashable> {
   @usableFromInline
   internal var buffer: _IdentifierTableBuffer<ID>
 
-  /// 64 − log2(capacity): Fibonacci hashing keeps the top bits.
+  /// 64 − log2(capacity): multiply-shift hashing keeps the top bits.
   @usableFromInline
   internal var shift: Int
+
+  /// The process's hash multiplier, copied here out of the hot loop.
+  @usableFromInline
+  internal let multiplier: UInt
 
   /// The number of occupied slots.
   @usableFromInline
@@ -42,6 +54,7 @@ internal struct _IdentifierTable<ID: Hashable> {
       shift &-= 1
     }
     self.shift = shift
+    self.multiplier = _hashMultiplier
     self.count = 0
     self.buffer = _IdentifierTableBuffer(capacity: capacity)
   }
@@ -55,7 +68,7 @@ internal struct _IdentifierTable<ID: Hashable> {
     } else {
       hash = UInt(bitPattern: key.hashValue)
     }
-    return Int(bitPattern: (hash &* 0x9E37_79B9_7F4A_7C15) &>> UInt(bitPattern: shift))
+    return Int(bitPattern: (hash &* multiplier) &>> UInt(bitPattern: shift))
   }
 
   /// The slot holding `key`, or the empty slot where it would go.

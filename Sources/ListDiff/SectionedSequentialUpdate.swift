@@ -11,6 +11,16 @@ public enum SectionedSequentialOperation: Hashable, Sendable {
   case item(section: Int, SequentialOperation)
 }
 
+extension SectionedSequentialOperation: CustomStringConvertible {
+  /// The step as written in Swift, such as `item(section: 2, move(from: 3, to: 0))`.
+  public var description: String {
+    switch self {
+    case let .section(step): "section(\(step))"
+    case let .item(section, step): "item(section: \(section), \(step))"
+    }
+  }
+}
+
 /// The changes of a sectioned list as steps applied one after the other.
 ///
 /// First the section steps, in the order of ``SequentialUpdate`` (removes,

@@ -20,6 +20,18 @@ public enum SequentialOperation: Hashable, Sendable {
   case change(at: Int, count: Int)
 }
 
+extension SequentialOperation: CustomStringConvertible {
+  /// The step as written in Swift, such as `move(from: 3, to: 0)`.
+  public var description: String {
+    switch self {
+    case let .remove(at, count): "remove(at: \(at), count: \(count))"
+    case let .insert(at, count): "insert(at: \(at), count: \(count))"
+    case let .move(from, to): "move(from: \(from), to: \(to))"
+    case let .change(at, count): "change(at: \(at), count: \(count))"
+    }
+  }
+}
+
 /// The changes of a list as steps applied one after the other, for clients
 /// that mutate a list in place (Android `RecyclerView`, Firestore-style
 /// listeners).
