@@ -115,11 +115,6 @@ extension DiffCore {
       moves: keptMoves,
       reloads: _subtractAscending(updates, replacedFrom))
   }
-
-  /// Whether anything changed.
-  internal var hasChanges: Bool {
-    !(deletes.isEmpty && inserts.isEmpty && updates.isEmpty && moves.isEmpty)
-  }
 }
 
 extension IndexDiff {

@@ -32,28 +32,31 @@ struct SplitMix64: RandomNumberGenerator {
   }
 }
 
+/// A benchmark case; its lists are built on demand, so that a process
+/// measuring one case holds only that case's data.
 struct Case {
   var name: String
   var summary: String
-  var old: [Row]
-  var new: [Row]
   var runs: Int
+  var build: () -> (old: [Row], new: [Row])
 }
 
 /// Builds a case: `count` rows, the edit, then 10 % of the surviving rows
 /// (those of the old list still in the new one) get a new content.
 func makeCase(
   _ name: String, _ summary: String, count: Int, runs: Int, seed: UInt64,
-  edit: (inout [Row], inout SplitMix64) -> Void
+  edit: @escaping (inout [Row], inout SplitMix64) -> Void
 ) -> Case {
-  var random = SplitMix64(state: seed)
-  let old = (0..<count).map { Row(id: $0, content: Int(truncatingIfNeeded: random.next())) }
-  var new = old
-  edit(&new, &random)
-  for index in new.indices where new[index].id < count && random.next() % 10 == 0 {
-    new[index].content &+= 1
+  Case(name: name, summary: summary, runs: runs) {
+    var random = SplitMix64(state: seed)
+    let old = (0..<count).map { Row(id: $0, content: Int(truncatingIfNeeded: random.next())) }
+    var new = old
+    edit(&new, &random)
+    for index in new.indices where new[index].id < count && random.next() % 10 == 0 {
+      new[index].content &+= 1
+    }
+    return (old, new)
   }
-  return Case(name: name, summary: summary, old: old, new: new, runs: runs)
 }
 
 /// Deletes `deleted`, inserts `inserted` new rows at `insertAt`, shuffles
@@ -136,10 +139,47 @@ func format(_ value: Double) -> String {
   return text
 }
 
+/// This process's resident set size now, in MiB (Linux; 0 elsewhere).
+func currentMemoryMiB() -> Double {
+  #if os(Linux)
+  guard let file = fopen("/proc/self/statm", "r") else { return 0 }
+  defer { fclose(file) }
+  var buffer = [CChar](repeating: 0, count: 256)
+  guard fgets(&buffer, Int32(buffer.count), file) != nil else { return 0 }
+  // "size resident shared text lib data dt", in pages.
+  let fields = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    .split(separator: " ")
+  guard fields.count > 1, let resident = Int(fields[1]) else { return 0 }
+  return Double(resident * Int(sysconf(Int32(_SC_PAGESIZE)))) / 1_048_576
+  #else
+  return 0
+  #endif
+}
+
+/// Runs this executable again for one case, so that its peak memory is its
+/// own. Returns false when the child could not run or failed.
+func runInChildProcess(_ arguments: [String]) -> Bool {
+  #if os(Linux)
+  fflush(nil)  // every output stream, so rows stay in order
+  let path = "/proc/self/exe"
+  var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+  defer { argv.forEach { free($0) } }
+  var pid = pid_t()
+  guard posix_spawn(&pid, path, nil, nil, &argv, environ) == 0 else { return false }
+  var status: Int32 = 0
+  waitpid(pid, &status, 0)
+  return status == 0
+  #else
+  return false
+  #endif
+}
+
 var arguments = Array(CommandLine.arguments.dropFirst())
 var runScale = 1.0
+var runScaleArguments: [String] = []
 if let flag = arguments.firstIndex(of: "--runs-scale"), flag + 1 < arguments.count {
   runScale = Double(arguments[flag + 1]) ?? 1
+  runScaleArguments = Array(arguments[flag...(flag + 1)])
   arguments.removeSubrange(flag...(flag + 1))
 }
 var profileOnly = false
@@ -147,26 +187,31 @@ if let flag = arguments.firstIndex(of: "--profile") {
   profileOnly = true
   arguments.remove(at: flag)
 }
-let selected = Set(arguments.map { $0.uppercased() })
+// `--row`: this process is a child measuring one case; print its row only.
+var rowOnly = false
+if let flag = arguments.firstIndex(of: "--row") {
+  rowOnly = true
+  arguments.remove(at: flag)
+}
+let selected = arguments.isEmpty ? ["A", "B", "C", "D", "E"] : arguments.map { $0.uppercased() }
 
 // `--profile`: only the timed body, for perf record.
 if profileOnly {
-  for benchmark in allCases() where selected.isEmpty || selected.contains(benchmark.name) {
+  for benchmark in allCases() where selected.contains(benchmark.name) {
+    let (old, new) = benchmark.build()
     let times = measure(runs: Int(Double(benchmark.runs) * runScale)) {
-      IndexDiff(old: benchmark.old, new: benchmark.new).batch.moves.count
+      IndexDiff(old: old, new: new).batch.moves.count
     }
     print(benchmark.name, format(times[times.count / 2]), format(times[0]))
   }
   exit(0)
 }
 
-print("command: swift run --scratch-path .build-listdiff -c release ListDiffBenchmark \(CommandLine.arguments.dropFirst().joined(separator: " "))")
-print("| case | elements | diff → batch median (ms) | min (ms) | runs | inserts | deletes | updates | moves | + sequential (ms) | + JSON Patch (ms) | peak RSS (MiB) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-for benchmark in allCases() where selected.isEmpty || selected.contains(benchmark.name) {
+/// Measures one case and prints its table row.
+func measureAndPrint(_ benchmark: Case, runScale: Double) {
   let runs = max(10, Int(Double(benchmark.runs) * runScale))
-  let old = benchmark.old
-  let new = benchmark.new
+  let (old, new) = benchmark.build()
+  let memoryBefore = currentMemoryMiB()
   let times = measure(runs: runs) {
     let diff = IndexDiff(old: old, new: new)
     let batch = diff.batch
@@ -175,6 +220,7 @@ for benchmark in allCases() where selected.isEmpty || selected.contains(benchmar
   let diff = IndexDiff(old: old, new: new)
   let sequentialTimes = measure(runs: max(10, runs / 2)) { diff.sequential.operations.count }
   let patchTimes = measure(runs: max(10, runs / 2)) { diff.jsonPatch().operations.count }
+  let peak = peakMemoryMiB()
   // The rebuilt lists prove the forms right on the benchmark data too (the
   // sequential reference apply is quadratic, so only on the smaller cases).
   let checked = (try? diff.batch.apply(to: old, newElements: new)) == new
@@ -183,5 +229,16 @@ for benchmark in allCases() where selected.isEmpty || selected.contains(benchmar
     "| \(benchmark.name) | \(benchmark.summary) | \(format(times[times.count / 2])) | \(format(times[0])) | \(runs) "
       + "| \(diff.inserts.count) | \(diff.deletes.count) | \(diff.updates.count) | \(diff.moves.count) "
       + "| \(format(sequentialTimes[sequentialTimes.count / 2])) | \(format(patchTimes[patchTimes.count / 2])) "
-      + "| \(format(peakMemoryMiB()))\(checked ? "" : " APPLY FAILED") |")
+      + "| \(format(memoryBefore)) | \(format(peak))\(checked ? "" : " APPLY FAILED") |")
+}
+
+if !rowOnly {
+  print("command: swift run --scratch-path .build-listdiff -c release ListDiffBenchmark \(CommandLine.arguments.dropFirst().joined(separator: " "))")
+  print("| case | lists | diff → batch median (ms) | min (ms) | runs | inserts | deletes | updates | moves | + sequential median (ms) | + JSON Patch median (ms) | RSS with data (MiB) | peak RSS (MiB) |")
+  print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+}
+for name in selected {
+  // Each case in its own process (Linux), so that peak memory is its own.
+  if !rowOnly && runInChildProcess([name, "--row"] + runScaleArguments) { continue }
+  for benchmark in allCases() where benchmark.name == name { measureAndPrint(benchmark, runScale: runScale) }
 }
