@@ -56,6 +56,13 @@ enum FeedQueries {
     /// the caller stops stepping once it has enough rows.
     static let usersByPopularity = "SELECT * FROM users ORDER BY follower_count DESC, id"
 
+    /// The users whose ids are in the JSON array `?1`. One primary key lookup per id; one cached
+    /// statement whatever the number of ids (the list is a single bound value).
+    static let usersByIDs = "SELECT * FROM users WHERE id IN (SELECT value FROM json_each(?1))"
+
+    /// The videos whose ids are in the JSON array `?1`, like ``usersByIDs``.
+    static let videosByIDs = "SELECT * FROM videos WHERE id IN (SELECT value FROM json_each(?1))"
+
     /// Active ads by id. Range of `ads_active`.
     static let activeAds = "SELECT * FROM ads WHERE active = 1 ORDER BY id"
 
@@ -75,6 +82,8 @@ enum FeedQueries {
         ("suggestionsByMutuals", suggestionsByMutuals, [1, 10]),
         ("usersByPopularity", usersByPopularity, []),
         ("activeAds", activeAds, []),
+        ("usersByIDs", usersByIDs, ["[1,2]"]),
+        ("videosByIDs", videosByIDs, ["[1,2]"]),
         ("snapshot", snapshot, [1, "x"]),
     ]
 }
@@ -135,14 +144,14 @@ public struct FeedReader {
     /// The users with these ids, keyed by id. Ids without a user are absent from the result.
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(m log n) for m distinct ids, primary key lookups (in chunks of 500).
+    /// - Complexity: O(m log n) for m ids, one primary key lookup each, in one statement.
     public func users(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: User] {
         try mappingErrors {
             var result: [Int64: User] = [:]
-            for chunk in Self.chunks(of: ids) {
-                for user in try User.fetchAll(db, keys: chunk) {
-                    result[user.id] = user
-                }
+            let rows = try User.fetchCursor(
+                db.cachedStatement(sql: FeedQueries.usersByIDs), arguments: [Self.jsonArray(ids)])
+            while let user = try rows.next() {
+                result[user.id] = user
             }
             return result
         }
@@ -213,17 +222,9 @@ public struct FeedReader {
     /// The videos with these ids, keyed by id. Ids without a video are absent from the result.
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(m log n) for m distinct ids.
+    /// - Complexity: O(m log n) for m ids, one primary key lookup each, in one statement.
     public func videos(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: Video] {
-        try mappingErrors {
-            var result: [Int64: Video] = [:]
-            for chunk in Self.chunks(of: ids) {
-                for video in try Video.fetchAll(db, keys: chunk) {
-                    result[video.id] = video
-                }
-            }
-            return result
-        }
+        try mappingErrors { try videosByID(ids) }
     }
 
     /// Videos by the authors `viewer` follows, newest first (`created_at` descending, then `id`
@@ -395,33 +396,34 @@ public struct FeedReader {
 
     // MARK: Internals
 
-    /// Splits ids into de-duplicated chunks small enough for one `IN (…)` list.
-    static func chunks(of ids: some Sequence<Int64>, size: Int = 500) -> [[Int64]] {
-        var seen = Set<Int64>()
-        var chunks: [[Int64]] = []
-        var current: [Int64] = []
-        for id in ids where seen.insert(id).inserted {
-            current.append(id)
-            if current.count == size {
-                chunks.append(current)
-                current = []
-            }
+    /// The ids as a JSON array (`[1,2,3]`), bound as one value for `json_each`.
+    static func jsonArray(_ ids: some Sequence<Int64>) -> String {
+        var text = "["
+        var first = true
+        for id in ids {
+            if !first { text.append(",") }
+            first = false
+            text.append(String(id))
         }
-        if !current.isEmpty { chunks.append(current) }
-        return chunks
+        text.append("]")
+        return text
+    }
+
+    func videosByID(_ ids: some Sequence<Int64>) throws -> [Int64: Video] {
+        var result: [Int64: Video] = [:]
+        let rows = try Video.fetchCursor(
+            db.cachedStatement(sql: FeedQueries.videosByIDs), arguments: [Self.jsonArray(ids)])
+        while let video = try rows.next() {
+            result[video.id] = video
+        }
+        return result
     }
 
     /// Fetches the videos with these ids and returns them in the order of `ids` (missing ids are
     /// skipped).
     func videosInOrder(_ ids: [Int64]) throws -> [Video] {
         guard !ids.isEmpty else { return [] }
-        var byID: [Int64: Video] = [:]
-        byID.reserveCapacity(ids.count)
-        for chunk in Self.chunks(of: ids) {
-            for video in try Video.fetchAll(db, keys: chunk) {
-                byID[video.id] = video
-            }
-        }
+        let byID = try videosByID(ids)
         return ids.compactMap { byID[$0] }
     }
 

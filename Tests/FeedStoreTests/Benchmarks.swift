@@ -4,7 +4,9 @@ import Testing
 
 /// Timings for the report, not assertions. Run with
 /// `FEEDSTORE_BENCH=1 swift test -c release -Xswiftc -enable-testing --filter FeedStoreBenchmarks`.
-@Suite("FeedStore benchmarks", .enabled(if: ProcessInfo.processInfo.environment["FEEDSTORE_BENCH"] != nil))
+@Suite(
+    "FeedStore benchmarks", .serialized,
+    .enabled(if: ProcessInfo.processInfo.environment["FEEDSTORE_BENCH"] != nil))
 struct FeedStoreBenchmarks {
     static func milliseconds(_ body: () throws -> Void) rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
@@ -23,6 +25,16 @@ struct FeedStoreBenchmarks {
     }
 
     static func report(users: Int, videos: Int) throws {
+        let demo = DemoSeed(users: users, videos: videos, ads: 40, seed: 42)
+        let generationTime = milliseconds {
+            var generator = DemoGenerator(demo)
+            _ = generator.makeUsers()
+            _ = generator.makeFollows()
+            var checksum: Int64 = 0
+            generator.forEachVideo { checksum &+= $0.likeCount &+ Int64($0.title.utf8.count) }
+            _ = generator.makeAds()
+            precondition(checksum != 0)
+        }
         let store = try FeedStore.temporary()
         let seedTime = try milliseconds { try store.seed(DemoSeed(users: users, videos: videos, ads: 40, seed: 42)) }
         let counts = try store.counts()
@@ -32,20 +44,20 @@ struct FeedStoreBenchmarks {
         let heaviest = try (1...Int64(users)).max { try store.user(id: $0)!.followingCount < store.user(id: $1)!.followingCount }!
 
         _ = try store.followedVideos(viewer: viewers[0], limit: 50)  // warm the caches
-        let followed = try median(rounds: 200) { try store.followedVideos(viewer: viewers[$0], limit: 50) }
-        let followedHeavy = try median(rounds: 50) { _ in try store.followedVideos(viewer: heaviest, limit: 50) }
+        let followed = try median(rounds: 200) { _ = try store.followedVideos(viewer: viewers[$0], limit: 50) }
+        let followedHeavy = try median(rounds: 50) { _ in _ = try store.followedVideos(viewer: heaviest, limit: 50) }
         let followedPage2 = try median(rounds: 200) { round in
             let first = try store.followedVideos(viewer: viewers[round], limit: 50)
             if let cursor = first.last?.feedCursor {
                 _ = try store.followedVideos(viewer: viewers[round], limit: 50, before: cursor)
             }
         }
-        let popular = try median(rounds: 200) { _ in try store.popularVideos(limit: 50) }
+        let popular = try median(rounds: 200) { _ in _ = try store.popularVideos(limit: 50) }
         let popularExcluding = try median(rounds: 200) { round in
             let exclude = Set(try store.followees(of: viewers[round]))
             _ = try store.popularVideos(limit: 50, excludingAuthors: exclude)
         }
-        let suggestions = try median(rounds: 200) { try store.followSuggestions(for: viewers[$0]) }
+        let suggestions = try median(rounds: 200) { _ = try store.followSuggestions(for: viewers[$0]) }
         let authors = try median(rounds: 200) { round in
             _ = try store.users(ids: (0..<50).map { Int64(1 + (round * 50 + $0) % users) })
         }
@@ -62,6 +74,7 @@ struct FeedStoreBenchmarks {
             mean followees=\(followees.reduce(0, +) / followees.count) heaviest viewer follows \
             \(try store.user(id: heaviest)!.followingCount)
             [bench]   seed                          \(String(format: "%9.1f", seedTime)) ms
+            [bench]     of which row generation     \(String(format: "%9.1f", generationTime)) ms
             [bench]   followedVideos(limit 50)      \(String(format: "%9.3f", followed)) ms (median, 200 viewers)
             [bench]   followedVideos heaviest       \(String(format: "%9.3f", followedHeavy)) ms
             [bench]   followedVideos pages 1+2      \(String(format: "%9.3f", followedPage2)) ms

@@ -118,3 +118,44 @@ struct SeedTests {
         #expect((0..<1000).allSatisfy { _ in (3...9).contains(bounded.next(in: 3...9)) })
     }
 }
+
+@Suite("Demo seeding keeps the schema whole")
+struct SeedSchemaTests {
+    @Test("After seeding, every index and trigger is back, counts match the graph and triggers still count")
+    func schemaAndCountsAfterBulkLoad() throws {
+        let store = try makeStore()
+        let before = try store.schemaObjects()
+        var reports: [(Int, Int)] = []
+        let counts = try store.seed(DemoSeed(users: 120, videos: 1500, ads: 5, seed: 9)) { reports.append(($0, $1)) }
+        #expect(try store.schemaObjects() == before)
+        #expect(reports.last! == (counts.users + counts.follows + counts.videos + counts.ads,
+                                  counts.users + counts.follows + counts.videos + counts.ads))
+
+        let users = try store.users(ids: 1...120)
+        for user in users.values {
+            #expect(user.followerCount == Int64(try store.followers(of: user.id).count), "user \(user.id)")
+            #expect(user.followingCount == Int64(try store.followees(of: user.id).count), "user \(user.id)")
+        }
+        // The triggers work again after the bulk load.
+        let (a, b) = (Int64(1), Int64(2))
+        if try store.isFollowing(follower: a, followee: b) {
+            try store.unfollow(follower: a, followee: b)
+            #expect(try store.user(id: b)!.followerCount == users[b]!.followerCount - 1)
+        } else {
+            try store.follow(follower: a, followee: b)
+            #expect(try store.user(id: b)!.followerCount == users[b]!.followerCount + 1)
+        }
+        // The handle stays unique.
+        #expect(throws: FeedStoreError.self) {
+            try store.createUser(handle: users[1]!.handle, displayName: "Copy")
+        }
+    }
+
+    @Test("An empty demo reports (0, 0) once")
+    func emptyDemoProgress() throws {
+        let store = try makeStore()
+        var reports: [(Int, Int)] = []
+        try store.seed(DemoSeed(users: 0, videos: 0, ads: 0)) { reports.append(($0, $1)) }
+        #expect(reports.count == 1 && reports[0] == (0, 0))
+    }
+}
