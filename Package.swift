@@ -70,6 +70,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The fuzz target for untrusted request bodies; scripts/fuzz builds it with libFuzzer.
+        // Built normally, it replays the files it is given (the corpus, a crash).
+        .executableTarget(name: "DeltaFeedFuzz", dependencies: ["DeltaFeedServer", "EventHTTP"]),
         // `swift run -c release ListDiffBenchmark`: the diff benchmark recorded in BENCHMARKS.md.
         .executableTarget(name: "ListDiffBenchmark", dependencies: ["ListDiff"]),
 

@@ -95,6 +95,8 @@ struct Serve: ParsableCommand {
         let token = try resolved(adminToken, env: "DELTAFEED_ADMIN_TOKEN")
         if token == nil { logger.notice("no admin token: write routes answer 403") }
 
+        raiseOpenFileLimit(logger: logger)
+
         // Block the stop signals before any worker thread exists, so every thread inherits the
         // mask and only `stopSignals.wait()` below receives them.
         let stopSignals = StopSignals()
@@ -153,5 +155,16 @@ private struct WorkerSignalThread {
             return nil
         }, box)
         pthread_detach(thread)
+    }
+}
+
+/// Every connection is a file descriptor: lift the soft limit (often 1,024) to the hard one.
+func raiseOpenFileLimit(logger: Logger) {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    let previous = limit.rlim_cur
+    limit.rlim_cur = limit.rlim_max
+    if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+        logger.debug("open file limit raised from \(previous) to \(limit.rlim_cur)")
     }
 }
