@@ -59,7 +59,7 @@ final class Worker: @unchecked Sendable {
         evhttp_set_max_headers_size(http, Int(configuration.maxHeadersSize))
         let methods = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue
             | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue
-            | EVHTTP_REQ_PATCH.rawValue
+            | EVHTTP_REQ_PATCH.rawValue | EVHTTP_REQ_TRACE.rawValue
         evhttp_set_allowed_methods(http, UInt16(methods))
 
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -302,6 +302,7 @@ extension HTTPMethod {
         case EVHTTP_REQ_PATCH: self = .patch
         case EVHTTP_REQ_DELETE: self = .delete
         case EVHTTP_REQ_OPTIONS: self = .options
+        case EVHTTP_REQ_TRACE: self = .trace
         default: return nil
         }
     }

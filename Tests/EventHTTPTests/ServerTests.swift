@@ -70,6 +70,22 @@ struct ServerTests {
         }
     }
 
+    /// TRACE used to be refused by libevent with a 501 HTML page; it is routed like any other
+    /// method without a route: 405 with `Allow` on a known path, 404 elsewhere, JSON either way.
+    @Test func traceIsAnsweredByTheRouterNotLibevent() throws {
+        try withTestServer { server in
+            let client = try RawHTTPClient(port: server.port)
+            let known = try client.request("TRACE", "/hello/x")
+            #expect(known.status == 405)
+            #expect(known.header("Allow") == "GET, HEAD")
+            #expect(known.header("Content-Type") == "application/json")
+            #expect(known.bodyText.contains(#""code":"method_not_allowed""#))
+            let unknown = try client.request("TRACE", "/nope")
+            #expect(unknown.status == 404)
+            #expect(unknown.header("Content-Type") == "application/json")
+        }
+    }
+
     @Test func headIsAnsweredByTheGetRouteWithoutABody() throws {
         try withTestServer { server in
             let client = try RawHTTPClient(port: server.port)
