@@ -1,10 +1,13 @@
-// `swift run --scratch-path .build-listdiff -c release ListDiffBenchmark [A B C D E] [--runs N]`
+// `swift run --scratch-path .build-listdiff -c release ListDiffBenchmark [A B C D E] [--runs-scale X] [--profile]`
 //
 // Times IndexDiff from two lists through to the UIKit batch form, on the
 // cases recorded in BENCHMARKS.md, and the extra cost of the sequential and
 // JSON Patch forms. Elements are an Int identifier and an Int content; 10 %
 // of the surviving elements get a new content. Data come from a seeded
-// generator, so every run diffs the same lists.
+// generator, so every run diffs the same lists. Each case runs in its own
+// process (Linux) so that its peak memory is its own. `--runs-scale X`
+// multiplies the number of runs; `--profile` times only the diff, for
+// `perf record`.
 
 #if canImport(Glibc)
 import Glibc
