@@ -58,6 +58,11 @@ public final class FeedStore: Sendable {
         }
     }
 
+    /// The largest `limit` the list queries honour (followed and popular videos, suggestions,
+    /// followers); larger limits are clamped to it. A feed page never needs more, and the bound
+    /// keeps one request's work bounded.
+    public static let maximumLimit = 1000
+
     /// The default database path of the server's `--db` option.
     public static let defaultPath = "./data/deltafeed.sqlite"
 
