@@ -263,6 +263,19 @@ public struct FeedReader {
         }
     }
 
+    /// The videos of one author, newest first (`created_at` descending, then `id` descending), at
+    /// most `limit` (clamped to ``FeedStore/maximumLimit``), strictly after `before` when given.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n + limit), one range of `videos_by_author_time`.
+    public func videos(authorID: Int64, limit: Int, before: VideoCursor? = nil) throws(FeedStoreError) -> [Video] {
+        guard limit > 0 else { return [] }
+        let limit = min(limit, FeedStore.maximumLimit)
+        return try mappingErrors {
+            try videosInOrder(mergeNewest(authors: [authorID], limit: limit, before: before))
+        }
+    }
+
     /// The most popular videos first (`like_count` descending, then `id` descending), skipping
     /// videos whose author is in `excludingAuthors`, at most `limit`.
     ///
@@ -303,6 +316,14 @@ public struct FeedReader {
         let epoch = try adEpoch()
         let ads = try mappingErrors { try Ad.fetchAll(db.cachedStatement(sql: FeedQueries.activeAds)) }
         return AdInventory(epoch: epoch, ads: ads)
+    }
+
+    /// Every ad, active or not, ordered by id (for administration; the ads table is small).
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(a) for a ads.
+    public func allAds() throws(FeedStoreError) -> [Ad] {
+        try mappingErrors { try Ad.fetchAll(db.cachedStatement(sql: "SELECT * FROM ads ORDER BY id")) }
     }
 
     /// The ad with this id (active or not), or `nil`.

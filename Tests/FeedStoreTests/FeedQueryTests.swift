@@ -31,6 +31,10 @@ struct FeedQueryTests {
             == ["c2", "own", "b2", "c1", "b1"])
         #expect(try store.followedVideos(viewer: d, limit: 10).isEmpty, "follows nobody")
 
+        #expect(try store.videos(authorID: c, limit: 10).map(\.id) == [c2.id, c1.id])
+        #expect(try store.videos(authorID: c, limit: 10, before: c2.feedCursor).map(\.id) == [c1.id])
+        #expect(try store.videos(authorID: 404, limit: 10).isEmpty)
+
         let firstPage = try store.followedVideos(viewer: viewer, limit: 2)
         let secondPage = try store.followedVideos(viewer: viewer, limit: 2, before: firstPage.last!.feedCursor)
         #expect(secondPage.map(\.id) == [c1.id, b1.id])
