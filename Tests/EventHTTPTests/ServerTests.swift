@@ -86,6 +86,27 @@ struct ServerTests {
         }
     }
 
+    /// libevent reads no body for HEAD or TRACE, so a body sent with one used to be parsed as the
+    /// next request on the connection (here a smuggled GET /teapot was answered). The server
+    /// now closes such a connection after its response.
+    @Test(arguments: ["HEAD", "TRACE"])
+    func bodyOfABodilessMethodIsNeverParsedAsARequest(method: String) throws {
+        try withTestServer { server in
+            let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
+            let smuggled = "GET /teapot HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            client.send("\(method) /hello/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)")
+            let response = try client.readResponse(isHead: method == "HEAD")
+            #expect(response.status == (method == "HEAD" ? 200 : 405))
+            #expect(response.header("Connection") == "close")
+            let next = try? client.readResponse()
+            #expect(next == nil, "the body was answered as a request: \(next.map { "\($0.status)" } ?? "")")
+            // A HEAD without a body keeps the connection.
+            let plain = try RawHTTPClient(port: server.port)
+            #expect(try plain.request("HEAD", "/hello/x").header("Connection") == nil)
+            #expect(try plain.request("GET", "/hello/y").status == 200)
+        }
+    }
+
     @Test func headIsAnsweredByTheGetRouteWithoutABody() throws {
         try withTestServer { server in
             let client = try RawHTTPClient(port: server.port)
