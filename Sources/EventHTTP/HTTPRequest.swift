@@ -45,6 +45,9 @@ public enum HTTPMethod: String, Sendable, CaseIterable {
     case patch = "PATCH"
     case delete = "DELETE"
     case options = "OPTIONS"
+    /// Accepted so the router answers it (405 with `Allow`, or 404) instead of libevent's 501
+    /// HTML page; routes are not expected to register it (a TRACE echo would reflect headers).
+    case trace = "TRACE"
 }
 
 /// Request headers: name/value pairs in the order received; lookups ignore case.

@@ -59,7 +59,7 @@ final class Worker: @unchecked Sendable {
         evhttp_set_max_headers_size(http, Int(configuration.maxHeadersSize))
         let methods = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue
             | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue
-            | EVHTTP_REQ_PATCH.rawValue
+            | EVHTTP_REQ_PATCH.rawValue | EVHTTP_REQ_TRACE.rawValue
         evhttp_set_allowed_methods(http, UInt16(methods))
 
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -211,7 +211,10 @@ final class Worker: @unchecked Sendable {
         } else {
             response = HTTPError(status: 405, code: "method_not_allowed", message: "This method is not supported.").response
         }
-        send(response, to: request, requestID: requestID, isHead: isHead)
+        // libevent reads no body for HEAD or TRACE: bytes sent as one are still in the
+        // connection and would be parsed as the next request. Close instead of answering them.
+        let bodyLeftUnread = (isHead || command == EVHTTP_REQ_TRACE) && announcesBody(headers)
+        send(response, to: request, requestID: requestID, isHead: isHead, close: bodyLeftUnread)
 
         let elapsed = monotonicNanoseconds() &- started
         let methodName = isHead ? "HEAD" : (method?.rawValue ?? "OTHER")
@@ -232,13 +235,13 @@ final class Worker: @unchecked Sendable {
         }
     }
 
-    private func send(_ response: HTTPResponse, to request: OpaquePointer, requestID: String, isHead: Bool) {
+    private func send(_ response: HTTPResponse, to request: OpaquePointer, requestID: String, isHead: Bool, close: Bool) {
         let output = evhttp_request_get_output_headers(request)
         for (name, value) in response.headers {
             evhttp_add_header(output, name, value)
         }
         evhttp_add_header(output, "X-Request-Id", requestID)
-        if draining {
+        if draining || close {
             evhttp_add_header(output, "Connection", "close")
         }
         let hasBody = response.status != 204 && response.status != 304 && !(100..<200).contains(response.status)
@@ -275,6 +278,14 @@ final class Worker: @unchecked Sendable {
     }
 }
 
+/// Whether request headers announce a body: any `Transfer-Encoding`, or a `Content-Length`
+/// other than 0.
+func announcesBody(_ headers: HTTPHeaders) -> Bool {
+    if headers["Transfer-Encoding"] != nil { return true }
+    guard let length = headers["Content-Length"] else { return false }
+    return length.utf8.contains { $0 != UInt8(ascii: "0") && $0 != UInt8(ascii: " ") }
+}
+
 /// Splits a request target into the path and the raw query. An absolute-form target
 /// (`http://host/path?q`) is reduced to its path.
 func splitTarget(_ target: String) -> (path: String, query: Substring) {
@@ -302,6 +313,7 @@ extension HTTPMethod {
         case EVHTTP_REQ_PATCH: self = .patch
         case EVHTTP_REQ_DELETE: self = .delete
         case EVHTTP_REQ_OPTIONS: self = .options
+        case EVHTTP_REQ_TRACE: self = .trace
         default: return nil
         }
     }

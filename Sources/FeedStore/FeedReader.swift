@@ -180,12 +180,14 @@ public struct FeedReader {
         }
     }
 
-    /// The ids of the users who follow `userID`, ascending, at most `limit`.
+    /// The ids of the users who follow `userID`, ascending, at most `limit` (clamped to
+    /// ``FeedStore/maximumLimit``).
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(log n + limit), range of `follows_by_followee`.
     public func followers(of userID: Int64, limit: Int = 1000) throws(FeedStoreError) -> [Int64] {
         guard limit > 0 else { return [] }
+        let limit = min(limit, FeedStore.maximumLimit)
         return try mappingErrors {
             try Int64.fetchAll(
                 db.cachedStatement(sql: """
@@ -237,7 +239,8 @@ public struct FeedReader {
     ///
     /// - Parameters:
     ///   - viewer: the user whose followees' videos are wanted.
-    ///   - limit: the maximum number of videos; 0 or less returns `[]`.
+    ///   - limit: the maximum number of videos; 0 or less returns `[]`, more than
+    ///     ``FeedStore/maximumLimit`` is clamped to it.
     ///   - before: when set, only videos strictly after this position in the order (the
     ///     ``Video/feedCursor`` of the last video of the previous page).
     ///   - includeOwn: also merge the viewer's own videos.
@@ -249,6 +252,7 @@ public struct FeedReader {
         viewer: Int64, limit: Int, before: VideoCursor? = nil, includeOwn: Bool = false
     ) throws(FeedStoreError) -> [Video] {
         guard limit > 0 else { return [] }
+        let limit = min(limit, FeedStore.maximumLimit)
         return try mappingErrors {
             var authors = try Int64.fetchAll(db.cachedStatement(sql: FeedQueries.followeeIDs), arguments: [viewer])
             if includeOwn, !authors.contains(viewer) {
@@ -259,11 +263,25 @@ public struct FeedReader {
         }
     }
 
+    /// The videos of one author, newest first (`created_at` descending, then `id` descending), at
+    /// most `limit` (clamped to ``FeedStore/maximumLimit``), strictly after `before` when given.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n + limit), one range of `videos_by_author_time`.
+    public func videos(authorID: Int64, limit: Int, before: VideoCursor? = nil) throws(FeedStoreError) -> [Video] {
+        guard limit > 0 else { return [] }
+        let limit = min(limit, FeedStore.maximumLimit)
+        return try mappingErrors {
+            try videosInOrder(mergeNewest(authors: [authorID], limit: limit, before: before))
+        }
+    }
+
     /// The most popular videos first (`like_count` descending, then `id` descending), skipping
     /// videos whose author is in `excludingAuthors`, at most `limit`.
     ///
     /// - Parameters:
-    ///   - limit: the maximum number of videos; 0 or less returns `[]`.
+    ///   - limit: the maximum number of videos; 0 or less returns `[]`, more than
+    ///     ``FeedStore/maximumLimit`` is clamped to it.
     ///   - excludingAuthors: authors whose videos to skip (e.g. the viewer and the authors the
     ///     followed section already shows). Skipped rows are still read.
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
@@ -271,6 +289,7 @@ public struct FeedReader {
     ///   limit is reached; a backward walk of `videos_by_popularity`, no sort.
     public func popularVideos(limit: Int, excludingAuthors: Set<Int64> = []) throws(FeedStoreError) -> [Video] {
         guard limit > 0 else { return [] }
+        let limit = min(limit, FeedStore.maximumLimit)
         return try mappingErrors {
             if excludingAuthors.isEmpty {
                 return try Video.fetchAll(db.cachedStatement(sql: FeedQueries.popularLimited), arguments: [limit])
@@ -299,6 +318,14 @@ public struct FeedReader {
         return AdInventory(epoch: epoch, ads: ads)
     }
 
+    /// Every ad, active or not, ordered by id (for administration; the ads table is small).
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(a) for a ads.
+    public func allAds() throws(FeedStoreError) -> [Ad] {
+        try mappingErrors { try Ad.fetchAll(db.cachedStatement(sql: "SELECT * FROM ads ORDER BY id")) }
+    }
+
     /// The ad with this id (active or not), or `nil`.
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
@@ -319,13 +346,15 @@ public struct FeedReader {
     /// - Parameters:
     ///   - viewer: the user to suggest for (need not exist: an unknown viewer gets the most
     ///     followed users).
-    ///   - limit: the maximum number of suggestions, 10 by default; 0 or less returns `[]`.
+    ///   - limit: the maximum number of suggestions, 10 by default; 0 or less returns `[]`,
+    ///     more than ``FeedStore/maximumLimit`` is clamped to it.
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(h log h) for the h follow edges leaving `viewer`'s followees (the 2-hop
     ///   neighbourhood), plus O(k + limit) index steps for the fill-in; independent of the
     ///   number of users and of how many followers anyone has.
     public func followSuggestions(for viewer: Int64, limit: Int = 10) throws(FeedStoreError) -> [FollowSuggestion] {
         guard limit > 0 else { return [] }
+        let limit = min(limit, FeedStore.maximumLimit)
         return try mappingErrors {
             var suggestions: [FollowSuggestion] = []
             let rows = try Row.fetchCursor(
@@ -454,7 +483,7 @@ public struct FeedReader {
 
         // A first page of about twice the fair share of each author: most authors never need a
         // second page, and a prolific one gets pages that double in size.
-        let firstPageSize = min(limit, max(4, 2 * limit / authors.count + 1))
+        let firstPageSize = min(limit, max(4, 2 * (limit / authors.count) + 1))
         let start = before.map { VideoKey(createdAt: $0.createdAt, id: $0.id) }
         var streams: [AuthorStream] = []
         streams.reserveCapacity(authors.count)
@@ -480,7 +509,7 @@ public struct FeedReader {
                 stream.keys = try page(author: stream.author, after: top.key, count: wanted)
                 stream.position = 0
                 stream.exhausted = stream.keys.count < wanted
-                stream.nextPageSize *= 2
+                stream.nextPageSize = min(stream.nextPageSize * 2, limit)
             }
             if stream.position < stream.keys.count {
                 heap.push(HeapEntry(key: stream.keys[stream.position], stream: top.stream))

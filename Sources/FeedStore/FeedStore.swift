@@ -58,6 +58,11 @@ public final class FeedStore: Sendable {
         }
     }
 
+    /// The largest `limit` the list queries honour (followed and popular videos, suggestions,
+    /// followers); larger limits are clamped to it. A feed page never needs more, and the bound
+    /// keeps one request's work bounded.
+    public static let maximumLimit = 1000
+
     /// The default database path of the server's `--db` option.
     public static let defaultPath = "./data/deltafeed.sqlite"
 
@@ -140,10 +145,11 @@ public final class FeedStore: Sendable {
     /// unchanged.
     ///
     /// Reading it costs a lock, no database access: it is cached in memory and raised right after
-    /// each commit. So a reader may briefly see new data with the old version, never the
-    /// opposite: a feed cached under version v was composed from data at least as new as v.
-    /// For a version that matches the data exactly, use ``FeedReader/changeVersion()`` inside
-    /// ``read(_:)``. Writes made by another process are not seen until ``refreshChangeVersion()``.
+    /// each commit, so data can be newer than the cached version for a moment, never older.
+    /// Hence the rule for caches: read this value *before* reading the data you cache under it
+    /// (then the data is at least as new as the key; a later bump invalidates it). For a version
+    /// that matches the data exactly, use ``FeedReader/changeVersion()`` inside ``read(_:)``.
+    /// Writes made by another process are not seen until ``refreshChangeVersion()``.
     ///
     /// - Complexity: O(1).
     public var changeVersion: Int64 {
@@ -264,6 +270,17 @@ public final class FeedStore: Sendable {
         }
     }
 
+    /// The videos of one author, newest first, at most `limit`. See
+    /// ``FeedReader/videos(authorID:limit:before:)``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n + limit).
+    public func videos(authorID: Int64, limit: Int, before: VideoCursor? = nil) throws(FeedStoreError) -> [Video] {
+        try typedRead { reader throws(FeedStoreError) in
+            try reader.videos(authorID: authorID, limit: limit, before: before)
+        }
+    }
+
     /// The most liked videos first, skipping some authors, at most `limit`. See
     /// ``FeedReader/popularVideos(limit:excludingAuthors:)``.
     ///
@@ -281,6 +298,14 @@ public final class FeedStore: Sendable {
     /// - Complexity: O(log n + a) for a active ads.
     public func activeAds() throws(FeedStoreError) -> AdInventory {
         try typedRead { reader throws(FeedStoreError) in try reader.activeAds() }
+    }
+
+    /// Every ad, active or not, ordered by id. See ``FeedReader/allAds()``.
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(a) for a ads.
+    public func allAds() throws(FeedStoreError) -> [Ad] {
+        try typedRead { reader throws(FeedStoreError) in try reader.allAds() }
     }
 
     /// The ad with this id (active or not), or `nil`. See ``FeedReader/ad(id:)``.

@@ -112,7 +112,8 @@ extension IndexDiff {
   /// The changes as a JSON Patch on the array at `array` (the document root
   /// by default).
   ///
-  ///     diff.jsonPatch(at: "/items").operations.first?.path.description  // "/items/4"
+  ///     // old [a b c d e] → new [a b c d]: one operation, remove "/items/4"
+  ///     diff.jsonPatch(at: "/items").operations.first?.path.description
   ///
   /// - Parameter array: Where the array is in the patched document.
   /// - Returns: A patch whose `add` and `replace` values are

@@ -74,7 +74,11 @@ public struct JSONPointer: Hashable, Sendable {
   /// - Complexity: O(*k*), the number of tokens.
   @inlinable
   public func appending(_ token: String) -> JSONPointer {
-    JSONPointer(tokens: tokens + CollectionOfOne(token))
+    var extended: [String] = []
+    extended.reserveCapacity(tokens.count + 1)
+    extended.append(contentsOf: tokens)
+    extended.append(token)
+    return JSONPointer(tokens: extended)
   }
 
   /// The pointer with one more array-index token at the end.
@@ -90,7 +94,11 @@ public struct JSONPointer: Hashable, Sendable {
   /// - Complexity: O(*k*), the number of tokens.
   @inlinable
   public func appending(_ other: JSONPointer) -> JSONPointer {
-    JSONPointer(tokens: tokens + other.tokens)
+    var extended: [String] = []
+    extended.reserveCapacity(tokens.count + other.tokens.count)
+    extended.append(contentsOf: tokens)
+    extended.append(contentsOf: other.tokens)
+    return JSONPointer(tokens: extended)
   }
 
   /// Parses an array-index token (RFC 6901 section 4): `0`, or decimal

@@ -121,12 +121,20 @@ extension DiffCore {
     if updates.count < 16 || updates.count &* 16 < newCount {
       return updates.map { oldToNew[$0] }.sorted()
     }
-    var result: [Int] = []
-    result.reserveCapacity(updates.count)
-    for j in newToOld.indices {
-      let i = newToOld[j]
-      if i >= 0 && isUpdated[i] { result.append(j) }
+    return [Int](unsafeUninitializedCapacity: updates.count) { result, initialized in
+      newToOld.withUnsafeBufferPointer { newToOld in
+        isUpdated.withUnsafeBufferPointer { isUpdated in
+          var k = 0
+          for j in 0..<newToOld.count {
+            let i = newToOld[j]
+            if i >= 0 && isUpdated[i] {
+              result[k] = j
+              k &+= 1
+            }
+          }
+          initialized = k
+        }
+      }
     }
-    return result
   }
 }

@@ -1,10 +1,13 @@
-// `swift run --scratch-path .build-listdiff -c release ListDiffBenchmark [A B C D E] [--runs N]`
+// `swift run --scratch-path .build-listdiff -c release ListDiffBenchmark [A B C D E] [--runs-scale X] [--profile]`
 //
 // Times IndexDiff from two lists through to the UIKit batch form, on the
 // cases recorded in BENCHMARKS.md, and the extra cost of the sequential and
 // JSON Patch forms. Elements are an Int identifier and an Int content; 10 %
 // of the surviving elements get a new content. Data come from a seeded
-// generator, so every run diffs the same lists.
+// generator, so every run diffs the same lists. Each case runs in its own
+// process (Linux) so that its peak memory is its own. `--runs-scale X`
+// multiplies the number of runs; `--profile` times only the diff, for
+// `perf record`.
 
 #if canImport(Glibc)
 import Glibc
@@ -88,6 +91,76 @@ func allCases() -> [Case] {
              count: 1_000_000, runs: 15, seed: 5,
              edit: edit(deleted: 200_000..<210_000, inserted: 10_000, insertAt: 300_000, shuffled: 0..<2_000, firstNewID: 1_000_000)),
   ]
+}
+
+/// A section of the sectioned case: an identifier, a title and rows.
+struct Shelf: DiffableSection, Equatable {
+  var id: Int
+  var title: Int
+  var items: [Row]
+  var diffIdentifier: Int { id }
+  func isContentEqual(to other: Shelf) -> Bool { title == other.title }
+}
+
+/// Case F: 200 sections of 500 rows (100,000 rows). 5 sections deleted, 5
+/// inserted, 10 moved, 2 retitled; in every other section 25 rows deleted,
+/// 25 inserted, the first 10 shuffled, and 10 % of the rows given a new
+/// content.
+let sectionedSummary = "200 sections × 500 rows: 5 sections deleted, 5 inserted, 10 moved, 2 retitled; per section 25 rows deleted, 25 inserted, 10 shuffled, 10 % updated"
+
+func makeSectionedLists() -> (old: [Shelf], new: [Shelf]) {
+  var random = SplitMix64(state: 6)
+  var nextID = 0
+  func rows(_ count: Int) -> [Row] {
+    (0..<count).map { _ in
+      nextID += 1
+      return Row(id: nextID, content: Int(truncatingIfNeeded: random.next()))
+    }
+  }
+  let old = (0..<200).map { Shelf(id: $0, title: 0, items: rows(500)) }
+  var new = old.map { shelf -> Shelf in
+    var shelf = shelf
+    let start = Int(random.next() % 475)
+    shelf.items.removeSubrange(start..<(start + 25))
+    shelf.items.insert(contentsOf: rows(25), at: Int(random.next() % UInt64(shelf.items.count)))
+    shelf.items[0..<10].shuffle(using: &random)
+    for index in shelf.items.indices where random.next() % 10 == 0 { shelf.items[index].content &+= 1 }
+    return shelf
+  }
+  for _ in 0..<5 { new.remove(at: Int(random.next() % UInt64(new.count))) }
+  for k in 0..<5 { new.insert(Shelf(id: 1_000 + k, title: 0, items: rows(500)), at: Int(random.next() % UInt64(new.count))) }
+  for _ in 0..<10 {
+    let shelf = new.remove(at: Int(random.next() % UInt64(new.count)))
+    new.insert(shelf, at: Int(random.next() % UInt64(new.count + 1)))
+  }
+  for _ in 0..<2 { new[Int(random.next() % UInt64(new.count))].title += 1 }
+  return (old, new)
+}
+
+/// Measures the sectioned case and prints its table row.
+func measureSectionedAndPrint(runScale: Double) {
+  let runs = max(10, Int(60 * runScale))
+  let (old, new) = makeSectionedLists()
+  let memoryBefore = currentMemoryMiB()
+  let times = measure(runs: runs) {
+    let diff = SectionedDiff(oldSections: old, newSections: new)
+    let batch = diff.batch
+    return batch.itemDeletes.count &+ batch.sectionMoves.count
+  }
+  let diff = SectionedDiff(oldSections: old, newSections: new)
+  let sequentialTimes = measure(runs: max(10, runs / 2)) { diff.sequential.operations.count }
+  let patchTimes = measure(runs: max(10, runs / 2)) { diff.jsonPatch().operations.count }
+  let peak = peakMemoryMiB()
+  let checked = (try? diff.batch.apply(to: old, newSections: new).map(\.items)) == new.map(\.items)
+  let sections = diff.sections
+  let items = diff.itemDiffs.map(\.items)
+  func total(_ count: (IndexDiff<Int>) -> Int) -> Int { items.reduce(0) { $0 + count($1) } }
+  print(
+    "| F | \(sectionedSummary) | \(format(times[times.count / 2])) | \(format(times[0])) | \(runs) "
+      + "| \(sections.inserts.count) / \(total { $0.inserts.count }) | \(sections.deletes.count) / \(total { $0.deletes.count }) "
+      + "| \(sections.updates.count) / \(total { $0.updates.count }) | \(sections.moves.count) / \(total { $0.moves.count }) "
+      + "| \(format(sequentialTimes[sequentialTimes.count / 2])) | \(format(patchTimes[patchTimes.count / 2])) "
+      + "| \(format(memoryBefore)) | \(format(peak))\(checked ? "" : " APPLY FAILED") |")
 }
 
 /// Peak resident set size of this process so far, in MiB.
@@ -193,7 +266,7 @@ if let flag = arguments.firstIndex(of: "--row") {
   rowOnly = true
   arguments.remove(at: flag)
 }
-let selected = arguments.isEmpty ? ["A", "B", "C", "D", "E"] : arguments.map { $0.uppercased() }
+let selected = arguments.isEmpty ? ["A", "B", "C", "D", "E", "F"] : arguments.map { $0.uppercased() }
 
 // `--profile`: only the timed body, for perf record.
 if profileOnly {
@@ -234,11 +307,25 @@ func measureAndPrint(_ benchmark: Case, runScale: Double) {
 
 if !rowOnly {
   print("command: swift run --scratch-path .build-listdiff -c release ListDiffBenchmark \(CommandLine.arguments.dropFirst().joined(separator: " "))")
-  print("| case | lists | diff → batch median (ms) | min (ms) | runs | inserts | deletes | updates | moves | + sequential median (ms) | + JSON Patch median (ms) | RSS with data (MiB) | peak RSS (MiB) |")
-  print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 }
+var printedHeader = ""
 for name in selected {
+  let sectioned = name == "F"
+  if !rowOnly && printedHeader != (sectioned ? "F" : "flat") {
+    printedHeader = sectioned ? "F" : "flat"
+    print("")
+    if sectioned {
+      print("| case | sections | diff → batch median (ms) | min (ms) | runs | inserts (sections / items) | deletes | updates | moves | + sequential median (ms) | + JSON Patch median (ms) | RSS with data (MiB) | peak RSS (MiB) |")
+    } else {
+      print("| case | lists | diff → batch median (ms) | min (ms) | runs | inserts | deletes | updates | moves | + sequential median (ms) | + JSON Patch median (ms) | RSS with data (MiB) | peak RSS (MiB) |")
+    }
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+  }
   // Each case in its own process (Linux), so that peak memory is its own.
   if !rowOnly && runInChildProcess([name, "--row"] + runScaleArguments) { continue }
-  for benchmark in allCases() where benchmark.name == name { measureAndPrint(benchmark, runScale: runScale) }
+  if sectioned {
+    measureSectionedAndPrint(runScale: runScale)
+  } else {
+    for benchmark in allCases() where benchmark.name == name { measureAndPrint(benchmark, runScale: runScale) }
+  }
 }

@@ -70,6 +70,43 @@ struct ServerTests {
         }
     }
 
+    /// TRACE used to be refused by libevent with a 501 HTML page; it is routed like any other
+    /// method without a route: 405 with `Allow` on a known path, 404 elsewhere, JSON either way.
+    @Test func traceIsAnsweredByTheRouterNotLibevent() throws {
+        try withTestServer { server in
+            let client = try RawHTTPClient(port: server.port)
+            let known = try client.request("TRACE", "/hello/x")
+            #expect(known.status == 405)
+            #expect(known.header("Allow") == "GET, HEAD")
+            #expect(known.header("Content-Type") == "application/json")
+            #expect(known.bodyText.contains(#""code":"method_not_allowed""#))
+            let unknown = try client.request("TRACE", "/nope")
+            #expect(unknown.status == 404)
+            #expect(unknown.header("Content-Type") == "application/json")
+        }
+    }
+
+    /// libevent reads no body for HEAD or TRACE, so a body sent with one used to be parsed as the
+    /// next request on the connection (here a smuggled GET /teapot was answered). The server
+    /// now closes such a connection after its response.
+    @Test(arguments: ["HEAD", "TRACE"])
+    func bodyOfABodilessMethodIsNeverParsedAsARequest(method: String) throws {
+        try withTestServer { server in
+            let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
+            let smuggled = "GET /teapot HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            client.send("\(method) /hello/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)")
+            let response = try client.readResponse(isHead: method == "HEAD")
+            #expect(response.status == (method == "HEAD" ? 200 : 405))
+            #expect(response.header("Connection") == "close")
+            let next = try? client.readResponse()
+            #expect(next == nil, "the body was answered as a request: \(next.map { "\($0.status)" } ?? "")")
+            // A HEAD without a body keeps the connection.
+            let plain = try RawHTTPClient(port: server.port)
+            #expect(try plain.request("HEAD", "/hello/x").header("Connection") == nil)
+            #expect(try plain.request("GET", "/hello/y").status == 200)
+        }
+    }
+
     @Test func headIsAnsweredByTheGetRouteWithoutABody() throws {
         try withTestServer { server in
             let client = try RawHTTPClient(port: server.port)

@@ -31,6 +31,10 @@ struct FeedQueryTests {
             == ["c2", "own", "b2", "c1", "b1"])
         #expect(try store.followedVideos(viewer: d, limit: 10).isEmpty, "follows nobody")
 
+        #expect(try store.videos(authorID: c, limit: 10).map(\.id) == [c2.id, c1.id])
+        #expect(try store.videos(authorID: c, limit: 10, before: c2.feedCursor).map(\.id) == [c1.id])
+        #expect(try store.videos(authorID: 404, limit: 10).isEmpty)
+
         let firstPage = try store.followedVideos(viewer: viewer, limit: 2)
         let secondPage = try store.followedVideos(viewer: viewer, limit: 2, before: firstPage.last!.feedCursor)
         #expect(secondPage.map(\.id) == [c1.id, b1.id])
@@ -62,6 +66,21 @@ struct FeedQueryTests {
             }
             #expect(paged == expected, "paging viewer \(viewer)")
         }
+    }
+
+    @Test("Huge limits are clamped to maximumLimit without crashing")
+    func hugeLimitsAreClamped() throws {
+        let store = try makeStore()
+        try store.seed(DemoSeed(users: 5, videos: 3000, ads: 0, seed: 11, followsPerUser: 4...4))
+        let followed = try store.followedVideos(viewer: 1, limit: Int.max)
+        #expect(followed.count == FeedStore.maximumLimit)
+        let all = try store.videos(ids: 1...3000).values.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+        let authors = Set(try store.followees(of: 1))
+        #expect(followed == Array(all.filter { authors.contains($0.authorID) }.prefix(FeedStore.maximumLimit)))
+        #expect(try store.popularVideos(limit: Int.max).count == FeedStore.maximumLimit)
+        #expect(try store.popularVideos(limit: Int.max, excludingAuthors: [1]).count == FeedStore.maximumLimit)
+        #expect(try store.followSuggestions(for: 1, limit: Int.max).count == 0, "user 1 follows everyone else")
+        #expect(try store.followers(of: 2, limit: Int.max).count <= 4)
     }
 
     @Test("Popular videos come by like count descending, ties by id descending, skipping excluded authors")

@@ -170,6 +170,7 @@ struct WriteTests {
         #expect(try store.activeAds().epoch == 5)
         #expect(try store.activeAds().ads.map(\.id) == [a2.id, a3.id])
         #expect(try store.ad(id: a1.id) == nil)
+        #expect(try store.allAds().map(\.id) == [a2.id, a3.id])
     }
 
     @Test("Records encode to JSON with snake_case keys")

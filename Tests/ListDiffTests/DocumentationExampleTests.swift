@@ -49,3 +49,19 @@ struct DocumentationExampleTests {
     #expect(diff.moves.count == 1)
   }
 }
+
+@Suite("README example")
+struct ReadmeExampleTests {
+  @Test func whenTheReadmeExampleRuns_thatItPrintsWhatTheReadmeSays() throws {
+    let old = [Post(id: 1, text: "hello"), Post(id: 2, text: "world"), Post(id: 3, text: "bye")]
+    let new = [Post(id: 3, text: "bye"), Post(id: 1, text: "hello!"), Post(id: 4, text: "new")]
+    let diff = IndexDiff(old: old, new: new)
+    #expect("\(diff.batch)" == "BatchUpdate(deletes: [1], inserts: [2], moves: [2 -> 0], reloads: [0])")
+    #expect("\(diff.sequential.operations)"
+      == "[remove(at: 1, count: 1), move(from: 1, to: 0), insert(at: 2, count: 1), change(at: 1, count: 1)]")
+    #expect("\(diff.jsonPatch(at: "/posts").operations.map { "\($0.kind) \($0.path)" })"
+      == #"["remove /posts/1", "move /posts/0", "add /posts/2", "replace /posts/1"]"#)
+    let rebuilt = try diff.batch.apply(to: old, newElements: new)
+    #expect(rebuilt == new)
+  }
+}
