@@ -76,13 +76,15 @@ let package = Package(
         // `swift run -c release ListDiffBenchmark`: the diff benchmark recorded in BENCHMARKS.md.
         .executableTarget(name: "ListDiffBenchmark", dependencies: ["ListDiff"]),
 
-        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "JSONBytes"]),
+        // A raw-socket HTTP client for the server test suites: every byte under the test's control.
+        .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
+        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport"]),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"]),
         .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore"]),
         .testTarget(name: "FeedServiceTests", dependencies: ["FeedService", "FeedStore", "ListDiff"]),
         .testTarget(
             name: "DeltaFeedServerTests",
-            dependencies: ["DeltaFeedServer", "DeltaFeedClient", "FeedService", "FeedStore", "EventHTTP"]
+            dependencies: ["DeltaFeedServer", "DeltaFeedClient", "FeedService", "FeedStore", "EventHTTP", "HTTPTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import Testing
 import Logging
 import Synchronization
 @testable import EventHTTP
+import HTTPTestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -2,25 +2,25 @@
 import Glibc
 #endif
 
-/// A blocking HTTP/1.1 client over a raw socket, so tests control every byte: keep-alive,
+/// A blocking HTTP/1.1 client over a raw socket, shared by the server test suites, so tests control every byte: keep-alive,
 /// malformed request lines, slow senders.
-final class RawHTTPClient {
-    struct Response {
-        var status: Int
-        var headers: [(String, String)]
-        var body: [UInt8]
-        var bodyText: String { String(decoding: body, as: UTF8.self) }
-        func header(_ name: String) -> String? {
+public final class RawHTTPClient {
+    public struct Response: Sendable {
+        public var status: Int
+        public var headers: [(String, String)]
+        public var body: [UInt8]
+        public var bodyText: String { String(decoding: body, as: UTF8.self) }
+        public func header(_ name: String) -> String? {
             headers.first(where: { $0.0.lowercased() == name.lowercased() })?.1
         }
     }
 
-    enum Failure: Error { case connect(Int32), closed, timeout, malformed(String) }
+    public enum Failure: Error { case connect(Int32), closed, timeout, malformed(String) }
 
-    let fd: Int32
+    public let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, receiveTimeoutSeconds: Int = 10) throws {
+    public init(port: Int, receiveTimeoutSeconds: Int = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -38,10 +38,10 @@ final class RawHTTPClient {
 
     /// Sends raw bytes; false if the peer is gone.
     @discardableResult
-    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+    public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
+    public func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -52,7 +52,7 @@ final class RawHTTPClient {
     }
 
     /// Sends a request and reads its response.
-    func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> Response {
+    public func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> Response {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" || method == "PUT" { text += "Content-Length: \(body.count)\r\n" }
@@ -62,7 +62,7 @@ final class RawHTTPClient {
     }
 
     /// Reads one response.
-    func readResponse(isHead: Bool = false) throws -> Response {
+    public func readResponse(isHead: Bool = false) throws -> Response {
         let headerEnd: Int = try {
             while true {
                 if let end = find([13, 10, 13, 10]) { return end }
@@ -89,7 +89,7 @@ final class RawHTTPClient {
     }
 
     /// True when the server closed the connection (read returns 0 or reset) within the timeout.
-    func waitForClose() -> Bool {
+    public func waitForClose() -> Bool {
         var byte: UInt8 = 0
         while true {
             let count = recv(fd, &byte, 1, 0)

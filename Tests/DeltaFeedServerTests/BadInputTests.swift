@@ -1,0 +1,187 @@
+import DeltaFeedServer
+import EventHTTP
+import FeedService
+import FeedStore
+import HTTPTestSupport
+import Foundation
+import Testing
+
+/// A seeded store behind a running server, for tests that speak raw HTTP to it.
+struct BadInputFixture {
+    let store: FeedStore
+    let server: DeltaFeedServer
+    static let token = "bad-input-token"
+
+    init(retention: FeedStore.SnapshotRetention = .init()) throws {
+        store = try FeedStore.temporary(options: FeedStore.Options(snapshotRetention: retention))
+        _ = try store.seed(DemoSeed(users: 30, videos: 200, ads: 3, seed: 11))
+        var http = HTTPServerConfiguration()
+        http.port = 0
+        http.threads = 2
+        http.maxBodySize = 64 << 10
+        http.logger.logLevel = .critical
+        server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
+            service: FeedService(store: store), adminToken: BadInputFixture.token, http: http))
+    }
+
+    func client() throws -> RawHTTPClient { try RawHTTPClient(port: server.http.port) }
+
+    func write(_ method: String, _ path: String, _ body: String, token: String? = BadInputFixture.token) throws -> RawHTTPClient.Response {
+        var headers = [("Content-Type", "application/json")]
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        return try client().request(method, path, headers: headers, body: Array(body.utf8))
+    }
+
+    func snapshot(viewer: Int) throws -> String {
+        let feed = try client().request("GET", "/v1/users/\(viewer)/feed")
+        let etag = try #require(feed.header("ETag"))
+        return String(etag.dropFirst().dropLast())
+    }
+}
+
+/// Asserts the status and the machine code of an error response.
+func expectError(_ response: RawHTTPClient.Response, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(response.status == status, "body: \(response.bodyText)", sourceLocation: sourceLocation)
+    #expect(response.bodyText.hasPrefix(#"{"error":{"code":"\#(code)""#), "body: \(response.bodyText)", sourceLocation: sourceLocation)
+}
+
+@Suite("Bad input gets an exact status and error code", .serialized)
+struct BadInputTests {
+    let fixture: BadInputFixture
+    let video = #"{"author_id":1,"title":"ok","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#
+
+    init() throws { fixture = try BadInputFixture() }
+
+    @Test func malformedJSONIs400() throws {
+        expectError(try fixture.write("POST", "/v1/videos", #"{"author_id":1,"title":"#), 400, "invalid_json")
+    }
+
+    @Test func emptyBodyIs400() throws {
+        expectError(try fixture.write("POST", "/v1/videos", ""), 400, "invalid_json")
+    }
+
+    @Test func invalidUTF8Is400() throws {
+        var body = Array(#"{"author_id":1,"title":""#.utf8)
+        body += [0xC3, 0x28, 0xFF]
+        body += Array(#"","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#.utf8)
+        let response = try fixture.client().request(
+            "POST", "/v1/videos", headers: [("Authorization", "Bearer \(BadInputFixture.token)")], body: body)
+        expectError(response, 400, "invalid_json")
+    }
+
+    @Test func wrongJSONTypeIs422NamingTheField() throws {
+        let response = try fixture.write("POST", "/v1/videos", #"{"author_id":1,"title":5,"thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
+        expectError(response, 422, "invalid_field")
+        #expect(response.bodyText.contains("title: must be a string, not number"))
+        let boolAsNumber = try fixture.write("POST", "/v1/videos", #"{"author_id":true,"title":"t","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
+        expectError(boolAsNumber, 422, "invalid_field")
+    }
+
+    @Test func unknownFieldIs422() throws {
+        let response = try fixture.write("PATCH", "/v1/videos/1", #"{"titel":"typo"}"#)
+        expectError(response, 422, "unknown_field")
+        #expect(response.bodyText.contains("titel"))
+    }
+
+    @Test func validationFailureNamesTheFieldAndChangesNothing() throws {
+        let before = fixture.store.changeVersion
+        let response = try fixture.write("POST", "/v1/videos", #"{"author_id":1,"title":"","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
+        expectError(response, 422, "invalid_field")
+        #expect(response.bodyText.contains("title:"))
+        #expect(fixture.store.changeVersion == before)
+    }
+
+    @Test func bodyOverTheLimitIs413() throws {
+        let padding = String(repeating: "a", count: 70 << 10)
+        let response = try fixture.write("POST", "/v1/videos", #"{"title":"\#(padding)"}"#)
+        #expect(response.status == 413)
+    }
+
+    @Test func hundredKilobyteQueryStringIsRefused() throws {
+        let query = String(repeating: "x", count: 100 << 10)
+        let response = try? fixture.client().request("GET", "/v1/users/1/feed?limit=5&junk=\(query)")
+        // libevent refuses a request line past the header limit before routing (400 or a close).
+        #expect(response == nil || response!.status == 400 || response!.status == 431 || response!.status == 414)
+        // And the server is still fine.
+        #expect(try fixture.client().request("GET", "/healthz").status == 200)
+    }
+
+    @Test(arguments: ["..", "..%2F..%2Fetc%2Fpasswd", "-1", "0", "1e3", "99999999999999999999", "%00", "1;DROP"])
+    func pathTraversalAndMalformedIdsAre400(id: String) throws {
+        expectError(try fixture.client().request("GET", "/v1/users/\(id)/feed"), 400, "invalid_id")
+    }
+
+    @Test(arguments: ["-1", "0", "201", "99999999999999999999999", "ten"])
+    func outOfRangeLimitIs400(limit: String) throws {
+        expectError(try fixture.client().request("GET", "/v1/users/1/feed?limit=\(limit)"), 400, "invalid_parameter")
+    }
+
+    @Test(arguments: ["abc", "0123456789abcdef", String(repeating: "a", count: 33), String(repeating: "A", count: 32)])
+    func malformedSnapshotIdIs400(since: String) throws {
+        expectError(try fixture.client().request("GET", "/v1/users/1/feed/delta?since=\(since)"), 400, "invalid_parameter")
+    }
+
+    @Test func unknownFormatIs400() throws {
+        let since = try fixture.snapshot(viewer: 1)
+        expectError(try fixture.client().request("GET", "/v1/users/1/feed/delta?since=\(since)&format=xml"), 400, "invalid_parameter")
+    }
+
+    @Test func snapshotOfAnotherViewerIs410AndLeaksNothing() throws {
+        let since = try fixture.snapshot(viewer: 2)
+        let response = try fixture.client().request("GET", "/v1/users/3/feed/delta?since=\(since)")
+        expectError(response, 410, "snapshot_expired")
+        #expect(!response.bodyText.contains("video:"))
+    }
+
+    @Test func writeRoutesRefuseMissingAndWrongTokens() throws {
+        let routes: [(String, String, String)] = [
+            ("POST", "/v1/users", #"{"handle":"x","display_name":"X"}"#),
+            ("PUT", "/v1/users/1/follows/2", ""), ("DELETE", "/v1/users/1/follows/2", ""),
+            ("POST", "/v1/videos", video), ("PATCH", "/v1/videos/1", #"{"title":"t"}"#), ("DELETE", "/v1/videos/1", ""),
+            ("POST", "/v1/ads", #"{"advertiser":"a","title":"t","image_url":"https://x.example/i.jpg","target_url":"https://x.example"}"#),
+            ("PATCH", "/v1/ads/1", #"{"title":"t"}"#), ("DELETE", "/v1/ads/1", ""),
+        ]
+        let before = fixture.store.changeVersion
+        for (method, path, body) in routes {
+            expectError(try fixture.write(method, path, body, token: nil), 401, "unauthorized")
+            expectError(try fixture.write(method, path, body, token: "wrong"), 403, "forbidden")
+            expectError(try fixture.write(method, path, body, token: BadInputFixture.token + "x"), 403, "forbidden")
+        }
+        #expect(fixture.store.changeVersion == before, "no refused write changed anything")
+    }
+
+    @Test func untrustedBodyParsersSurviveTheFuzzCorpus() throws {
+        // Every input in Tests/FuzzCorpus (seeds, and any crash scripts/fuzz finds) plus a few
+        // hostile shapes must be answered or refused with an HTTPError, never crash.
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("FuzzCorpus")
+        let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+        #expect(files.count >= 4)
+        var inputs = try files.map { [UInt8](try Data(contentsOf: $0)) }
+        let hostile: [String] = [
+            #"{"old":[1,2,3],"new":[3,2,1]}"#, #"{"old":[{"id":1}],"new":[{"id":1}],"key":["id","id"]}"#,
+            #"{"old":[{"a":1}],"new":[2],"key":"a"}"#, #"{"sections":[{"id":"s","kind":"k","items":[{"id":1}]}]}"#,
+            #"[]"#, #"{"old":[[[[[[[]]]]]]],"new":[]}"#, "\u{0}\u{FF}",
+        ]
+        inputs += hostile.map { Array($0.utf8) }
+        for input in inputs {
+            _ = try? UntrustedBodies.diff(input)
+            _ = try? UntrustedBodies.postedSnapshot(input)
+        }
+    }
+}
+
+@Suite("Snapshot expiry")
+struct SnapshotExpiryTests {
+    @Test func prunedSnapshotIs410() throws {
+        let fixture = try BadInputFixture(retention: .init(maxPerViewer: 1))
+        let first = try fixture.snapshot(viewer: 1)
+        // A new video by someone viewer 1 follows makes the next feed a new snapshot, and keeping
+        // one snapshot per viewer prunes the first.
+        let followee = try #require(try fixture.store.followees(of: 1).first)
+        _ = try fixture.write("POST", "/v1/videos", #"{"author_id":\#(followee),"title":"new","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
+        let second = try fixture.snapshot(viewer: 1)
+        #expect(first != second)
+        expectError(try fixture.client().request("GET", "/v1/users/1/feed/delta?since=\(first)"), 410, "snapshot_expired")
+        #expect(try fixture.client().request("GET", "/v1/users/1/feed/delta?since=\(second)").status == 304)
+    }
+}
