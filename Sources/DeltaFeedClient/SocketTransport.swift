@@ -17,11 +17,10 @@ import Darwin
 /// tools, server-to-server), where it is both faster and more predictable than `URLSession`.
 ///
 /// Why it exists next to ``URLSessionTransport`` (which works on Linux and is the default): it
-/// needs nothing but the C library (no libcurl, no FoundationNetworking), its behaviour is the
-/// same on every platform, and one connection per request sidesteps the ~40 ms stall that
-/// multi-segment responses suffer on kept-alive connections to servers leaving Nagle's
-/// algorithm on (measured against deltafeed's server: a 60 KB feed page in 0.3 ms instead of
-/// 41 ms). Use ``URLSessionTransport`` for `https://`, proxies or HTTP/2.
+/// needs nothing but the C library (no libcurl, no FoundationNetworking) and behaves the same on
+/// every platform; one connection per request also means no stale kept-alive connection and no
+/// delayed-ACK stall with servers that leave Nagle's algorithm on. Use ``URLSessionTransport``
+/// for `https://`, proxies or HTTP/2.
 public struct SocketTransport: FeedHTTPTransport {
     /// Seconds each connect, send and receive may block before the request fails.
     public var timeout: TimeInterval

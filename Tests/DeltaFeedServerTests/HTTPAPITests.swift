@@ -43,7 +43,7 @@ struct HTTPAPITests {
         }
     }
 
-    @Test("A delta since a snapshot the server never issued answers 410 snapshot_expired, and the client refetches")
+    @Test("A delta since an unknown or expired snapshot answers 410 snapshot_expired; the client refetches and can refresh again")
     func unknownSinceAnswers410() throws {
         let server = try TestServer()
         defer { server.stop() }
@@ -66,6 +66,10 @@ struct HTTPAPITests {
         #expect(expired.status == 410)
         #expect(try client.refresh() == .refetched)
         #expect(client.document == held)
+        // The page fetched again is the same page, so its snapshot must be usable again: the
+        // server has to remember it anew when it serves it after a 410.
+        let again = try server.request("GET", "/v1/users/5/feed/delta?since=\(held.snapshot)", token: nil)
+        #expect(again.status == 304, "a refetched snapshot must not stay expired: \(String(decoding: again.body, as: UTF8.self))")
         #expect(try client.refresh() == .unchanged)
     }
 

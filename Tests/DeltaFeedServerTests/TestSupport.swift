@@ -19,11 +19,11 @@ final class TestServer {
     enum Stack {
         /// ``SocketTransport``: fast, one connection per request.
         case sockets
-        /// ``URLSessionTransport`` (libcurl on Linux), asked to close connections.
+        /// ``URLSessionTransport`` (libcurl on Linux), connections kept alive.
         case urlSession
     }
 
-    init(seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .urlSession) throws {
+    init(seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .sockets) throws {
         store = try FeedStore.temporary()
         try store.seed(seed)
         server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
@@ -81,16 +81,9 @@ final class TestServer {
     }
 }
 
-/// A transport that counts requests and the time spent waiting for responses.
-///
-/// It also asks for a new connection per request (`Connection: close`): on a kept-alive
-/// connection every response the server writes in more than one segment (a feed page, a large
-/// delta) stalls ~40 ms, because the server's sockets keep Nagle's algorithm on (no
-/// `TCP_NODELAY`) and the second segment waits for the client's delayed ACK. On loopback a new
-/// connection costs ~0.2 ms. `DELTAFEED_TEST_KEEP_ALIVE=1` turns this off (to measure the stall).
+/// A transport that counts requests and the time spent waiting for responses, by route.
 final class TimingTransport: FeedHTTPTransport, @unchecked Sendable {
     let base: any FeedHTTPTransport
-    let closeConnections = ProcessInfo.processInfo.environment["DELTAFEED_TEST_KEEP_ALIVE"] != "1"
     private let lock = NSLock()
     private var _requests = 0
     private var _waiting = Duration.zero
@@ -118,8 +111,6 @@ final class TimingTransport: FeedHTTPTransport, @unchecked Sendable {
                 _byKind[kind, default: (0, .zero)].time += elapsed
             }
         }
-        var request = request
-        if closeConnections { request.headers["Connection"] = "close" }
         return try base.send(request)
     }
 }
