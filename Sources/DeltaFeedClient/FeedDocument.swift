@@ -207,6 +207,24 @@ extension FeedDocument {
         ])
     }
 
+    /// The structure the server diffs against, as JSON: `snapshot`, `viewer`, and per section
+    /// its `id`, `kind`, `version` and items' `id` and `version` (no item data). A valid body
+    /// for `POST …/feed/delta`, a tenth of the document's size.
+    public var structureJSON: JSONValue {
+        .object([
+            "snapshot": .string(snapshot),
+            "viewer": .int(viewer),
+            "sections": .array(sections.map { section in
+                .object([
+                    "id": .string(section.id),
+                    "kind": .string(section.kind),
+                    "version": .string(section.version),
+                    "items": .array(section.items.map { .object(["id": .string($0.id), "version": .string($0.version)]) }),
+                ])
+            }),
+        ])
+    }
+
     /// The document as compact UTF-8 JSON (for `POST …/feed/delta`, or to store on disk).
     public func serialized() -> [UInt8] {
         json.serialized()

@@ -1,0 +1,320 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A minimal blocking HTTP/1.1 client over POSIX sockets, for plain `http://` servers.
+///
+/// Each request opens a connection (`TCP_NODELAY`), writes the request in one go with
+/// `Connection: close`, reads the response to its end (`Content-Length`, chunked, or until the
+/// server closes) and closes the connection. No TLS, no redirects, no proxies, no
+/// compression: it is for talking to a deltafeed server on the same host or network (tests,
+/// tools, server-to-server), where it is both faster and more predictable than `URLSession`.
+///
+/// Why it exists next to ``URLSessionTransport`` (which works on Linux and is the default): it
+/// needs nothing but the C library (no libcurl, no FoundationNetworking) and behaves the same on
+/// every platform; one connection per request also means no stale kept-alive connection and no
+/// delayed-ACK stall with servers that leave Nagle's algorithm on. Use ``URLSessionTransport``
+/// for `https://`, proxies or HTTP/2.
+public struct SocketTransport: FeedHTTPTransport {
+    /// Seconds each connect, send and receive may block before the request fails.
+    public var timeout: TimeInterval
+    /// The largest response accepted, in bytes.
+    public var maximumResponseSize: Int
+
+    /// Creates a transport.
+    ///
+    /// - Parameters:
+    ///   - timeout: seconds each socket operation may block (default 30).
+    ///   - maximumResponseSize: the largest response accepted (default 64 MiB).
+    public init(timeout: TimeInterval = 30, maximumResponseSize: Int = 64 << 20) {
+        self.timeout = timeout
+        self.maximumResponseSize = maximumResponseSize
+    }
+
+    /// Sends `request` on a new connection and reads the whole response.
+    ///
+    /// - Throws: ``FeedHTTPTransportError`` for a URL that is not `http://`, a host that does
+    ///   not resolve, a refused connection, a timeout, or a response that is not HTTP/1.x.
+    public func send(_ request: FeedHTTPRequest) throws -> FeedHTTPResponse {
+        func failure(_ reason: String) -> FeedHTTPTransportError {
+            FeedHTTPTransportError(reason: "\(request.method) \(request.url): \(reason)")
+        }
+        guard let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false),
+              components.scheme?.lowercased() == "http", let host = components.host, !host.isEmpty
+        else { throw failure("SocketTransport speaks plain http:// only") }
+        let port = components.port ?? 80
+        var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { target += "?" + query }
+
+        var head = "\(request.method) \(target) HTTP/1.1\r\n"
+        let hostHeader = host.contains(":") ? "[\(host)]" : host
+        head += "Host: \(hostHeader)\(components.port.map { ":\($0)" } ?? "")\r\n"
+        head += "Connection: close\r\n"
+        let body = request.body ?? []
+        if request.body != nil || ["POST", "PUT", "PATCH"].contains(request.method) {
+            head += "Content-Length: \(body.count)\r\n"
+        }
+        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
+            let lower = name.lowercased()
+            guard lower != "host", lower != "connection", lower != "content-length" else { continue }
+            guard !name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ":" }), !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                throw failure("header \(name) contains a line break")
+            }
+            head += "\(name): \(value)\r\n"
+        }
+        head += "\r\n"
+
+        let socket = try Socket.connect(host: host, port: port, timeout: timeout).get(orThrow: failure)
+        defer { socket.close() }
+        try socket.write(Array(head.utf8) + body).get(orThrow: failure)
+        let raw = try socket.readToEnd(limit: maximumResponseSize).get(orThrow: failure)
+        do {
+            return try HTTPResponseParser.parse(raw, method: request.method)
+        } catch {
+            throw failure(error.reason)
+        }
+    }
+}
+
+/// A socket failure, carried as a value so the caller can prefix its context.
+private struct SocketError: Error {
+    let reason: String
+}
+
+extension Result where Failure == SocketError {
+    fileprivate func get(orThrow wrap: (String) -> FeedHTTPTransportError) throws(FeedHTTPTransportError) -> Success {
+        switch self {
+        case .success(let value): return value
+        case .failure(let error): throw wrap(error.reason)
+        }
+    }
+}
+
+/// A connected, blocking TCP socket.
+private struct Socket {
+    let descriptor: Int32
+
+    static func connect(host: String, port: Int, timeout: TimeInterval) -> Result<Socket, SocketError> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            return .failure(SocketError(reason: "cannot resolve \(host): \(String(cString: gai_strerror(status)))"))
+        }
+        defer { freeaddrinfo(first) }
+        var lastError = "no address for \(host)"
+        var candidate: UnsafeMutablePointer<addrinfo>? = first
+        while let address = candidate {
+            candidate = address.pointee.ai_next
+            let descriptor = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+            guard descriptor >= 0 else {
+                lastError = "socket: \(String(cString: strerror(errno)))"
+                continue
+            }
+            var seconds = timeval(tv_sec: time_t(timeout), tv_usec: suseconds_t((timeout - timeout.rounded(.down)) * 1_000_000))
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &seconds, socklen_t(MemoryLayout<timeval>.size))
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &seconds, socklen_t(MemoryLayout<timeval>.size))
+            var one: Int32 = 1
+            _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            #if canImport(Darwin)
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+            #endif
+            var result: Int32
+            repeat {
+                result = Glue.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen)
+            } while result != 0 && errno == EINTR
+            if result == 0 {
+                return .success(Socket(descriptor: descriptor))
+            }
+            lastError = "connect to \(host):\(port): \(String(cString: strerror(errno)))"
+            _ = Glue.close(descriptor)
+        }
+        return .failure(SocketError(reason: lastError))
+    }
+
+    func write(_ bytes: [UInt8]) -> Result<Void, SocketError> {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { raw in
+                Glue.send(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                return .failure(SocketError(reason: errno == EAGAIN || errno == EWOULDBLOCK ? "send timed out" : "send: \(String(cString: strerror(errno)))"))
+            }
+            offset += sent
+        }
+        return .success(())
+    }
+
+    /// Reads until the server closes the connection (it was asked to, with `Connection: close`).
+    func readToEnd(limit: Int) -> Result<[UInt8], SocketError> {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glue.recv(descriptor, $0.baseAddress!, $0.count) }
+            if count == 0 { return .success(received) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                // A server that sent a complete response may reset instead of closing cleanly.
+                if errno == ECONNRESET, HTTPResponseParser.isComplete(received) { return .success(received) }
+                return .failure(SocketError(reason: errno == EAGAIN || errno == EWOULDBLOCK ? "no response within the timeout" : "recv: \(String(cString: strerror(errno)))"))
+            }
+            received.append(contentsOf: chunk[0..<count])
+            guard received.count <= limit else { return .failure(SocketError(reason: "response larger than \(limit) bytes")) }
+        }
+    }
+
+    func close() {
+        _ = Glue.close(descriptor)
+    }
+}
+
+/// The C functions whose names the wrapper's own methods shadow.
+private enum Glue {
+    static func connect(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32 {
+        #if canImport(Darwin)
+        Darwin.connect(descriptor, address, length)
+        #elseif canImport(Musl)
+        Musl.connect(descriptor, address, length)
+        #else
+        Glibc.connect(descriptor, address, length)
+        #endif
+    }
+
+    static func send(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Darwin)
+        Darwin.send(descriptor, buffer, count, 0)
+        #elseif canImport(Musl)
+        Musl.send(descriptor, buffer, count, Int32(MSG_NOSIGNAL))
+        #else
+        Glibc.send(descriptor, buffer, count, Int32(MSG_NOSIGNAL))
+        #endif
+    }
+
+    static func recv(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+        #if canImport(Darwin)
+        Darwin.recv(descriptor, buffer, count, 0)
+        #elseif canImport(Musl)
+        Musl.recv(descriptor, buffer, count, 0)
+        #else
+        Glibc.recv(descriptor, buffer, count, 0)
+        #endif
+    }
+
+    static func close(_ descriptor: Int32) -> Int32 {
+        #if canImport(Darwin)
+        Darwin.close(descriptor)
+        #elseif canImport(Musl)
+        Musl.close(descriptor)
+        #else
+        Glibc.close(descriptor)
+        #endif
+    }
+}
+
+/// Parses a complete HTTP/1.x response read to the end of the connection.
+enum HTTPResponseParser {
+    struct ParseError: Error {
+        let reason: String
+    }
+
+    /// Whether `bytes` hold a whole response (headers and, by `Content-Length`, the body).
+    static func isComplete(_ bytes: [UInt8]) -> Bool {
+        guard let parsed = try? parseHead(bytes, from: 0) else { return false }
+        guard let length = parsed.headers["content-length"].flatMap({ Int($0) }) else { return false }
+        return bytes.count - parsed.bodyStart >= length
+    }
+
+    static func parse(_ bytes: [UInt8], method: String) throws(ParseError) -> FeedHTTPResponse {
+        var start = 0
+        while true {
+            let head = try parseHead(bytes, from: start)
+            // Interim responses (100 Continue, 103 Early Hints) precede the real one.
+            if (100...199).contains(head.status) {
+                start = head.bodyStart
+                continue
+            }
+            let rest = bytes[head.bodyStart...]
+            let body: [UInt8]
+            if method == "HEAD" || head.status == 204 || head.status == 304 {
+                body = []
+            } else if head.headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
+                body = try dechunk(rest)
+            } else if let lengthText = head.headers["content-length"] {
+                guard let length = Int(lengthText.trimmingCharacters(in: .whitespaces)), length >= 0 else {
+                    throw ParseError(reason: "invalid Content-Length \(lengthText)")
+                }
+                guard rest.count >= length else { throw ParseError(reason: "the connection closed after \(rest.count) of \(length) body bytes") }
+                body = Array(rest.prefix(length))
+            } else {
+                body = Array(rest)
+            }
+            return FeedHTTPResponse(status: head.status, headers: head.headers, body: body)
+        }
+    }
+
+    private static func parseHead(_ bytes: [UInt8], from start: Int) throws(ParseError) -> (status: Int, headers: [String: String], bodyStart: Int) {
+        let terminator: [UInt8] = [13, 10, 13, 10]
+        var end = start
+        var found = false
+        while end + 4 <= bytes.count {
+            if bytes[end] == 13, bytes[end..<end + 4].elementsEqual(terminator) {
+                found = true
+                break
+            }
+            end += 1
+        }
+        guard found else { throw ParseError(reason: bytes.count == start ? "the server closed the connection without a response" : "incomplete response head") }
+        let text = String(decoding: bytes[start..<end], as: UTF8.self)
+        var lines = text.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst()
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]), (100...999).contains(status) else {
+            throw ParseError(reason: "not an HTTP/1.x status line: \(statusLine.prefix(80))")
+        }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if let existing = headers[name] {
+                headers[name] = existing + ", " + value
+            } else {
+                headers[name] = value
+            }
+        }
+        return (status, headers, end + 4)
+    }
+
+    private static func dechunk(_ bytes: ArraySlice<UInt8>) throws(ParseError) -> [UInt8] {
+        var body: [UInt8] = []
+        var index = bytes.startIndex
+        while true {
+            guard let lineEnd = bytes[index...].firstIndex(of: 13), lineEnd + 1 < bytes.endIndex, bytes[lineEnd + 1] == 10 else {
+                throw ParseError(reason: "truncated chunk size")
+            }
+            let sizeText = String(decoding: bytes[index..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16), size >= 0 else {
+                throw ParseError(reason: "invalid chunk size \(sizeText.prefix(20))")
+            }
+            index = lineEnd + 2
+            if size == 0 { return body }
+            guard bytes.endIndex - index >= size + 2 else { throw ParseError(reason: "truncated chunk") }
+            body.append(contentsOf: bytes[index..<index + size])
+            index += size + 2
+        }
+    }
+}
