@@ -198,7 +198,7 @@ struct DeltaRenderer {
         separator()
         json.raw("{\"op\":\"replace\",\"path\":\"/next_cursor\",\"value\":")
         json.optionalString(nextCursor)
-        json.raw("}")
+        json.raw("}]")
     }
 
     private func writeInts(_ values: [Int], to json: inout JSONWriter) {

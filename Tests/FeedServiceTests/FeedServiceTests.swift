@@ -1,0 +1,125 @@
+import FeedService
+import FeedStore
+import Foundation
+import Testing
+
+/// A small seeded store and a service over it.
+func makeService(users: Int = 40, videos: Int = 300, ads: Int = 4, seed: UInt64 = 3) throws -> FeedService {
+    let store = try FeedStore.temporary()
+    _ = try store.seed(DemoSeed(users: users, videos: videos, ads: ads, seed: seed))
+    return FeedService(store: store)
+}
+
+func jsonObject(_ bytes: [UInt8]) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+}
+
+@Suite("Feed composition")
+struct FeedCompositionTests {
+    @Test func feedStartsWithHeaderThenGridThenSuggestions() throws {
+        let service = try makeService()
+        let feed = try service.feed(viewer: 1, parameters: FeedParameters(limit: 10))
+        let kinds = feed.sections.map(\.kind)
+        #expect(kinds.first == "header")
+        #expect(kinds[1] == "video_grid")
+        #expect(kinds[2] == "follow_suggestions")
+        #expect(feed.sections[1].items.count == 6)
+        #expect(feed.sections[2].items.count <= 10)
+        #expect(try jsonObject(feed.body)["snapshot"] as? String == feed.snapshotID)
+    }
+
+    @Test func adPositionsAreStableAcrossRefreshesAndNewVideos() throws {
+        let service = try makeService()
+        let before = try service.feed(viewer: 1, parameters: FeedParameters(limit: 60))
+        let adSlots = before.sections.filter { $0.kind == "ad" }.map(\.id)
+        #expect(!adSlots.isEmpty)
+        let followee = try #require(try service.store.followees(of: 1).first)
+        _ = try service.store.createVideo(authorID: followee, title: "fresh", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+        let after = try service.feed(viewer: 1, parameters: FeedParameters(limit: 60))
+        #expect(after.snapshotID != before.snapshotID)
+        #expect(after.sections.filter { $0.kind == "ad" }.map(\.id) == adSlots)
+        #expect(after.sections.filter { $0.kind == "ad" }.map { $0.items[0].id } == before.sections.filter { $0.kind == "ad" }.map { $0.items[0].id })
+    }
+
+    @Test func stackedAdsBecomeTheLastItemOfTheirGridSection() throws {
+        let service = try makeService()
+        let feed = try service.feed(viewer: 1, parameters: FeedParameters(limit: 60, stackAds: true))
+        #expect(!feed.sections.contains { $0.kind == "ad" })
+        let stacked = feed.sections.filter { $0.kind == "video_grid_stacked" }
+        #expect(!stacked.isEmpty)
+        #expect(stacked.allSatisfy { $0.items.last?.kind == "ad" && $0.items.dropLast().allSatisfy { $0.kind == "video" } })
+    }
+
+    @Test func widthGivesEveryItemASize() throws {
+        let service = try makeService()
+        let feed = try service.feed(viewer: 1, parameters: FeedParameters(limit: 5, width: 390))
+        let sections = try #require(try jsonObject(feed.body)["sections"] as? [[String: Any]])
+        let grid = try #require(sections.first { $0["kind"] as? String == "video_grid" })
+        let size = try #require(((grid["items"] as? [[String: Any]])?.first?["size"]) as? [String: Int])
+        #expect(size == ["width": 179, "height": 278])  // (390 - 24 - 8) / 2 = 179; 179 * 4 / 3 + 40
+    }
+
+    @Test func viewerWithNoVideosAnywhereGetsTheEmptyState() throws {
+        let service = try makeService(users: 5, videos: 0, ads: 0)
+        let feed = try service.feed(viewer: 1, parameters: FeedParameters())
+        #expect(feed.sections.map(\.kind).contains("empty"))
+    }
+
+    @Test func pagesFollowTheCursorWithoutOverlap() throws {
+        let service = try makeService()
+        let first = try service.feed(viewer: 1, parameters: FeedParameters(limit: 5))
+        let cursor = try #require(first.nextCursor)
+        let offset = try #require(FeedParameters.offset(fromCursor: cursor))
+        let second = try service.feed(viewer: 1, parameters: FeedParameters(limit: 5, offset: offset))
+        #expect(Set(first.sections.map(\.id)).isDisjoint(with: second.sections.map(\.id)))
+        #expect(FeedParameters.offset(fromCursor: "garbage") == nil)
+    }
+
+    @Test func unknownViewerIsAnError() throws {
+        let service = try makeService()
+        #expect(throws: FeedError.viewerNotFound(999_999)) { try service.feed(viewer: 999_999, parameters: FeedParameters()) }
+    }
+}
+
+@Suite("Deltas")
+struct DeltaTests {
+    @Test(arguments: DeltaFormat.allCases)
+    func everyFormatIsValidJSONWithTheNewSnapshot(format: DeltaFormat) throws {
+        let service = try makeService()
+        let before = try service.feed(viewer: 1, parameters: FeedParameters(limit: 8))
+        let video = try #require(before.sections[1].items.first?.id.split(separator: ":").last.flatMap { Int64($0) })
+        _ = try service.store.updateVideo(id: video, title: "changed")
+        let outcome = try service.delta(viewer: 1, since: before.snapshotID, format: format)
+        let body = try #require(outcome.body)
+        let json = try jsonObject(body)
+        #expect(json["format"] as? String == format.rawValue)
+        #expect(json["since"] as? String == before.snapshotID)
+        #expect(json["snapshot"] as? String == outcome.snapshotID)
+        #expect(json["change_count"] as? Int == 1)
+        let after = try service.feed(viewer: 1, parameters: FeedParameters(limit: 8))
+        #expect(outcome.snapshotID == after.snapshotID)
+    }
+
+    @Test func unchangedFeedHasNoDeltaBody() throws {
+        let service = try makeService()
+        let feed = try service.feed(viewer: 1, parameters: FeedParameters())
+        #expect(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch).body == nil)
+    }
+
+    @Test func snapshotOfAnotherViewerIsUnknown() throws {
+        let service = try makeService()
+        let feed = try service.feed(viewer: 2, parameters: FeedParameters())
+        #expect(throws: FeedError.snapshotUnknown(feed.snapshotID)) {
+            try service.delta(viewer: 3, since: feed.snapshotID, format: .batch)
+        }
+    }
+
+    @Test func snapshotIdsAreStableAcrossServiceInstances() throws {
+        let store = try FeedStore.temporary()
+        _ = try store.seed(DemoSeed(users: 20, videos: 100, ads: 2, seed: 5))
+        let first = try FeedService(store: store).feed(viewer: 1, parameters: FeedParameters())
+        let second = try FeedService(store: store).feed(viewer: 1, parameters: FeedParameters())
+        #expect(first.snapshotID == second.snapshotID)
+        #expect(first.body == second.body)
+    }
+}
