@@ -14,6 +14,10 @@ public final class FeedService: Sendable {
     public let store: FeedStore
     private let pages = Mutex(BoundedCache<PageKey, RenderedFeed>(capacity: 4096))
     private let deltas = Mutex(BoundedCache<DeltaKey, DeltaOutcome>(capacity: 8192))
+    /// Snapshots saved so far, per viewer: the store keeps only the newest few per viewer, so a
+    /// cached page whose snapshot was saved that many saves ago may have been pruned. Bounded:
+    /// a forgotten count reads as 0, which only causes a harmless extra save.
+    private let saveCounts = Mutex(BoundedCache<Int64, UInt64>(capacity: 65536))
 
     /// Creates a service over `store`.
     public init(store: FeedStore) {
@@ -30,12 +34,27 @@ public final class FeedService: Sendable {
         let version = store.changeVersion
         let key = PageKey(viewer: viewer, parameters: parameters)
         if let cached = pages.withLock({ $0[key] }), cached.changeVersion == version {
-            return cached
+            guard mayHaveBeenPruned(cached.saved, viewer: viewer) else { return cached }
+            // Serving this page again promises its snapshot works for the next delta: store it
+            // anew, since retention may have pruned it while the page sat in the cache.
+            var refreshed = cached
+            refreshed.saved = try remember(cached.structure, id: cached.snapshotID)
+            pages.withLock { $0[key] = refreshed }
+            return refreshed
         }
-        let rendered = try compose(viewer: viewer, parameters: parameters, changeVersion: version)
-        try remember(rendered.structure, id: rendered.snapshotID)
+        var rendered = try compose(viewer: viewer, parameters: parameters, changeVersion: version)
+        rendered.saved = try remember(rendered.structure, id: rendered.snapshotID)
         pages.withLock { $0[key] = rendered }
         return rendered
+    }
+
+    /// Whether the store's retention (count per viewer, age) may have removed a snapshot saved
+    /// as `saved`. Errs towards yes: saving again is an idempotent upsert.
+    private func mayHaveBeenPruned(_ saved: SnapshotSave, viewer: Int64) -> Bool {
+        let retention = store.options.snapshotRetention
+        let savesSince = (saveCounts.withLock { $0[viewer] } ?? 0) &- saved.count
+        let age = store.options.clock() - saved.at
+        return savesSince >= UInt64(retention.maxPerViewer) || age >= retention.maxAgeMilliseconds / 2
     }
 
     // MARK: - Deltas
@@ -114,7 +133,7 @@ public final class FeedService: Sendable {
 
     /// Stores a snapshot each time a page is composed (only after a write or for new
     /// parameters: cached pages are not stored again), so polling an unchanged feed writes nothing.
-    private func remember(_ structure: SnapshotStructure, id: String) throws(FeedError) {
+    private func remember(_ structure: SnapshotStructure, id: String) throws(FeedError) -> SnapshotSave {
         do {
             _ = try store.saveSnapshot(id: id, viewer: structure.viewer, structure: try structure.encoded())
         } catch let error as FeedStoreError {
@@ -122,6 +141,12 @@ public final class FeedService: Sendable {
         } catch {
             throw .storage(.storage(code: -1, message: "cannot encode snapshot: \(error)"))
         }
+        let count = saveCounts.withLock { counts in
+            let next = (counts[structure.viewer] ?? 0) &+ 1
+            counts[structure.viewer] = next
+            return next
+        }
+        return SnapshotSave(count: count, at: store.options.clock())
     }
 
     private func snapshot(id: String, viewer: Int64) throws(FeedError) -> SnapshotStructure? {
@@ -154,6 +179,14 @@ public struct RenderedFeed: Sendable {
     public let structure: SnapshotStructure
     /// The JSON document: `{"snapshot","viewer","sections","next_cursor"}`.
     public let body: [UInt8]
+    /// When its snapshot was last stored.
+    var saved = SnapshotSave(count: 0, at: 0)
+}
+
+/// When a snapshot was stored: the viewer's save count after it, and the store clock.
+struct SnapshotSave: Sendable {
+    let count: UInt64
+    let at: Int64
 }
 
 /// The answer to a delta request.
