@@ -39,6 +39,7 @@ struct HTTPAPITests {
             #expect(response.header("ETag") == "\"\(document.snapshot)\"")
             #expect(try client.refresh() == .unchanged)
             #expect(try client.refreshPosting() == .unchanged)
+            #expect(try client.refreshPosting(sending: .document) == .unchanged)
             #expect(client.document == document)
         }
     }
