@@ -68,7 +68,8 @@ public final class HTTPServer: Sendable {
         for thread in threads { thread.join() }
     }
 
-    /// Turns on libevent's pthread locking once per process, before any event base exists.
+    /// Turns on libevent's pthread locking and ignores SIGPIPE, once per process, before any
+    /// event base exists.
     static func enableLibeventThreads() {
         _ = libeventThreadsEnabled
     }
@@ -76,6 +77,10 @@ public final class HTTPServer: Sendable {
 
 private let libeventThreadsEnabled: Bool = {
     precondition(evthread_use_pthreads() == 0, "libevent was built without pthread support")
+    // A client that closes while its response is being written would otherwise kill the
+    // process with SIGPIPE (libevent writes with writev, which has no MSG_NOSIGNAL); the write
+    // fails with EPIPE instead and libevent closes that connection.
+    signal(SIGPIPE, SIG_IGN)
     return true
 }()
 

@@ -258,3 +258,17 @@ struct ServerTests {
         }
     }
 }
+
+@Suite("Process-wide settings")
+struct ProcessSettingsTests {
+    /// A client that vanished mid-response used to kill the whole server with SIGPIPE
+    /// (exit 141 under wrk during a drain).
+    @Test func startingAServerIgnoresSIGPIPE() throws {
+        try withTestServer { _ in
+            var current = sigaction()
+            sigaction(SIGPIPE, nil, &current)
+            let handler = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+            #expect(handler == unsafeBitCast(SIG_IGN, to: Int.self))
+        }
+    }
+}
