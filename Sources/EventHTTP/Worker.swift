@@ -32,6 +32,13 @@ final class Worker: @unchecked Sendable {
     private var stopEvent: OpaquePointer?
     private(set) var draining = false
     private var drainDeadline: UInt64 = 0
+    /// When a drain closes the connections that are still idle. Until then a request arriving
+    /// on a kept-alive connection is answered (with `Connection: close`) instead of being cut
+    /// off by a close that crossed it on the wire.
+    private var idleCloseAt: UInt64 = 0
+    private var idleClosed = false
+    /// How long a drain lets idle keep-alive connections send one last request.
+    static let idleLinger: UInt64 = 200_000_000
 
     init(index: Int, listenerFD: Int32, router: Router, configuration: HTTPServerConfiguration, processNonce: UInt32) throws {
         HTTPServer.enableLibeventThreads()
@@ -142,7 +149,13 @@ final class Worker: @unchecked Sendable {
             logger.debug("closing a connection that sent no complete request in time")
             shutdownSocket(bufferevent_getfd(bev))
         }
-        if draining && (deadlines.inFlight == 0 || now >= drainDeadline) {
+        if draining && !idleClosed && now >= idleCloseAt {
+            idleClosed = true
+            for bev in deadlines.closeIdle() {
+                shutdownSocket(bufferevent_getfd(bev))
+            }
+        }
+        if draining && ((idleClosed && deadlines.inFlight == 0) || now >= drainDeadline) {
             if deadlines.inFlight > 0 {
                 logger.warning("shutdown grace period over with \(deadlines.inFlight) requests in flight")
             }
@@ -153,13 +166,12 @@ final class Worker: @unchecked Sendable {
     fileprivate func beginDrain() {
         guard !draining else { return }
         draining = true
-        drainDeadline = monotonicNanoseconds() &+ configuration.shutdownGracePeriod.nanoseconds
+        let now = monotonicNanoseconds()
+        drainDeadline = now &+ configuration.shutdownGracePeriod.nanoseconds
+        idleCloseAt = now &+ min(Worker.idleLinger, configuration.shutdownGracePeriod.nanoseconds)
         if let bound {
             evhttp_del_accept_socket(http, bound)
             self.bound = nil
-        }
-        for bev in deadlines.closeIdle() {
-            shutdownSocket(bufferevent_getfd(bev))
         }
         // Check for the end of the drain often from now on.
         if let sweepEvent {
