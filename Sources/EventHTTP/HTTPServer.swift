@@ -45,11 +45,17 @@ public final class HTTPServer: Sendable {
         var workers: [Worker] = []
         var port = configuration.port
         let nonce = UInt32.random(in: 0x1000_0000...UInt32.max)
-        for index in 0..<configuration.threads {
-            // The first listener fixes the port; the others join it through SO_REUSEPORT.
-            let listener = try makeListeningSocket(host: configuration.host, port: port, backlog: configuration.backlog)
-            port = listener.port
-            workers.append(try Worker(index: index, listenerFD: listener.fd, router: router, configuration: configuration, processNonce: nonce))
+        do {
+            for index in 0..<configuration.threads {
+                // The first listener fixes the port; the others join it through SO_REUSEPORT.
+                let listener = try makeListeningSocket(host: configuration.host, port: port, backlog: configuration.backlog)
+                port = listener.port
+                workers.append(try Worker(index: index, listenerFD: listener.fd, router: router, configuration: configuration, processNonce: nonce))
+            }
+        } catch {
+            // Nothing runs yet: close the listeners and loops already made, then report.
+            for worker in workers { worker.releaseResources() }
+            throw error
         }
         let threads = workers.map { worker in WorkerThread { worker.run() } }
         return HTTPServer(host: configuration.host, port: port, workers: workers, threads: threads)

@@ -91,6 +91,13 @@ final class Worker: @unchecked Sendable {
     /// Runs the loop until a stop has drained the worker, then frees everything.
     func run() {
         event_base_dispatch(base)
+        releaseResources()
+    }
+
+    /// Frees the evhttp instance, its listener and connections, the timers and the base. Called
+    /// once: at the end of ``run()``, or instead of it for a worker that never ran (a later
+    /// worker of the same server failed to start).
+    func releaseResources() {
         // Frees every remaining connection (their close callbacks release our references).
         evhttp_free(http)
         for id in Array(deadlines.ids) {
