@@ -30,7 +30,8 @@ let package = Package(
             pkgConfig: "libevent_pthreads",
             providers: [.apt(["libevent-dev"])]
         ),
-        // Appends JSON to a byte array without Foundation: error bodies, feed and delta payloads.
+        // JSON without Foundation: a strict parser into JSONValue, and a byte writer for error
+        // bodies, feed and delta payloads. Shared by the server and the reference client.
         .target(name: "JSONBytes"),
         // A multi-threaded HTTP/1.1 server on evhttp. Knows no feed.
         .target(
@@ -61,7 +62,7 @@ let package = Package(
             ]
         ),
         // Reference client: fetch a feed, apply deltas, keep a copy. No server code.
-        .target(name: "DeltaFeedClient"),
+        .target(name: "DeltaFeedClient", dependencies: ["JSONBytes"]),
         .executableTarget(
             name: "deltafeed",
             dependencies: [

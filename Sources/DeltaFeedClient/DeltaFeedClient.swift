@@ -1,3 +1,6 @@
+// JSONValue, the type of every item's data, lives in JSONBytes (shared with the server's body
+// parser); clients get it with `import DeltaFeedClient`.
+@_exported import JSONBytes
 import Foundation
 
 /// A reference client of a deltafeed server: it fetches one page of a viewer's feed, keeps it,

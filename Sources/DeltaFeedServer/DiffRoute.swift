@@ -70,7 +70,7 @@ struct DiffRoute {
                     guard let member = members[key] else {
                         throw HTTPError(status: 422, code: "invalid_element", message: "\(side)[\(index)]: has no \"\(key)\".")
                     }
-                    member.write(to: &json)
+                    json.raw(bytes: member.serialized())
                     json.raw("\u{1F}")
                 }
                 return json.bytes
@@ -129,7 +129,7 @@ struct DiffRoute {
             }
             if case .element(let newIndex)? = operation.value {
                 json.raw(",\"value\":")
-                new[newIndex].write(to: &json)
+                json.raw(bytes: new[newIndex].serialized())
             }
             json.raw("}")
         }

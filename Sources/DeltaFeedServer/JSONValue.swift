@@ -1,86 +1,24 @@
 import EventHTTP
-import Foundation
 import JSONBytes
 
-/// Any JSON value, decoded strictly (a boolean is never a number), with a canonical rendering
-/// (object keys sorted, numbers as parsed) for identity and equality.
-enum JSONValue: Sendable, Hashable, Decodable {
-    case null
-    case bool(Bool)
-    case int(Int64)
-    case double(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Int64.self) { self = .int(value) }
-        else if let value = try? container.decode(Double.self) { self = .double(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
-    }
-
-    /// Parses a request body that must be one JSON value.
+extension JSONValue {
+    /// Parses a request body that must be one JSON value, with JSONBytes' strict parser (no
+    /// Foundation, no exceptions per value, nesting limited to ``JSONValue/maximumDepth``).
     ///
-    /// - Throws: 400 `invalid_json` (empty body, syntax, invalid UTF-8) or 413 past `maxBytes`.
+    /// - Throws: 400 `invalid_json` for an empty body, a syntax error or invalid UTF-8.
     static func parse(_ body: [UInt8]) throws -> JSONValue {
         guard !body.isEmpty else {
             throw HTTPError(status: 400, code: "invalid_json", message: "The request body is empty; send a JSON document.")
         }
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(body))
+            return try JSONValue(parsing: body)
         } catch {
-            throw HTTPError(status: 400, code: "invalid_json", message: "The request body is not valid JSON (UTF-8).")
+            throw HTTPError(status: 400, code: "invalid_json", message: "The request body is not valid JSON (UTF-8): \(error).")
         }
     }
 
-    /// The canonical JSON text: keys sorted, no spaces.
-    func write(to json: inout JSONWriter) {
-        switch self {
-        case .null: json.null()
-        case .bool(let value): json.bool(value)
-        case .int(let value): json.int(value)
-        case .double(let value): json.raw(value.isFinite ? "\(value)" : "null")
-        case .string(let value): json.string(value)
-        case .array(let values):
-            json.raw("[")
-            for (index, value) in values.enumerated() {
-                if index > 0 { json.raw(",") }
-                value.write(to: &json)
-            }
-            json.raw("]")
-        case .object(let members):
-            json.raw("{")
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { json.raw(",") }
-                json.key(key)
-                members[key]!.write(to: &json)
-            }
-            json.raw("}")
-        }
-    }
-
-    var canonicalBytes: [UInt8] {
-        var json = JSONWriter()
-        write(to: &json)
-        return json.bytes
-    }
-
-    /// The name of the JSON type, for error messages.
-    var typeName: String {
-        switch self {
-        case .null: "null"
-        case .bool: "boolean"
-        case .int, .double: "number"
-        case .string: "string"
-        case .array: "array"
-        case .object: "object"
-        }
-    }
+    /// The canonical JSON text (object keys sorted, no spaces): identity and content in /v1/diff.
+    var canonicalBytes: [UInt8] { serialized() }
 }
 
 /// A JSON object body read field by field, with errors that name the field.
