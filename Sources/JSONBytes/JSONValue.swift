@@ -356,7 +356,7 @@ extension JSONValue {
         case .double(let value):
             output.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
         case .string(let value):
-            JSONValue.writeString(value, to: &output)
+            appendJSONString(value, to: &output)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
@@ -368,7 +368,7 @@ extension JSONValue {
             output.append(UInt8(ascii: "{"))
             for (index, key) in members.keys.sorted().enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
-                JSONValue.writeString(key, to: &output)
+                appendJSONString(key, to: &output)
                 output.append(UInt8(ascii: ":"))
                 members[key]!.write(to: &output)
             }
@@ -376,25 +376,6 @@ extension JSONValue {
         }
     }
 
-    static func writeString(_ value: String, to output: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
-        output.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                output.append(contentsOf: Array("\\u00".utf8))
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0xF)])
-            default: output.append(byte)
-            }
-        }
-        output.append(UInt8(ascii: "\""))
-    }
 }
 
 extension JSONValue: CustomStringConvertible {

@@ -24,26 +24,24 @@ public struct JSONWriter: Sendable {
 
     /// Appends `value` as a JSON string literal, quoted and escaped.
     public mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        appendJSONString(value, to: &bytes)
     }
 
     /// Appends an integer.
     public mutating func int<T: BinaryInteger>(_ value: T) {
         bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// Appends an array of integers, `[1,2,3]`.
+    public mutating func ints(_ values: some Sequence<Int>) {
+        bytes.append(UInt8(ascii: "["))
+        var first = true
+        for value in values {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            int(value)
+        }
+        bytes.append(UInt8(ascii: "]"))
     }
 
     /// Appends `true` or `false`.
@@ -66,4 +64,26 @@ public struct JSONWriter: Sendable {
     public mutating func optionalString(_ value: String?) {
         if let value { string(value) } else { null() }
     }
+}
+
+/// Appends `value` as a JSON string literal per RFC 8259: quoted, with `"`, `\` and control
+/// characters escaped and everything else written as UTF-8. The one escaper of this module.
+func appendJSONString(_ value: String, to output: inout [UInt8]) {
+    let hex = Array("0123456789abcdef".utf8)
+    output.append(UInt8(ascii: "\""))
+    for byte in value.utf8 {
+        switch byte {
+        case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+        case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+        case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+        case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+        case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+        case 0..<0x20:
+            output.append(contentsOf: Array("\\u00".utf8))
+            output.append(hex[Int(byte >> 4)])
+            output.append(hex[Int(byte & 0xF)])
+        default: output.append(byte)
+        }
+    }
+    output.append(UInt8(ascii: "\""))
 }
