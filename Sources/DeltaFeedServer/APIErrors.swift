@@ -15,8 +15,6 @@ extension HTTPError {
                 message: "Snapshot \(id) is unknown for this viewer or has expired; fetch the feed again.")
         case .invalidParameter(let name, let reason):
             self = HTTPError(status: 400, code: "invalid_parameter", message: "\(name): \(reason).")
-        case .invalidSnapshot(let reason):
-            self = HTTPError(status: 422, code: "invalid_snapshot", message: reason)
         case .storage(let error):
             self = HTTPError(error)
         }

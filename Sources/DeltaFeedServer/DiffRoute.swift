@@ -90,24 +90,24 @@ struct DiffRoute {
 
         var json = JSONWriter(capacity: 1024)
         json.raw("{\"inserts\":")
-        writeInts(result.inserts, &json)
+        json.ints(result.inserts)
         json.raw(",\"deletes\":")
-        writeInts(result.deletes, &json)
+        json.ints(result.deletes)
         json.raw(",\"updates\":")
-        writeInts(result.updates, &json)
+        json.ints(result.updates)
         json.raw(",\"moves\":")
         writeMoves(result.moves, &json)
         json.raw(",\"change_count\":")
         json.int(result.changeCount)
         let batch = result.batch
         json.raw(",\"batch\":{\"deletes\":")
-        writeInts(batch.deletes, &json)
+        json.ints(batch.deletes)
         json.raw(",\"inserts\":")
-        writeInts(batch.inserts, &json)
+        json.ints(batch.inserts)
         json.raw(",\"moves\":")
         writeMoves(batch.moves, &json)
         json.raw(",\"reloads\":")
-        writeInts(batch.reloads, &json)
+        json.ints(batch.reloads)
         json.raw("},\"sequential\":[")
         for (index, step) in result.sequential.operations.enumerated() {
             if index > 0 { json.raw(",") }
@@ -140,15 +140,6 @@ struct DiffRoute {
     private struct Tagged {
         let side: Int
         let index: Int
-    }
-
-    private static func writeInts(_ values: [Int], _ json: inout JSONWriter) {
-        json.raw("[")
-        for (index, value) in values.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.int(value)
-        }
-        json.raw("]")
     }
 
     private static func writeMoves(_ moves: [Move<Int>], _ json: inout JSONWriter) {

@@ -47,11 +47,6 @@ public struct HTTPError: Error, Sendable, Equatable {
 }
 
 extension HTTPError {
-    /// 400: the request cannot be understood as sent.
-    public static func badRequest(_ message: String, code: String = "bad_request") -> HTTPError {
-        HTTPError(status: 400, code: code, message: message)
-    }
-
     /// 404: nothing at this path or with this id.
     public static func notFound(_ message: String = "No such resource.") -> HTTPError {
         HTTPError(status: 404, code: "not_found", message: message)
@@ -65,18 +60,7 @@ extension HTTPError {
             headers: [("Allow", allowed.joined(separator: ", "))])
     }
 
-    /// 413: the body is larger than the server accepts.
-    public static func payloadTooLarge(limit: Int) -> HTTPError {
-        HTTPError(
-            status: 413, code: "payload_too_large",
-            message: "The request body is larger than the limit of \(limit) bytes.")
-    }
-
     /// 500: something failed inside the server; the message says nothing about internals.
     public static let internalError = HTTPError(
         status: 500, code: "internal", message: "The server failed to answer this request.")
-
-    /// 503: the server is shutting down or overloaded.
-    public static let unavailable = HTTPError(
-        status: 503, code: "unavailable", message: "The server is shutting down; retry elsewhere.")
 }

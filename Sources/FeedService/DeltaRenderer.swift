@@ -11,15 +11,16 @@ struct DeltaRenderer {
     let old: SnapshotStructure
     let oldID: String
     let page: [FeedSection]
+    /// The page's structure (already computed when the page was composed).
+    let new: SnapshotStructure
     let newID: String
     let nextCursor: String?
 
     typealias Diff = SectionedDiff<String, String>
 
     func diff() -> Diff {
-        let newShapes = SnapshotStructure(viewer: old.viewer, parameters: old.parameters, page: page).sections
-        return SectionedDiff(
-            oldSections: old.sections, newSections: newShapes,
+        SectionedDiff(
+            oldSections: old.sections, newSections: new.sections,
             sectionIdentifier: { $0.id },
             isSectionContentEqual: { $0.kind == $1.kind },
             items: { $0.items },
@@ -58,16 +59,16 @@ struct DeltaRenderer {
 
     private func writeBatch(_ batch: SectionedBatchUpdate, diff: Diff, to json: inout JSONWriter) {
         json.raw(",\"sections\":{\"deletes\":")
-        writeInts(batch.sectionDeletes, to: &json)
+        json.ints(batch.sectionDeletes)
         json.raw(",\"inserts\":")
-        writeInts(batch.sectionInserts, to: &json)
+        json.ints(batch.sectionInserts)
         json.raw(",\"moves\":[")
         for (index, move) in batch.sectionMoves.enumerated() {
             if index > 0 { json.raw(",") }
             json.raw("[\(move.from),\(move.to)]")
         }
         json.raw("],\"reloads\":")
-        writeInts(batch.sectionReloads, to: &json)
+        json.ints(batch.sectionReloads)
         json.raw("},\"items\":{\"deletes\":")
         writePaths(batch.itemDeletes, to: &json)
         json.raw(",\"inserts\":")
@@ -199,15 +200,6 @@ struct DeltaRenderer {
         json.raw("{\"op\":\"replace\",\"path\":\"/next_cursor\",\"value\":")
         json.optionalString(nextCursor)
         json.raw("}]")
-    }
-
-    private func writeInts(_ values: [Int], to json: inout JSONWriter) {
-        json.raw("[")
-        for (index, value) in values.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.int(value)
-        }
-        json.raw("]")
     }
 
     private func writePaths(_ paths: [ItemPath], to json: inout JSONWriter) {

@@ -8,8 +8,6 @@ public enum FeedError: Error, Sendable, Equatable {
     case snapshotUnknown(String)
     /// A parameter is out of range or malformed.
     case invalidParameter(name: String, reason: String)
-    /// The posted snapshot cannot be used.
-    case invalidSnapshot(String)
     /// The store failed.
     case storage(FeedStoreError)
 }

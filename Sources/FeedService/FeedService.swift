@@ -93,7 +93,7 @@ public final class FeedService: Sendable {
         if current.snapshotID == oldID {
             return DeltaOutcome(changeVersion: changeVersion, snapshotID: oldID, body: nil)
         }
-        let renderer = DeltaRenderer(old: old, oldID: oldID, page: current.sections, newID: current.snapshotID, nextCursor: current.nextCursor)
+        let renderer = DeltaRenderer(old: old, oldID: oldID, page: current.sections, new: current.structure, newID: current.snapshotID, nextCursor: current.nextCursor)
         return DeltaOutcome(changeVersion: changeVersion, snapshotID: current.snapshotID, body: renderer.render(format))
     }
 
