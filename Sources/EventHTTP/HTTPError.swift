@@ -52,6 +52,14 @@ extension HTTPError {
         HTTPError(status: 404, code: "not_found", message: message)
     }
 
+    /// 503: the pool that would run this request is full; retry after a second.
+    public static func overloaded(pool: String) -> HTTPError {
+        HTTPError(
+            status: 503, code: "overloaded",
+            message: "The server is busy (\(pool) queue full); retry shortly.",
+            headers: [("Retry-After", "1")])
+    }
+
     /// 405: the path exists but not for this method; `allowed` becomes the `Allow` header.
     public static func methodNotAllowed(_ method: String, allowed: [String]) -> HTTPError {
         HTTPError(

@@ -9,6 +9,8 @@ public struct HTTPResponse: Sendable {
     public var headers: [(String, String)]
     /// The body; for HEAD requests only its length is sent.
     public var body: [UInt8]
+    /// Work that produces the real answer on a ``BlockingPool``; see ``deferred(to:_:)``.
+    var deferred: DeferredWork?
 
     /// Creates a response with a body of the given content type.
     public init(status: Int = 200, contentType: String? = nil, body: [UInt8] = [], headers: [(String, String)] = []) {
@@ -35,10 +37,26 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: headers)
     }
 
+    /// An answer computed on `pool` instead of the event loop: the loop goes on serving other
+    /// connections, runs `work` on one of the pool's threads, and sends what it returns (or the
+    /// ``HTTPError`` it throws; anything else becomes a 500). When the pool's queue is full the
+    /// client gets 503 `overloaded` with `Retry-After` at once and `work` never runs.
+    public static func deferred(to pool: BlockingPool, _ work: @escaping @Sendable () throws -> HTTPResponse) -> HTTPResponse {
+        var response = HTTPResponse(status: 0)
+        response.deferred = DeferredWork(pool: pool, work: work)
+        return response
+    }
+
     /// The first value of header `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {
         headers.first(where: { asciiCaseInsensitiveEquals($0.0, name) })?.1
     }
+}
+
+/// A handler's work moved off the event loop.
+struct DeferredWork: Sendable {
+    let pool: BlockingPool
+    let work: @Sendable () throws -> HTTPResponse
 }
 
 /// The reason phrase for a status code, as sent on the status line.

@@ -1,5 +1,6 @@
 import CLibevent
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -39,6 +40,11 @@ final class Worker: @unchecked Sendable {
     private var idleClosed = false
     /// How long a drain lets idle keep-alive connections send one last request.
     static let idleLinger: UInt64 = 200_000_000
+    /// Requests whose answer is being computed on a ``BlockingPool``, by ticket.
+    private var awaiting: [UInt64: Exchange] = [:]
+    private var nextTicket: UInt64 = 0
+    /// Where pools post the answers of deferred requests; wakes the loop.
+    private let mailbox = Mailbox()
 
     init(index: Int, listenerFD: Int32, router: Router, configuration: HTTPServerConfiguration, processNonce: UInt32) throws {
         HTTPServer.enableLibeventThreads()
@@ -86,6 +92,7 @@ final class Worker: @unchecked Sendable {
         var sweepTime = timeval(tv_sec: 0, tv_usec: Int(max(sweepInterval, 10_000_000) / 1000))
         event_add(sweepEvent, &sweepTime)
         stopEvent = event_new(base, -1, 0, workerStop, context)
+        mailbox.attach(event_new(base, -1, 0, workerMailbox, context))
     }
 
     /// Runs the loop until a stop has drained the worker, then frees everything.
@@ -98,6 +105,12 @@ final class Worker: @unchecked Sendable {
     /// once: at the end of ``run()``, or instead of it for a worker that never ran (a later
     /// worker of the same server failed to start).
     func releaseResources() {
+        // From now on answers posted by pools are dropped (their requests die with evhttp).
+        if let event = mailbox.close() { event_free(event) }
+        if !awaiting.isEmpty {
+            logger.warning("stopped with \(awaiting.count) deferred requests unanswered")
+            awaiting.removeAll()
+        }
         // Frees every remaining connection (their close callbacks release our references).
         evhttp_free(http)
         for id in Array(deadlines.ids) {
@@ -210,12 +223,17 @@ final class Worker: @unchecked Sendable {
         let headers = readHeaders(evhttp_request_get_input_headers(request))
         let requestID = requestIDs.next(clientID: headers["X-Request-Id"])
 
-        var routePattern = "unmatched"
-        var response: HTTPResponse
+        var exchange = Exchange(
+            request: request, requestID: requestID, path: path, route: "unmatched",
+            methodName: isHead ? "HEAD" : (method?.rawValue ?? "OTHER"), isHead: isHead,
+            // libevent reads no body for HEAD or TRACE: bytes sent as one are still in the
+            // connection and would be parsed as the next request. Close instead of answering them.
+            close: (isHead || command == EVHTTP_REQ_TRACE) && announcesBody(headers), started: started)
+        let response: HTTPResponse
         if let method {
             switch router.match(method: method, path: path) {
             case .found(let handler, let pattern, let parameters):
-                routePattern = pattern
+                exchange.route = pattern
                 var httpRequest = HTTPRequest(
                     method: method, path: path, query: QueryParameters(rawQuery), headers: headers,
                     body: readBody(evhttp_request_get_input_buffer(request)), requestID: requestID, isHead: isHead)
@@ -230,17 +248,57 @@ final class Worker: @unchecked Sendable {
         } else {
             response = HTTPError(status: 405, code: "method_not_allowed", message: "This method is not supported.").response
         }
-        // libevent reads no body for HEAD or TRACE: bytes sent as one are still in the
-        // connection and would be parsed as the next request. Close instead of answering them.
-        let bodyLeftUnread = (isHead || command == EVHTTP_REQ_TRACE) && announcesBody(headers)
-        send(response, to: request, requestID: requestID, isHead: isHead, close: bodyLeftUnread)
+        dispatch(response, for: exchange)
+    }
 
-        let elapsed = monotonicNanoseconds() &- started
-        let methodName = isHead ? "HEAD" : (method?.rawValue ?? "OTHER")
-        metrics.record(route: routePattern, method: methodName, status: response.status, nanoseconds: elapsed)
+    /// Sends `response`, or, when it is deferred, hands its work to its pool and sends the
+    /// result when the pool posts it back (``completeDeferred()``).
+    private func dispatch(_ response: HTTPResponse, for exchange: Exchange) {
+        guard let deferred = response.deferred else {
+            finish(response, for: exchange)
+            return
+        }
+        let ticket = nextTicket
+        nextTicket &+= 1
+        let mailbox = self.mailbox
+        let logger = self.logger
+        let requestID = exchange.requestID
+        let accepted = deferred.pool.trySubmit {
+            let answer: HTTPResponse
+            do {
+                answer = try deferred.work()
+            } catch let error as HTTPError {
+                answer = error.response
+            } catch {
+                logger.error("handler failed: \(error)", metadata: ["request_id": .string(requestID)])
+                answer = HTTPError.internalError.response
+            }
+            mailbox.post(ticket: ticket, response: answer)
+        }
+        if accepted {
+            awaiting[ticket] = exchange
+        } else {
+            finish(HTTPError.overloaded(pool: deferred.pool.name).response, for: exchange)
+        }
+    }
+
+    /// Sends the answers the pools posted back (worker thread, woken by the mailbox event).
+    fileprivate func completeDeferred() {
+        for (ticket, response) in mailbox.takeAll() {
+            guard let exchange = awaiting.removeValue(forKey: ticket) else { continue }
+            // Reading is off while a request is handled, so libevent cannot have freed the
+            // connection meanwhile; if it had, evhttp_send_reply frees the orphan request.
+            dispatch(response, for: exchange)
+        }
+    }
+
+    private func finish(_ response: HTTPResponse, for exchange: Exchange) {
+        send(response, to: exchange.request, requestID: exchange.requestID, isHead: exchange.isHead, close: exchange.close)
+        let elapsed = monotonicNanoseconds() &- exchange.started
+        metrics.record(route: exchange.route, method: exchange.methodName, status: response.status, nanoseconds: elapsed)
         logger.info(
-            "\(methodName) \(path) \(response.status) \(response.body.count)B \(elapsed / 1000)µs",
-            metadata: ["request_id": .string(requestID)])
+            "\(exchange.methodName) \(exchange.path) \(response.status) \(response.body.count)B \(elapsed / 1000)µs",
+            metadata: ["request_id": .string(exchange.requestID)])
     }
 
     private func respond(_ handler: @escaping HTTPHandler, _ request: HTTPRequest) -> HTTPResponse {
@@ -367,6 +425,75 @@ private func workerSweep(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRaw
     worker(context).sweep()
 }
 
+private func workerMailbox(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    worker(context).completeDeferred()
+}
+
 private func workerStop(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
     worker(context).beginDrain()
+}
+
+/// One request between its arrival and its answer: what the answer and the access log need.
+struct Exchange {
+    let request: OpaquePointer
+    let requestID: String
+    let path: String
+    var route: String
+    let methodName: String
+    let isHead: Bool
+    let close: Bool
+    let started: UInt64
+}
+
+/// Where pool threads leave the answers of deferred requests for a worker's loop.
+///
+/// Posting wakes the loop through an event (`event_active` is thread-safe with libevent's
+/// pthread locking on). Once the worker closes it, posts are dropped, so a pool finishing late
+/// never touches a freed event.
+final class Mailbox: Sendable {
+    private struct State {
+        var answers: [(ticket: UInt64, response: HTTPResponse)] = []
+        var event: EventHandle?
+        var closed = false
+    }
+
+    /// A libevent event, used only under the mailbox's lock or by the loop that owns it.
+    private struct EventHandle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    private let state = Mutex(State())
+
+    /// Gives the mailbox the (not yet added) event that wakes the loop.
+    func attach(_ event: OpaquePointer?) {
+        let handle = event.map(EventHandle.init(pointer:))
+        state.withLock { $0.event = handle }
+    }
+
+    /// Leaves an answer; called from any thread.
+    func post(ticket: UInt64, response: HTTPResponse) {
+        state.withLock { state in
+            guard !state.closed, let event = state.event else { return }
+            state.answers.append((ticket, response))
+            if state.answers.count == 1 { event_active(event.pointer, 0, 0) }
+        }
+    }
+
+    /// Every answer left so far (loop thread).
+    func takeAll() -> [(ticket: UInt64, response: HTTPResponse)] {
+        state.withLock { state in
+            defer { state.answers.removeAll() }
+            return state.answers
+        }
+    }
+
+    /// Drops every later post; returns the event for the caller to free.
+    func close() -> OpaquePointer? {
+        state.withLock { state in
+            state.closed = true
+            state.answers.removeAll()
+            defer { state.event = nil }
+            return state.event
+        }?.pointer
+    }
 }
