@@ -49,8 +49,11 @@ let package = Package(
             name: "FeedStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // The in-memory feed index: everything a feed is composed from, kept current by the
+        // store's change log. No SQL on the read path.
+        .target(name: "FeedIndex", dependencies: ["FeedStore"]),
         // Feed composition into sections, snapshots and deltas.
-        .target(name: "FeedService", dependencies: ["ListDiff", "FeedStore", "JSONBytes"]),
+        .target(name: "FeedService", dependencies: ["ListDiff", "FeedStore", "FeedIndex", "JSONBytes"]),
         // The HTTP API: routes, JSON, auth, metrics. Wires EventHTTP to FeedService.
         .target(
             name: "DeltaFeedServer",
@@ -66,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "deltafeed",
             dependencies: [
-                "DeltaFeedServer", "FeedStore",
+                "DeltaFeedServer", "EventHTTP", "FeedIndex", "FeedService", "FeedStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -82,10 +85,11 @@ let package = Package(
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport"]),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"]),
         .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore"]),
-        .testTarget(name: "FeedServiceTests", dependencies: ["FeedService", "FeedStore", "ListDiff"]),
+        .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore"]),
+        .testTarget(name: "FeedServiceTests", dependencies: ["FeedService", "FeedIndex", "FeedStore", "ListDiff"]),
         .testTarget(
             name: "DeltaFeedServerTests",
-            dependencies: ["DeltaFeedServer", "DeltaFeedClient", "FeedService", "FeedStore", "EventHTTP", "HTTPTestSupport"]
+            dependencies: ["DeltaFeedServer", "DeltaFeedClient", "FeedIndex", "FeedService", "FeedStore", "EventHTTP", "HTTPTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -13,10 +13,32 @@ public final class DeltaFeedServer: Sendable {
     public let http: HTTPServer
     /// Where request and feed metrics are collected; `/metrics` renders it.
     public let registry: PrometheusCollectorRegistry
+    /// The pools that keep storage and long CPU work off the event loops.
+    public let pools: Pools
+    private let maintenance: FeedMaintenance
 
-    private init(http: HTTPServer, registry: PrometheusCollectorRegistry) {
+    /// The thread pools behind the routes.
+    public struct Pools: Sendable {
+        /// Store writes: one thread, as SQLite has one writer; each write is applied to the
+        /// index before it is answered.
+        public let writes: BlockingPool
+        /// Reads of snapshots no longer in memory.
+        public let storageReads: BlockingPool
+        /// Large `/v1/diff` bodies.
+        public let compute: BlockingPool
+
+        func shutdown() {
+            writes.shutdown()
+            storageReads.shutdown()
+            compute.shutdown()
+        }
+    }
+
+    private init(http: HTTPServer, registry: PrometheusCollectorRegistry, pools: Pools, maintenance: FeedMaintenance) {
         self.http = http
         self.registry = registry
+        self.pools = pools
+        self.maintenance = maintenance
     }
 
     /// Builds the routes and starts listening.
@@ -24,11 +46,15 @@ public final class DeltaFeedServer: Sendable {
     /// - Throws: ``EventHTTP/SystemError`` when the address cannot be bound.
     public static func start(configuration: DeltaFeedServerConfiguration) throws -> DeltaFeedServer {
         let registry = configuration.registry
+        let pools = Pools(
+            writes: BlockingPool(name: "writes", threads: 1, queueCapacity: configuration.writeQueue),
+            storageReads: BlockingPool(name: "storage-reads", threads: 2, queueCapacity: 1024),
+            compute: BlockingPool(name: "compute", threads: max(1, configuration.http.threads), queueCapacity: 64))
         var router = Router()
         OperationalRoutes(registry: registry).register(in: &router)
-        FeedRoutes(service: configuration.service).register(in: &router)
-        DiffRoute().register(in: &router)
-        AdminRoutes(store: configuration.service.store, adminToken: configuration.adminToken).register(in: &router)
+        FeedRoutes(service: configuration.service, storageReads: pools.storageReads).register(in: &router)
+        DiffRoute(compute: pools.compute).register(in: &router)
+        AdminRoutes(service: configuration.service, adminToken: configuration.adminToken, writes: pools.writes).register(in: &router)
         var http = configuration.http
         var metrics = PrometheusMetricsFactory(registry: registry)
         // Requests here take microseconds; the default buckets start at 5 ms.
@@ -38,13 +64,26 @@ public final class DeltaFeedServer: Sendable {
             .milliseconds(100), .milliseconds(500), .seconds(2.5), .seconds(10),
         ]
         http.metricsFactory = metrics
-        let server = try HTTPServer.start(router: router, configuration: http)
-        return DeltaFeedServer(http: server, registry: registry)
+        let server: HTTPServer
+        do {
+            server = try HTTPServer.start(router: router, configuration: http)
+        } catch {
+            pools.shutdown()
+            throw error
+        }
+        let logger = configuration.http.logger
+        let maintenance = FeedMaintenance(service: configuration.service) { message in
+            logger.warning("\(message)")
+        }
+        return DeltaFeedServer(http: server, registry: registry, pools: pools, maintenance: maintenance)
     }
 
-    /// Drains in-flight requests and stops; see ``EventHTTP/HTTPServer/shutdown()``.
+    /// Drains in-flight requests and stops; see ``EventHTTP/HTTPServer/shutdown()``. Then the
+    /// pools finish what they hold and the snapshots handed out are written to the store.
     public func shutdown() {
         http.shutdown()
+        pools.shutdown()
+        maintenance.stop()
     }
 }
 
@@ -58,6 +97,8 @@ public struct DeltaFeedServerConfiguration: Sendable {
     public var service: FeedService
     /// The bearer token write routes require; nil refuses every write (403).
     public var adminToken: String?
+    /// Writes that may wait for the writer before new ones get 503 `overloaded`.
+    public var writeQueue: Int = 4096
 
     /// A configuration serving `service`, with the given HTTP settings and a fresh registry.
     public init(

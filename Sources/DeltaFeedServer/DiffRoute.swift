@@ -11,10 +11,17 @@ import ListDiff
 struct DiffRoute {
     /// The most elements per side.
     static let maxElements = 100_000
+    /// Bodies at least this large are parsed and diffed on the `compute` pool, not the loop.
+    static let offloadBytes = 8 << 10
+    /// Where large diffs run.
+    let compute: BlockingPool
 
     func register(in router: inout Router) {
+        let compute = self.compute
         router.post("/v1/diff") { request in
-            try DiffRoute.answer(request.body)
+            guard request.body.count >= DiffRoute.offloadBytes else { return try DiffRoute.answer(request.body) }
+            let body = request.body
+            return .deferred(to: compute) { try DiffRoute.answer(body) }
         }
     }
 

@@ -2,15 +2,19 @@ import EventHTTP
 import FeedService
 import JSONBytes
 
-/// The read side: a viewer's feed and the deltas between its snapshots.
+/// The read side: a viewer's feed and the deltas between its snapshots. Answered on the event
+/// loop from memory; only a snapshot that is no longer in memory is read from the store, on the
+/// `storageReads` pool.
 struct FeedRoutes {
     let service: FeedService
+    let storageReads: BlockingPool
     /// The most sections a posted client snapshot may hold, and items per section.
     static let maxPostedSections = 400
     static let maxPostedItems = 100
 
     func register(in router: inout Router) {
         let service = self.service
+        let storageReads = self.storageReads
         // GET /v1/users/{id}/feed?limit=&cursor=&width=&stack_ads=
         router.get("/v1/users/{id}/feed") { request in
             let viewer = try request.id("id")
@@ -32,8 +36,12 @@ struct FeedRoutes {
                 throw HTTPError(status: 400, code: "invalid_parameter", message: "since: required; pass the snapshot id of the feed you hold.")
             }
             let format = try request.deltaFormat()
-            let outcome = try translatingErrors { try service.delta(viewer: viewer, since: since, format: format) }
-            return FeedRoutes.response(for: outcome)
+            if let outcome = try translatingErrors({ try service.delta(viewer: viewer, since: since, format: format) }) {
+                return FeedRoutes.response(for: outcome)
+            }
+            return .deferred(to: storageReads) {
+                FeedRoutes.response(for: try translatingErrors { try service.deltaReadingStorage(viewer: viewer, since: since, format: format) })
+            }
         }
         // POST /v1/users/{id}/feed/delta?format=&limit=&cursor=&width=&stack_ads= with the
         // client's feed document (or just its structure) as the body.

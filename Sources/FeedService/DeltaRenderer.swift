@@ -15,6 +15,8 @@ struct DeltaRenderer {
     let new: SnapshotStructure
     let newID: String
     let nextCursor: String?
+    /// Sizes items for the screen width the feed was asked with.
+    var layout: Layout? { new.parameters.width.map(Layout.init(width:)) }
 
     typealias Diff = SectionedDiff<String, String>
 
@@ -84,7 +86,7 @@ struct DeltaRenderer {
         for (index, newIndex) in batch.sectionInserts.enumerated() {
             if index > 0 { json.raw(",") }
             json.raw("{\"index\":\(newIndex),\"section\":")
-            page[newIndex].write(to: &json)
+            page[newIndex].write(to: &json, layout: layout)
             json.raw("}")
         }
         json.raw("],\"reloaded_sections\":[")
@@ -92,14 +94,14 @@ struct DeltaRenderer {
             if index > 0 { json.raw(",") }
             let newIndex = diff.sections.newIndex(forOldIndex: oldIndex)!
             json.raw("{\"old_index\":\(oldIndex),\"index\":\(newIndex),\"section\":")
-            page[newIndex].write(to: &json)
+            page[newIndex].write(to: &json, layout: layout)
             json.raw("}")
         }
         json.raw("],\"inserted_items\":[")
         for (index, path) in batch.itemInserts.enumerated() {
             if index > 0 { json.raw(",") }
             json.raw("{\"path\":[\(path.section),\(path.item)],\"item\":")
-            json.raw(bytes: page[path.section].items[path.item].json)
+            page[path.section].items[path.item].write(to: &json, layout: layout)
             json.raw("}")
         }
         json.raw("],\"reloaded_items\":[")
@@ -108,7 +110,7 @@ struct DeltaRenderer {
             let sectionDiff = diff.itemsDiff(forOldSection: path.section)!
             let newItem = sectionDiff.items.newIndex(forOldIndex: path.item)!
             json.raw("{\"old_path\":[\(path.section),\(path.item)],\"path\":[\(sectionDiff.newSection),\(newItem)],\"item\":")
-            json.raw(bytes: page[sectionDiff.newSection].items[newItem].json)
+            page[sectionDiff.newSection].items[newItem].write(to: &json, layout: layout)
             json.raw("}")
         }
         json.raw("]")
@@ -136,9 +138,9 @@ struct DeltaRenderer {
             for index in range {
                 if index > range.lowerBound { json.raw(",") }
                 if let section {
-                    json.raw(bytes: page[section].items[index].json)
+                    page[section].items[index].write(to: &json, layout: layout)
                 } else {
-                    page[index].write(to: &json)
+                    page[index].write(to: &json, layout: layout)
                 }
             }
             json.raw("]")
@@ -180,9 +182,9 @@ struct DeltaRenderer {
             if let value = operation.value {
                 json.raw(",\"value\":")
                 switch value {
-                case .section(let index): page[index].write(to: &json)
-                case .item(let path): json.raw(bytes: page[path.section].items[path.item].json)
-                case .element(let index): page[index].write(to: &json)
+                case .section(let index): page[index].write(to: &json, layout: layout)
+                case .item(let path): page[path.section].items[path.item].write(to: &json, layout: layout)
+                case .element(let index): page[index].write(to: &json, layout: layout)
                 }
             }
             json.raw("}")

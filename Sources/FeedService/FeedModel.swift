@@ -2,9 +2,9 @@ import JSONBytes
 
 /// One cell's worth of content: a video with its author, an ad, a suggested user, a header.
 ///
-/// `json` is the item's complete JSON object as sent to clients
-/// (`{"id":…,"kind":…,"version":…,"data":{…}}`, plus `"size"` when a screen width was given);
-/// it is rendered once when the feed is composed.
+/// `json` is the item's JSON object as sent to clients (`{"id":…,"kind":…,"version":…,"data":{…}}`),
+/// rendered once per version of what it shows and shared by every feed that shows it;
+/// ``write(to:layout:)`` adds `"size"` when a screen width was given.
 public struct FeedItem: Sendable, Hashable {
     /// Stable identity within the feed (`video:42`, `ad:3`, `user:7`, `header`).
     public let id: String
@@ -12,8 +12,24 @@ public struct FeedItem: Sendable, Hashable {
     public let kind: String
     /// A hash of what the item shows; equal versions mean nothing visible changed.
     public let version: UInt64
-    /// The item's JSON object.
+    /// The item's JSON object, without a size.
     public let json: [UInt8]
+
+    /// Writes the item's JSON object, with its size for `layout` if there is one.
+    func write(to out: inout JSONWriter, layout: Layout?) {
+        guard let layout, json.count > 1 else {
+            out.raw(bytes: json)
+            return
+        }
+        // `json` ends with the object's closing brace: insert the size before it.
+        out.raw(bytes: json[..<(json.count - 1)])
+        let size = layout.size(of: kind)
+        out.raw(",\"size\":{\"width\":")
+        out.int(size.width)
+        out.raw(",\"height\":")
+        out.int(size.height)
+        out.raw("}}")
+    }
 }
 
 /// One unit for one section controller: a chunk of the video grid, an ad, the suggestions
@@ -48,8 +64,8 @@ public struct FeedSection: Sendable, Hashable {
         self.version = hasher.state
     }
 
-    /// Writes the section's JSON object.
-    func write(to json: inout JSONWriter) {
+    /// Writes the section's JSON object, items sized for `layout` if there is one.
+    func write(to json: inout JSONWriter, layout: Layout?) {
         json.raw("{\"id\":")
         json.string(id)
         json.raw(",\"kind\":")
@@ -61,7 +77,7 @@ public struct FeedSection: Sendable, Hashable {
         json.raw(",\"items\":[")
         for (index, item) in items.enumerated() {
             if index > 0 { json.raw(",") }
-            json.raw(bytes: item.json)
+            item.write(to: &json, layout: layout)
         }
         json.raw("]}")
     }

@@ -1,81 +1,213 @@
+import FeedIndex
 import FeedStore
 import Foundation
 import JSONBytes
 import Synchronization
 
-/// Composes viewers' feeds, remembers the snapshots it hands out, and answers deltas.
+/// Composes viewers' feeds from the in-memory ``FeedIndex``, remembers the snapshots it hands
+/// out, and answers deltas.
 ///
-/// Thread-safe: called from every HTTP worker at once. Composed feeds are cached per viewer and
-/// parameters and thrown away when the store's change version moves (any write); rendered
-/// deltas are cached by (viewer, since, format) the same way, so repeated polls of an unchanged
-/// feed cost a dictionary lookup.
+/// Thread-safe: called from every HTTP worker at once. The read path runs no SQL and never
+/// waits on storage:
+/// - A composed page is cached per viewer and parameters with what it depends on
+///   (``FeedDependencies``). The next request checks the index changes applied since against
+///   those dependencies: a write that touches nothing the viewer sees costs a lookup, not a
+///   recomposition.
+/// - Items are rendered once per version of what they show and shared by every page and delta.
+/// - Snapshots are kept in memory (``SnapshotBook``) and written to the store in batches by
+///   ``persistSnapshots()``, off the request path. Only a snapshot no longer in memory (evicted
+///   for memory, or handed out before a restart) needs the store:
+///   ``delta(viewer:since:format:)`` returns nil and the caller, off its event loop, calls
+///   ``deltaReadingStorage(viewer:since:format:)``.
+///
+/// Writes go through the store as before; ``catchUp()`` (or ``write(_:)``, which does both)
+/// brings the index up to date so the writer reads its own write.
 public final class FeedService: Sendable {
-    /// The store everything comes from.
-    public let store: FeedStore
-    private let pages = Mutex(BoundedCache<PageKey, RenderedFeed>(capacity: 4096))
-    private let deltas = Mutex(BoundedCache<DeltaKey, DeltaOutcome>(capacity: 8192))
-    /// Snapshots saved so far, per viewer: the store keeps only the newest few per viewer, so a
-    /// cached page whose snapshot was saved that many saves ago may have been pruned. Bounded:
-    /// a forgotten count reads as 0, which only causes a harmless extra save.
-    private let saveCounts = Mutex(BoundedCache<Int64, UInt64>(capacity: 65536))
+    /// Memory budgets of the caches, in bytes.
+    public struct Options: Sendable {
+        /// Composed pages (structure, dependencies; their items are shared). Default 128 MiB.
+        public var pageCacheBytes: Int
+        /// Rendered items. Default 64 MiB.
+        public var itemCacheBytes: Int
+        /// Rendered deltas, for clients that ask the same question again. Default 16 MiB.
+        public var deltaCacheBytes: Int
+        /// Snapshot structures kept in memory; past it the least recently served viewers'
+        /// snapshots are read back from the store when asked for. Default 128 MiB.
+        public var snapshotBytes: Int
 
-    /// Creates a service over `store`.
-    public init(store: FeedStore) {
+        /// Options with every default.
+        public init(
+            pageCacheBytes: Int = 128 << 20, itemCacheBytes: Int = 64 << 20,
+            deltaCacheBytes: Int = 16 << 20, snapshotBytes: Int = 128 << 20
+        ) {
+            self.pageCacheBytes = pageCacheBytes
+            self.itemCacheBytes = itemCacheBytes
+            self.deltaCacheBytes = deltaCacheBytes
+            self.snapshotBytes = snapshotBytes
+        }
+    }
+
+    /// The store everything comes from and writes go to.
+    public let store: FeedStore
+    /// What feeds are composed from.
+    public let index: FeedIndex
+    /// The budgets the service was made with.
+    public let options: Options
+
+    private let items: ItemCache
+    private let pages: Mutex<ByteBoundedCache<PageKey, CachedPage>>
+    private let deltas: Mutex<ByteBoundedCache<DeltaKey, CachedDelta>>
+    private let book: Mutex<SnapshotBook>
+    /// Serialises ``persistSnapshots()``.
+    private let persisting = Mutex(())
+
+    /// Creates a service over `store` and `index` (loaded from the store when nil).
+    ///
+    /// - Throws: ``FeedStore/FeedStoreError`` when the index cannot be loaded.
+    public init(store: FeedStore, index: FeedIndex? = nil, options: Options = Options()) throws(FeedStoreError) {
         self.store = store
+        if let index {
+            self.index = index
+        } else {
+            self.index = try FeedIndex(loadingFrom: store)
+        }
+        self.options = options
+        items = ItemCache(budget: options.itemCacheBytes)
+        pages = Mutex(ByteBoundedCache(budget: options.pageCacheBytes))
+        deltas = Mutex(ByteBoundedCache(budget: options.deltaCacheBytes))
+        let retention = store.options.snapshotRetention
+        book = Mutex(SnapshotBook(retention: SnapshotBook.Retention(
+            perViewer: retention.maxPerViewer, maxAge: retention.maxAgeMilliseconds, byteBudget: options.snapshotBytes)))
+    }
+
+    private var now: Int64 { store.options.clock() }
+
+    // MARK: - Writes
+
+    /// Runs a store write, then applies it to the index before returning, so whoever wrote
+    /// reads their own write. Blocks on storage: call it off the event loop.
+    ///
+    /// - Throws: what `body` throws. A failure to read the change back is not thrown (the write
+    ///   is committed); the background catch-up applies it later.
+    public func write<T>(_ body: (FeedStore) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
+        let value = try body(store)
+        _ = try? index.catchUp(from: store)
+        return value
+    }
+
+    /// Applies the change-log entries committed since the index was last brought up to date
+    /// (by this process or another). Blocks on storage.
+    ///
+    /// - Returns: how many entries were applied.
+    @discardableResult
+    public func catchUp() throws(FeedStoreError) -> Int {
+        try index.catchUp(from: store)
     }
 
     // MARK: - Feed
 
-    /// The feed page for `viewer` asked for with `parameters`, rendered as JSON, and its
-    /// snapshot remembered for later deltas.
+    /// The feed page for `viewer` asked for with `parameters`; its snapshot is remembered for
+    /// later deltas. Runs no SQL.
     ///
-    /// - Throws: ``FeedError``.
+    /// - Throws: ``FeedError/viewerNotFound(_:)``.
     public func feed(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> RenderedFeed {
-        let version = store.changeVersion
-        let key = PageKey(viewer: viewer, parameters: parameters)
-        if let cached = pages.withLock({ $0[key] }), cached.changeVersion == version {
-            guard mayHaveBeenPruned(cached.saved, viewer: viewer) else { return cached }
-            // Serving this page again promises its snapshot works for the next delta: store it
-            // anew, since retention may have pruned it while the page sat in the cache.
-            var refreshed = cached
-            refreshed.saved = try remember(cached.structure, id: cached.snapshotID)
-            pages.withLock { $0[key] = refreshed }
-            return refreshed
-        }
-        var rendered = try compose(viewer: viewer, parameters: parameters, changeVersion: version)
-        rendered.saved = try remember(rendered.structure, id: rendered.snapshotID)
-        pages.withLock { $0[key] = rendered }
-        return rendered
+        let page = try currentPage(viewer: viewer, parameters: parameters)
+        remember(page)
+        return page
     }
 
-    /// Whether the store's retention (count per viewer, age) may have removed a snapshot saved
-    /// as `saved`. Errs towards yes: saving again is an idempotent upsert.
-    private func mayHaveBeenPruned(_ saved: SnapshotSave, viewer: Int64) -> Bool {
-        let retention = store.options.snapshotRetention
-        let savesSince = (saveCounts.withLock { $0[viewer] } ?? 0) &- saved.count
-        let age = store.options.clock() - saved.at
-        return savesSince >= UInt64(retention.maxPerViewer) || age >= retention.maxAgeMilliseconds / 2
+    /// The page as it is now: the cached one if no change since touches it, else composed.
+    private func currentPage(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> RenderedFeed {
+        let key = PageKey(viewer: viewer, parameters: parameters)
+        if let cached = pages.withLock({ $0.value(for: key) }) {
+            let stillValid: Int64? = index.read { view in
+                if cached.validatedAt == view.sequence { return view.sequence }
+                guard let changes = view.changes(after: cached.validatedAt) else { return nil }
+                for change in changes where cached.dependencies.isAffected(by: change, view: view) {
+                    return nil
+                }
+                return view.sequence
+            }
+            if let stillValid {
+                if stillValid != cached.validatedAt {
+                    pages.withLock { cache in
+                        guard var entry = cache.value(for: key), entry.page.snapshotID == cached.page.snapshotID else { return }
+                        entry.validatedAt = max(entry.validatedAt, stillValid)
+                        cache.insert(entry, for: key, cost: entry.cost)
+                    }
+                }
+                return cached.page
+            }
+        }
+        let composed = try compose(viewer: viewer, parameters: parameters)
+        pages.withLock { $0.insert(composed, for: key, cost: composed.cost) }
+        return composed.page
+    }
+
+    private func compose(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
+        let (selection, sequence) = try index.read { view throws(FeedError) in
+            (try FeedComposer.select(viewer: viewer, in: view), view.sequence)
+        }
+        let composer = FeedComposer(stackAds: parameters.stackAds, items: items)
+        let all = composer.build(selection)
+        let start = min(parameters.offset, all.count)
+        let end = min(start + parameters.limit, all.count)
+        let page = Array(all[start..<end])
+        let nextCursor = end < all.count ? FeedCursor.encode(offset: end) : nil
+        let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page)
+        let rendered = RenderedFeed(
+            changeVersion: sequence, snapshotID: structure.id, sections: page, nextCursor: nextCursor, structure: structure)
+        return CachedPage(page: rendered, validatedAt: sequence, dependencies: selection.dependencies)
+    }
+
+    private func remember(_ page: RenderedFeed) {
+        let now = self.now
+        book.withLock { $0.served(page.structure, id: page.snapshotID, now: now) }
     }
 
     // MARK: - Deltas
 
-    /// The delta from snapshot `since` (issued earlier to this viewer) to the feed now.
+    /// The delta from snapshot `since` (issued earlier to this viewer) to the feed now, or nil
+    /// when `since` is not in memory and must be looked up in the store: then call
+    /// ``deltaReadingStorage(viewer:since:format:)`` off the event loop. Runs no SQL.
     ///
-    /// - Throws: ``FeedError/snapshotUnknown(_:)`` when `since` was never issued to `viewer`,
-    ///   or has expired; ``FeedError/invalidParameter(name:reason:)`` when it is malformed.
-    public func delta(viewer: Int64, since: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
+    /// - Throws: ``FeedError/snapshotUnknown(_:)`` when retention removed `since`;
+    ///   ``FeedError/invalidParameter(name:reason:)`` when it is malformed;
+    ///   ``FeedError/viewerNotFound(_:)``.
+    public func delta(viewer: Int64, since: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome? {
         guard SnapshotStructure.isWellFormedID(since) else {
             throw .invalidParameter(name: "since", reason: "must be a snapshot id: 32 lowercase hex digits")
         }
-        let version = store.changeVersion
-        let key = DeltaKey(viewer: viewer, since: since, format: format)
-        if let cached = deltas.withLock({ $0[key] }), cached.changeVersion == version {
-            return cached
+        let now = self.now
+        switch book.withLock({ $0.lookup(viewer: viewer, id: since, now: now) }) {
+        case .found(let old):
+            return try delta(from: old, oldID: since, format: format)
+        case .expired:
+            throw .snapshotUnknown(since)
+        case .notInMemory:
+            return nil
         }
-        guard let old = try snapshot(id: since, viewer: viewer) else { throw .snapshotUnknown(since) }
-        let outcome = try delta(from: old, oldID: since, format: format, changeVersion: version)
-        deltas.withLock { $0[key] = outcome }
-        return outcome
+    }
+
+    /// ``delta(viewer:since:format:)`` for a snapshot not in memory: reads it from the store
+    /// (blocking; call it off the event loop) and takes it back into memory.
+    ///
+    /// - Throws: ``FeedError/snapshotUnknown(_:)`` when the store does not have it either or it
+    ///   expired; ``FeedError/storage(_:)`` when the store cannot answer.
+    public func deltaReadingStorage(viewer: Int64, since: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
+        if let outcome = try delta(viewer: viewer, since: since, format: format) { return outcome }
+        let stored: StoredSnapshot?
+        do {
+            stored = try store.snapshot(id: since, viewer: viewer)
+        } catch {
+            throw .storage(error)
+        }
+        let now = self.now
+        guard let stored, let structure = try? SnapshotStructure.decode(stored.structure), structure.viewer == viewer,
+              book.withLock({ $0.isFresh(servedAt: stored.createdAt, now: now) })
+        else { throw .snapshotUnknown(since) }
+        book.withLock { $0.adopt(structure, id: since, servedAt: stored.createdAt) }
+        return try delta(from: structure, oldID: since, format: format)
     }
 
     /// The delta from a snapshot the client sends itself (for servers that forgot it, or that
@@ -85,89 +217,75 @@ public final class FeedService: Sendable {
     public func delta(viewer: Int64, from client: SnapshotStructure, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
         var client = client
         client.viewer = viewer
-        return try delta(from: client, oldID: client.id, format: format, changeVersion: store.changeVersion)
+        return try delta(from: client, oldID: client.id, format: format)
     }
 
-    private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat, changeVersion: Int64) throws(FeedError) -> DeltaOutcome {
+    private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
         let current = try feed(viewer: old.viewer, parameters: old.parameters)
         if current.snapshotID == oldID {
-            return DeltaOutcome(changeVersion: changeVersion, snapshotID: oldID, body: nil)
+            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: oldID, body: nil)
         }
-        let renderer = DeltaRenderer(old: old, oldID: oldID, page: current.sections, new: current.structure, newID: current.snapshotID, nextCursor: current.nextCursor)
-        return DeltaOutcome(changeVersion: changeVersion, snapshotID: current.snapshotID, body: renderer.render(format))
+        let key = DeltaKey(viewer: old.viewer, since: oldID, format: format)
+        if let cached = deltas.withLock({ $0.value(for: key) }), cached.target == current.snapshotID {
+            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, body: cached.body)
+        }
+        let renderer = DeltaRenderer(
+            old: old, oldID: oldID, page: current.sections, new: current.structure, newID: current.snapshotID,
+            nextCursor: current.nextCursor)
+        let body = renderer.render(format)
+        deltas.withLock { $0.insert(CachedDelta(target: current.snapshotID, body: body), for: key, cost: body.count + 128) }
+        return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, body: body)
     }
 
-    // MARK: - Composition
+    // MARK: - Snapshot persistence and upkeep
 
-    private func compose(viewer: Int64, parameters: FeedParameters, changeVersion: Int64) throws(FeedError) -> RenderedFeed {
-        let composer = FeedComposer(stackAds: parameters.stackAds, renderer: ItemRenderer(layout: parameters.width.map(Layout.init(width:))))
-        let all: [FeedSection]
-        do {
-            all = try store.read { reader in try composer.compose(viewer: viewer, reader: reader) }
-        } catch let error as FeedError {
-            throw error
-        } catch let error as FeedStoreError {
-            throw .storage(error)
-        } catch {
-            throw .storage(.storage(code: -1, message: "\(error)"))
+    /// Writes the snapshots handed out since the last call to the store in one transaction, and
+    /// deletes those retention removed. Blocking; the maintenance thread calls it every second
+    /// and at shutdown.
+    ///
+    /// - Returns: how many rows were written or deleted.
+    /// - Throws: ``FeedStore/FeedStoreError``; the batch is queued again then.
+    @discardableResult
+    public func persistSnapshots() throws(FeedStoreError) -> Int {
+        try persisting.withLock { _ throws(FeedStoreError) -> Int in
+            let pending = book.withLock { $0.takePending() }
+            guard !pending.isEmpty else { return 0 }
+            var upserts: [StoredSnapshot] = []
+            upserts.reserveCapacity(pending.upserts.count)
+            for (key, value) in pending.upserts {
+                guard let data = try? value.structure.encoded() else { continue }
+                upserts.append(StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: value.servedAt, structure: data))
+            }
+            do throws(FeedStoreError) {
+                try store.persistSnapshots(
+                    upserts: upserts, deletions: pending.deletions.map { ($0.viewer, $0.id) },
+                    keepPerViewer: 2 * store.options.snapshotRetention.maxPerViewer)
+            } catch {
+                book.withLock { $0.requeue(pending) }
+                throw error
+            }
+            return upserts.count + pending.deletions.count
         }
-        let start = min(parameters.offset, all.count)
-        let end = min(start + parameters.limit, all.count)
-        let page = Array(all[start..<end])
-        let nextCursor = end < all.count ? FeedCursor.encode(offset: end) : nil
-        let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page)
-        let snapshotID = structure.id
-        var json = JSONWriter(capacity: 1024 + page.count * 2048)
-        json.raw("{\"snapshot\":\"\(snapshotID)\",\"viewer\":\(viewer),\"sections\":[")
-        for (index, section) in page.enumerated() {
-            if index > 0 { json.raw(",") }
-            section.write(to: &json)
-        }
-        json.raw("],\"next_cursor\":")
-        json.optionalString(nextCursor)
-        json.raw("}")
-        return RenderedFeed(changeVersion: changeVersion, snapshotID: snapshotID, sections: page, nextCursor: nextCursor, structure: structure, body: json.bytes)
     }
 
-    // MARK: - Snapshots
-
-    /// Stores a snapshot each time a page is composed (only after a write or for new
-    /// parameters: cached pages are not stored again), so polling an unchanged feed writes nothing.
-    private func remember(_ structure: SnapshotStructure, id: String) throws(FeedError) -> SnapshotSave {
-        do {
-            _ = try store.saveSnapshot(id: id, viewer: structure.viewer, structure: try structure.encoded())
-        } catch let error as FeedStoreError {
-            throw .storage(error)
-        } catch {
-            throw .storage(.storage(code: -1, message: "cannot encode snapshot: \(error)"))
-        }
-        let count = saveCounts.withLock { counts in
-            let next = (counts[structure.viewer] ?? 0) &+ 1
-            counts[structure.viewer] = next
-            return next
-        }
-        return SnapshotSave(count: count, at: store.options.clock())
+    /// Drops expired snapshots from memory and from the store, and trims the change log.
+    /// Blocking; the maintenance thread calls it now and then.
+    public func pruneExpired(keepingChanges: Int64 = 100_000) throws(FeedStoreError) {
+        let now = self.now
+        _ = book.withLock { $0.dropExpired(now: now) }
+        try store.pruneExpiredSnapshots()
+        try store.pruneChangeLog(keeping: keepingChanges)
     }
 
-    private func snapshot(id: String, viewer: Int64) throws(FeedError) -> SnapshotStructure? {
-        // Always the table: it is the authority on expiry (the in-memory set only spares
-        // re-saving). Reached only when the delta cache misses, i.e. after a write.
-        let stored: StoredSnapshot?
-        do {
-            stored = try store.snapshot(id: id, viewer: viewer)
-        } catch {
-            throw .storage(error)
-        }
-        guard let stored, let structure = try? SnapshotStructure.decode(stored.structure), structure.viewer == viewer else {
-            return nil
-        }
-        return structure
+    /// Bytes held by each cache now (for metrics and the memory benchmark).
+    public var cacheBytes: (pages: Int, items: Int, deltas: Int, snapshots: Int) {
+        (pages.withLock { $0.totalCost }, items.bytes, deltas.withLock { $0.totalCost }, book.withLock { $0.bytes })
     }
 }
 
-/// A composed, rendered feed page.
+/// A composed page.
 public struct RenderedFeed: Sendable {
-    /// The store's change version it was composed at.
+    /// The change-log position it was composed at.
     public let changeVersion: Int64
     /// Its snapshot id (also the HTTP ETag).
     public let snapshotID: String
@@ -175,28 +293,54 @@ public struct RenderedFeed: Sendable {
     public let sections: [FeedSection]
     /// The cursor of the next page, if any.
     public let nextCursor: String?
-    /// The page's structure, as stored for deltas.
+    /// The page's structure, as remembered for deltas.
     public let structure: SnapshotStructure
-    /// The JSON document: `{"snapshot","viewer","sections","next_cursor"}`.
-    public let body: [UInt8]
-    /// When its snapshot was last stored.
-    var saved = SnapshotSave(count: 0, at: 0)
-}
 
-/// When a snapshot was stored: the viewer's save count after it, and the store clock.
-struct SnapshotSave: Sendable {
-    let count: UInt64
-    let at: Int64
+    /// The JSON document: `{"snapshot","viewer","sections","next_cursor"}`, items sized for the
+    /// width the page was asked with. Written from the shared item bytes on each call.
+    public var body: [UInt8] {
+        let layout = structure.parameters.width.map(Layout.init(width:))
+        var json = JSONWriter(capacity: 1024 + sections.reduce(0) { $0 + $1.items.reduce(64) { $0 + $1.json.count + 48 } })
+        json.raw("{\"snapshot\":\"\(snapshotID)\",\"viewer\":\(structure.viewer),\"sections\":[")
+        for (index, section) in sections.enumerated() {
+            if index > 0 { json.raw(",") }
+            section.write(to: &json, layout: layout)
+        }
+        json.raw("],\"next_cursor\":")
+        json.optionalString(nextCursor)
+        json.raw("}")
+        return json.bytes
+    }
 }
 
 /// The answer to a delta request.
 public struct DeltaOutcome: Sendable {
-    /// The store's change version it was computed at.
+    /// The change-log position of the feed it leads to.
     public let changeVersion: Int64
     /// The snapshot id of the feed now.
     public let snapshotID: String
     /// The rendered delta, or nil when nothing changed (HTTP 304).
     public let body: [UInt8]?
+}
+
+/// A page in the cache, with the index position it is known to be current at.
+struct CachedPage {
+    var page: RenderedFeed
+    var validatedAt: Int64
+    let dependencies: FeedDependencies
+
+    /// An estimate of the memory it holds beyond the shared item bytes.
+    var cost: Int {
+        var itemCount = 0
+        for section in page.sections { itemCount += section.items.count }
+        return 512 + itemCount * 160 + page.sections.count * 96
+            + (dependencies.shownVideos.count + dependencies.shownUsers.count + dependencies.followees.count) * 24
+    }
+}
+
+struct CachedDelta {
+    let target: String
+    let body: [UInt8]
 }
 
 struct PageKey: Hashable {

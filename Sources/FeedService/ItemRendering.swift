@@ -1,11 +1,80 @@
+import FeedIndex
 import FeedStore
 import JSONBytes
+import Synchronization
 
-/// Turns stored records into ``FeedItem``s: the data object, its version and the item JSON.
-struct ItemRenderer {
-    let layout: Layout?
+/// Renders records into ``FeedItem``s once per version and keeps them: every viewer, page and
+/// delta that shows the same video (with the same author) reuses the same bytes. Validity is
+/// checked against the index revisions of the records the bytes were made from, so a change
+/// re-renders only what it touched. Bounded in bytes.
+final class ItemCache: Sendable {
+    private struct Stamp: Hashable {
+        var revision: Int64
+        var otherRevision: Int64
+    }
 
-    func video(_ video: Video, author: User?) -> FeedItem {
+    private struct Cached {
+        var stamp: Stamp
+        var item: FeedItem
+    }
+
+    private enum Key: Hashable {
+        case video(Int64)
+        case suggestion(user: Int64, mutuals: Int64)
+        case header(Int64)
+        case ad(Int64)
+    }
+
+    private let cache: Mutex<ByteBoundedCache<Key, Cached>>
+
+    /// A cache holding at most `budget` bytes of rendered items.
+    init(budget: Int) {
+        cache = Mutex(ByteBoundedCache(budget: budget))
+    }
+
+    /// Bytes held now.
+    var bytes: Int { cache.withLock { $0.totalCost } }
+
+    private func cached(_ key: Key, stamp: Stamp, render: () -> FeedItem) -> FeedItem {
+        if let hit = cache.withLock({ $0.value(for: key) }), hit.stamp == stamp { return hit.item }
+        let item = render()
+        cache.withLock { $0.insert(Cached(stamp: stamp, item: item), for: key, cost: item.json.count + 96) }
+        return item
+    }
+
+    func video(_ video: Revised<Video>, author: Revised<User>?) -> FeedItem {
+        cached(.video(video.value.id), stamp: Stamp(revision: video.revision, otherRevision: author?.revision ?? -1)) {
+            ItemRenderer.video(video.value, author: author?.value)
+        }
+    }
+
+    func suggestion(_ suggestion: Suggestion) -> FeedItem {
+        cached(.suggestion(user: suggestion.user.value.id, mutuals: suggestion.mutualCount), stamp: Stamp(revision: suggestion.user.revision, otherRevision: 0)) {
+            ItemRenderer.suggestion(suggestion.user.value, mutualCount: suggestion.mutualCount)
+        }
+    }
+
+    func header(_ viewer: Revised<User>) -> FeedItem {
+        cached(.header(viewer.value.id), stamp: Stamp(revision: viewer.revision, otherRevision: 0)) {
+            ItemRenderer.header(viewer: viewer.value)
+        }
+    }
+
+    /// `epoch` is the inventory's: every change of any ad moves it.
+    func ad(_ ad: Ad, epoch: Int64) -> FeedItem {
+        cached(.ad(ad.id), stamp: Stamp(revision: epoch, otherRevision: 0)) {
+            ItemRenderer.ad(ad)
+        }
+    }
+
+    func emptyState() -> FeedItem {
+        ItemRenderer.emptyState
+    }
+}
+
+/// Turns records into ``FeedItem``s: the data object, its version and the item JSON.
+enum ItemRenderer {
+    static func video(_ video: Video, author: User?) -> FeedItem {
         var data = JSONWriter(capacity: 400)
         data.raw("{\"video\":{\"id\":")
         data.int(video.id)
@@ -31,7 +100,7 @@ struct ItemRenderer {
         return item(id: "video:\(video.id)", kind: "video", data: data.bytes)
     }
 
-    func ad(_ ad: Ad) -> FeedItem {
+    static func ad(_ ad: Ad) -> FeedItem {
         var data = JSONWriter(capacity: 300)
         data.raw("{\"id\":")
         data.int(ad.id)
@@ -47,19 +116,19 @@ struct ItemRenderer {
         return item(id: "ad:\(ad.id)", kind: "ad", data: data.bytes)
     }
 
-    func suggestion(_ suggestion: FollowSuggestion) -> FeedItem {
+    static func suggestion(_ user: User, mutualCount: Int64) -> FeedItem {
         var data = JSONWriter(capacity: 200)
         data.raw("{\"user\":")
-        writeUser(suggestion.user, to: &data)
+        writeUser(user, to: &data)
         data.raw(",\"follower_count\":")
-        data.int(suggestion.user.followerCount)
+        data.int(user.followerCount)
         data.raw(",\"mutual_followees\":")
-        data.int(suggestion.mutualCount)
+        data.int(mutualCount)
         data.raw("}")
-        return item(id: "user:\(suggestion.user.id)", kind: "user", data: data.bytes)
+        return item(id: "user:\(user.id)", kind: "user", data: data.bytes)
     }
 
-    func header(viewer: User) -> FeedItem {
+    static func header(viewer: User) -> FeedItem {
         var data = JSONWriter(capacity: 160)
         data.raw("{\"title\":\"For you\",\"viewer\":")
         writeUser(viewer, to: &data)
@@ -67,12 +136,11 @@ struct ItemRenderer {
         return item(id: "header", kind: "header", data: data.bytes)
     }
 
-    func emptyState() -> FeedItem {
-        let data = Array(#"{"title":"Nothing here yet","message":"Follow people to fill your feed with their videos."}"#.utf8)
-        return item(id: "empty", kind: "empty", data: data)
-    }
+    static let emptyState: FeedItem = item(
+        id: "empty", kind: "empty",
+        data: Array(#"{"title":"Nothing here yet","message":"Follow people to fill your feed with their videos."}"#.utf8))
 
-    private func writeUser(_ user: User, to data: inout JSONWriter) {
+    private static func writeUser(_ user: User, to data: inout JSONWriter) {
         data.raw("{\"id\":")
         data.int(user.id)
         data.raw(",\"handle\":")
@@ -84,9 +152,9 @@ struct ItemRenderer {
         data.raw("}")
     }
 
-    /// The item JSON: id, kind, version (a hash of the data), the data, and the size if a width
-    /// was given.
-    private func item(id: String, kind: String, data: [UInt8]) -> FeedItem {
+    /// The item JSON without a size: id, kind, version (a hash of the data) and the data.
+    /// ``FeedItem/write(to:layout:)`` adds the size for a screen width when writing it out.
+    private static func item(id: String, kind: String, data: [UInt8]) -> FeedItem {
         var hasher = StableHasher()
         hasher.combine(kind)
         hasher.combine(bytes: data)
@@ -100,14 +168,6 @@ struct ItemRenderer {
         json.raw(hex16(version))
         json.raw("\",\"data\":")
         json.raw(bytes: data)
-        if let layout {
-            let size = layout.size(of: kind)
-            json.raw(",\"size\":{\"width\":")
-            json.int(size.width)
-            json.raw(",\"height\":")
-            json.int(size.height)
-            json.raw("}")
-        }
         json.raw("}")
         return FeedItem(id: id, kind: kind, version: version, json: json.bytes)
     }

@@ -118,7 +118,7 @@ extension FeedStore {
             }
         }
 
-        try write(touchesAds: true) { db in
+        try write(touchesAds: true, change: { _ in PendingChange(kind: .reset, key: 0) }) { db in
             guard try FeedReader(db).isEmpty() else {
                 throw FeedStoreError.conflict(
                     field: "database", reason: "the store already has content; seed only an empty store")

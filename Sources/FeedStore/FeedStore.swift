@@ -29,19 +29,34 @@ public final class FeedStore: Sendable {
         /// The source of "now" for `created_at`/`updated_at` and snapshot ages, in Unix
         /// milliseconds. Defaults to the system clock; tests inject a fixed or manual clock.
         public var clock: @Sendable () -> Int64
+        /// When a committed write is on stable storage. Default ``Durability/full``.
+        public var durability: Durability
 
         /// Creates options; every parameter has a production default.
         public init(
             maximumReaderCount: Int = 8,
             busyTimeout: TimeInterval = 5,
             snapshotRetention: SnapshotRetention = SnapshotRetention(),
+            durability: Durability = .full,
             clock: @escaping @Sendable () -> Int64 = FeedStore.systemClock
         ) {
             self.maximumReaderCount = maximumReaderCount
             self.busyTimeout = busyTimeout
             self.snapshotRetention = snapshotRetention
+            self.durability = durability
             self.clock = clock
         }
+    }
+
+    /// How far a commit goes before a write returns.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// Every commit is synced to the disk before the write returns (SQLite
+        /// `synchronous = FULL` in WAL mode): an acknowledged write survives a power loss.
+        case full
+        /// Commits reach the operating system, and the disk at each WAL checkpoint (SQLite
+        /// `synchronous = NORMAL`): an acknowledged write survives a crash of the process but
+        /// the last ones may be lost if the machine loses power. Faster on slow disks.
+        case normal
     }
 
     /// How many snapshots are kept per viewer, and for how long.
@@ -103,6 +118,10 @@ public final class FeedStore: Sendable {
             configuration.foreignKeysEnabled = true
             configuration.maximumReaderCount = max(1, options.maximumReaderCount)
             configuration.busyMode = .timeout(options.busyTimeout)
+            let synchronous = options.durability == .full ? "FULL" : "NORMAL"
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            }
             // (GRDB starts DatabasePool write transactions IMMEDIATE itself: no lock upgrades.)
             let pool = try DatabasePool(path: path, configuration: configuration)
             try Schema.migrator.migrate(pool)
@@ -360,10 +379,12 @@ public final class FeedStore: Sendable {
     // MARK: - Writing
 
     /// Runs `body` in one write transaction, then bumps the change version (and the ad epoch when
-    /// `touchesAds`) in the same transaction. Nothing is written if `body` throws.
+    /// `touchesAds`) and appends `change(value)` to the change log under the new version, all in
+    /// the same transaction. Nothing is written if `body` throws.
     func write<T>(
-        touchesAds: Bool = false, _ body: (Database) throws -> T
+        touchesAds: Bool = false, change: (T) -> PendingChange, _ body: (Database) throws -> T
     ) throws(FeedStoreError) -> T {
+        let committedAt = now
         let (value, version) = try mappingErrors {
             try pool.write { db in
                 let value = try body(db)
@@ -376,6 +397,9 @@ public final class FeedStore: Sendable {
                 guard let version = try Int64.fetchOne(bump, arguments: [touchesAds ? 1 : 0]) else {
                     throw FeedStoreError.storage(code: -1, message: "store_meta row is missing")
                 }
+                let entry = change(value)
+                try db.cachedStatement(sql: FeedQueries.appendChange)
+                    .execute(arguments: [version, entry.kind.rawValue, entry.key, entry.otherKey, committedAt])
                 return (value, version)
             }
         }

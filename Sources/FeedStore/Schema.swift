@@ -11,6 +11,9 @@ enum Schema {
         migrator.registerMigration("v1: users, videos, ads, follows, snapshots, store_meta") { db in
             try db.execute(sql: v1)
         }
+        migrator.registerMigration("v2: change_log") { db in
+            try db.execute(sql: v2)
+        }
         return migrator
     }
 
@@ -106,5 +109,17 @@ enum Schema {
         );
         CREATE INDEX snapshots_by_viewer_time ON snapshots (viewer_id, created_at);
         CREATE INDEX snapshots_by_time ON snapshots (created_at);
+        """
+
+    /// Version 2: the change log. One row per committed content write, in the write's own
+    /// transaction; `seq` equals `store_meta.change_version` after that write. See `ChangeEntry`.
+    static let v2 = """
+        CREATE TABLE change_log (
+            seq INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            key INTEGER NOT NULL,
+            other_key INTEGER,
+            committed_at INTEGER NOT NULL
+        );
         """
 }

@@ -45,6 +45,39 @@ extension FeedStore {
         return StoredSnapshot(id: id, viewerID: viewer, createdAt: createdAt, structure: structure)
     }
 
+    /// Writes a batch of snapshots in one transaction: `upserts` are stored (or their row
+    /// replaced, `createdAt` being when the snapshot was last served), `deletions` removed; then
+    /// every viewer in `upserts` keeps at most `keepPerViewer` rows, newest first. Does not
+    /// change the change version. For a writer that keeps snapshots in memory and persists them
+    /// in batches, off the request path.
+    ///
+    /// - Throws: ``FeedStoreError/invalid(field:reason:)`` on a malformed id;
+    ///   ``FeedStoreError/storage(code:message:)`` on SQLite failure (nothing is written then).
+    /// - Complexity: O((u + d) log n) plus the pruned rows.
+    public func persistSnapshots(
+        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], keepPerViewer: Int
+    ) throws(FeedStoreError) {
+        for snapshot in upserts { _ = try Validate.snapshotID(snapshot.id) }
+        try writeWithoutVersion { db in
+            let upsert = try db.cachedStatement(sql: """
+                INSERT INTO snapshots (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT (viewer_id, id) DO UPDATE
+                SET created_at = excluded.created_at, structure = excluded.structure
+                """)
+            for snapshot in upserts {
+                try upsert.execute(arguments: [snapshot.viewerID, snapshot.id, snapshot.createdAt, snapshot.structure])
+            }
+            let delete = try db.cachedStatement(sql: "DELETE FROM snapshots WHERE viewer_id = ?1 AND id = ?2")
+            for deletion in deletions {
+                try delete.execute(arguments: [deletion.viewer, deletion.id])
+            }
+            let prune = try db.cachedStatement(sql: FeedQueries.pruneSnapshotsByCount)
+            for viewer in Set(upserts.map(\.viewerID)) {
+                try prune.execute(arguments: [viewer, "", max(1, keepPerViewer)])
+            }
+        }
+    }
+
     /// Deletes every snapshot (all viewers) older than the retention's maximum age. Saving
     /// already prunes the saving viewer; call this periodically to drop the history of viewers
     /// who stopped coming. Does not change the change version.

@@ -26,7 +26,7 @@ extension FeedStore {
         var avatar: String?
         if let avatarURL { avatar = try Validate.url(avatarURL, field: "avatar_url") }
         let createdAt = now
-        return try write { db in
+        return try write(change: { PendingChange(kind: .userCreated, key: $0.id) }) { db in
             try Self.requireFreeHandle(handle, in: db)
             try db.cachedStatement(sql: """
                 INSERT INTO users (handle, display_name, avatar_url, created_at) VALUES (?1, ?2, ?3, ?4)
@@ -66,7 +66,7 @@ extension FeedStore {
             guard let user = try user(id: id) else { throw .notFound(entity: .user, id: String(id)) }
             return user
         }
-        return try write { db in
+        return try write(change: { PendingChange(kind: .userUpdated, key: $0.id) }) { db in
             guard var user = try User.fetchOne(db, key: id) else {
                 throw FeedStoreError.notFound(entity: .user, id: String(id))
             }
@@ -86,7 +86,7 @@ extension FeedStore {
     ///   ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O((1 + v + f) log n) for the user's v videos and f follow edges.
     public func deleteUser(id: Int64) throws(FeedStoreError) {
-        try write { db in
+        try write(change: { _ in PendingChange(kind: .userDeleted, key: id) }) { db in
             try db.cachedStatement(sql: "DELETE FROM users WHERE id = ?1").execute(arguments: [id])
             guard db.changesCount > 0 else { throw FeedStoreError.notFound(entity: .user, id: String(id)) }
         }
@@ -119,7 +119,7 @@ extension FeedStore {
         let likeCount = try Validate.count(likeCount, field: "like_count")
         let viewCount = try Validate.count(viewCount, field: "view_count")
         let createdAt = now
-        return try write { db in
+        return try write(change: { PendingChange(kind: .videoCreated, key: $0.id) }) { db in
             guard try Self.userExists(authorID, in: db) else {
                 throw FeedStoreError.invalid(field: "author_id", reason: "no user with id \(authorID)")
             }
@@ -173,7 +173,7 @@ extension FeedStore {
             return video
         }
         let updatedAt = now
-        return try write { db in
+        return try write(change: { PendingChange(kind: .videoUpdated, key: $0.id) }) { db in
             guard var video = try Video.fetchOne(db, key: id) else {
                 throw FeedStoreError.notFound(entity: .video, id: String(id))
             }
@@ -203,7 +203,7 @@ extension FeedStore {
     @discardableResult
     public func addToVideoCounts(id: Int64, likes: Int64 = 0, views: Int64 = 0) throws(FeedStoreError) -> Video {
         let updatedAt = now
-        return try write { db in
+        return try write(change: { PendingChange(kind: .videoUpdated, key: $0.id) }) { db in
             guard var video = try Video.fetchOne(db, key: id) else {
                 throw FeedStoreError.notFound(entity: .video, id: String(id))
             }
@@ -230,7 +230,7 @@ extension FeedStore {
     ///   ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(log n).
     public func deleteVideo(id: Int64) throws(FeedStoreError) {
-        try write { db in
+        try write(change: { _ in PendingChange(kind: .videoDeleted, key: id) }) { db in
             try db.cachedStatement(sql: "DELETE FROM videos WHERE id = ?1").execute(arguments: [id])
             guard db.changesCount > 0 else { throw FeedStoreError.notFound(entity: .video, id: String(id)) }
         }
@@ -263,7 +263,7 @@ extension FeedStore {
         let targetURL = try Validate.url(targetURL, field: "target_url")
         let weight = try Validate.weight(weight)
         let updatedAt = now
-        return try write(touchesAds: true) { db in
+        return try write(touchesAds: true, change: { PendingChange(kind: .adChanged, key: $0.id) }) { db in
             try db.cachedStatement(sql: """
                 INSERT INTO ads (advertiser, title, image_url, target_url, weight, active, updated_at)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
@@ -312,7 +312,7 @@ extension FeedStore {
             return ad
         }
         let updatedAt = now
-        return try write(touchesAds: true) { db in
+        return try write(touchesAds: true, change: { PendingChange(kind: .adChanged, key: $0.id) }) { db in
             guard var ad = try Ad.fetchOne(db, key: id) else {
                 throw FeedStoreError.notFound(entity: .ad, id: String(id))
             }
@@ -341,7 +341,7 @@ extension FeedStore {
     ///   ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(log n).
     public func deleteAd(id: Int64) throws(FeedStoreError) {
-        try write(touchesAds: true) { db in
+        try write(touchesAds: true, change: { _ in PendingChange(kind: .adChanged, key: id) }) { db in
             try db.cachedStatement(sql: "DELETE FROM ads WHERE id = ?1").execute(arguments: [id])
             guard db.changesCount > 0 else { throw FeedStoreError.notFound(entity: .ad, id: String(id)) }
         }
@@ -366,7 +366,7 @@ extension FeedStore {
             throw .invalid(field: "followee_id", reason: "a user cannot follow themselves")
         }
         let createdAt = now
-        return try write { db in
+        return try write(change: { _ in PendingChange(kind: .followed, key: follower, otherKey: followee) }) { db in
             for id in [follower, followee] {
                 guard try Self.userExists(id, in: db) else {
                     throw FeedStoreError.notFound(entity: .user, id: String(id))
@@ -394,7 +394,7 @@ extension FeedStore {
     ///   SQLite failure.
     /// - Complexity: O(log n).
     public func unfollow(follower: Int64, followee: Int64) throws(FeedStoreError) {
-        try write { db in
+        try write(change: { _ in PendingChange(kind: .unfollowed, key: follower, otherKey: followee) }) { db in
             try db.cachedStatement(sql: "DELETE FROM follows WHERE follower_id = ?1 AND followee_id = ?2")
                 .execute(arguments: [follower, followee])
             guard db.changesCount > 0 else {

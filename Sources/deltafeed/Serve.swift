@@ -1,6 +1,7 @@
 import ArgumentParser
 import DeltaFeedServer
 import EventHTTP
+import FeedIndex
 import FeedService
 import FeedStore
 import Logging
@@ -49,6 +50,21 @@ struct Serve: ParsableCommand {
     @Option(help: "Hours a snapshot stays usable for deltas; older ones answer 410 (env DELTAFEED_SNAPSHOT_MAX_AGE_HOURS; default 24).")
     var snapshotMaxAgeHours: Double?
 
+    @Option(help: "When a write is acknowledged: full (synced to disk, survives power loss) or normal (survives a crash of the process, faster on slow disks) (env DELTAFEED_DURABILITY; default full).")
+    var durability: String?
+
+    @Option(help: "MiB of composed pages kept in memory (env DELTAFEED_PAGE_CACHE_MIB; default 128).")
+    var pageCacheMib: Int?
+
+    @Option(help: "MiB of rendered items kept in memory (env DELTAFEED_ITEM_CACHE_MIB; default 64).")
+    var itemCacheMib: Int?
+
+    @Option(help: "MiB of rendered deltas kept in memory (env DELTAFEED_DELTA_CACHE_MIB; default 16).")
+    var deltaCacheMib: Int?
+
+    @Option(help: "MiB of snapshots kept in memory; older ones are read back from the store (env DELTAFEED_SNAPSHOT_CACHE_MIB; default 128).")
+    var snapshotCacheMib: Int?
+
     @Option(help: "Log level: trace, debug, info (one access-log line per request), notice, warning, error, critical (env DELTAFEED_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -85,6 +101,16 @@ struct Serve: ParsableCommand {
         options.snapshotRetention = FeedStore.SnapshotRetention(
             maxPerViewer: try resolved(snapshotsPerViewer, env: "DELTAFEED_SNAPSHOTS_PER_VIEWER", default: 16),
             maxAgeMilliseconds: Int64(try resolved(snapshotMaxAgeHours, env: "DELTAFEED_SNAPSHOT_MAX_AGE_HOURS", default: 24) * 3_600_000))
+        let durabilityName = try resolved(durability, env: "DELTAFEED_DURABILITY", default: "full")
+        guard let durability = FeedStore.Durability(rawValue: durabilityName) else {
+            throw ValidationError("durability must be full or normal, not \(durabilityName).")
+        }
+        options.durability = durability
+        var serviceOptions = FeedService.Options()
+        serviceOptions.pageCacheBytes = try mebibytes(pageCacheMib, env: "DELTAFEED_PAGE_CACHE_MIB", default: 128)
+        serviceOptions.itemCacheBytes = try mebibytes(itemCacheMib, env: "DELTAFEED_ITEM_CACHE_MIB", default: 64)
+        serviceOptions.deltaCacheBytes = try mebibytes(deltaCacheMib, env: "DELTAFEED_DELTA_CACHE_MIB", default: 16)
+        serviceOptions.snapshotBytes = try mebibytes(snapshotCacheMib, env: "DELTAFEED_SNAPSHOT_CACHE_MIB", default: 128)
         let store = try FeedStore(path: path, options: options)
         let wantsSeed = try seedDemo || resolved(nil as Int?, env: "DELTAFEED_SEED_DEMO", default: 0) == 1
         if wantsSeed, try store.isEmpty() {
@@ -97,11 +123,25 @@ struct Serve: ParsableCommand {
 
         raiseOpenFileLimit(logger: logger)
 
+        logger.notice("loading the feed index from \(path)")
+        let loadStart = ContinuousClock.now
+        var lastReport = loadStart
+        let index = try FeedIndex(loadingFrom: store) { loaded, total in
+            let now = ContinuousClock.now
+            guard now - lastReport >= .seconds(1) || loaded == total else { return }
+            lastReport = now
+            logger.notice("loading the feed index: \(loaded) of \(total) rows")
+        }
+        let counts = index.counts
+        logger.notice(
+            "feed index loaded in \(loadStart.duration(to: .now)): \(counts.users) users, \(counts.videos) videos, \(counts.follows) follows, \(counts.ads) active ads, change \(index.sequence)")
+        let service = try FeedService(store: store, index: index, options: serviceOptions)
+
         // Block the stop signals before any worker thread exists, so every thread inherits the
         // mask and only `stopSignals.wait()` below receives them.
         let stopSignals = StopSignals()
         let server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
-            service: FeedService(store: store), adminToken: token, http: http))
+            service: service, adminToken: token, http: http))
         logger.notice("deltafeed listening on http://\(http.host):\(server.http.port) with \(http.threads) threads, store \(path)")
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGINT ? "SIGINT" : "SIGTERM"); draining (a second signal exits at once)")
@@ -109,6 +149,13 @@ struct Serve: ParsableCommand {
         server.shutdown()
         logger.notice("stopped cleanly")
     }
+}
+
+/// A size flag in MiB, resolved like the others, in bytes.
+func mebibytes(_ flag: Int?, env: String, default value: Int) throws -> Int {
+    let mib = try resolved(flag, env: env, default: value)
+    guard (1...1 << 20).contains(mib) else { throw ValidationError("\(env): must be 1…1048576 MiB, not \(mib).") }
+    return mib << 20
 }
 
 /// SIGINT and SIGTERM, blocked in every thread and received synchronously with `sigwait`.

@@ -7,7 +7,7 @@ import Testing
 func makeService(users: Int = 40, videos: Int = 300, ads: Int = 4, seed: UInt64 = 3) throws -> FeedService {
     let store = try FeedStore.temporary()
     _ = try store.seed(DemoSeed(users: users, videos: videos, ads: ads, seed: seed))
-    return FeedService(store: store)
+    return try FeedService(store: store)
 }
 
 func jsonObject(_ bytes: [UInt8]) throws -> [String: Any] {
@@ -34,7 +34,9 @@ struct FeedCompositionTests {
         let adSlots = before.sections.filter { $0.kind == "ad" }.map(\.id)
         #expect(!adSlots.isEmpty)
         let followee = try #require(try service.store.followees(of: 1).first)
-        _ = try service.store.createVideo(authorID: followee, title: "fresh", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+        _ = try service.write { store throws(FeedStoreError) in
+            try store.createVideo(authorID: followee, title: "fresh", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+        }
         let after = try service.feed(viewer: 1, parameters: FeedParameters(limit: 60))
         #expect(after.snapshotID != before.snapshotID)
         #expect(after.sections.filter { $0.kind == "ad" }.map(\.id) == adSlots)
@@ -88,8 +90,8 @@ struct DeltaTests {
         let service = try makeService()
         let before = try service.feed(viewer: 1, parameters: FeedParameters(limit: 8))
         let video = try #require(before.sections[1].items.first?.id.split(separator: ":").last.flatMap { Int64($0) })
-        _ = try service.store.updateVideo(id: video, title: "changed")
-        let outcome = try service.delta(viewer: 1, since: before.snapshotID, format: format)
+        _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video, title: "changed") }
+        let outcome = try #require(try service.delta(viewer: 1, since: before.snapshotID, format: format))
         let body = try #require(outcome.body)
         let json = try jsonObject(body)
         #expect(json["format"] as? String == format.rawValue)
@@ -103,15 +105,16 @@ struct DeltaTests {
     @Test func unchangedFeedHasNoDeltaBody() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 1, parameters: FeedParameters())
-        #expect(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch).body == nil)
+        #expect(try #require(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch)).body == nil)
     }
 
     @Test func snapshotOfAnotherViewerIsUnknown() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 2, parameters: FeedParameters())
         #expect(throws: FeedError.snapshotUnknown(feed.snapshotID)) {
-            try service.delta(viewer: 3, since: feed.snapshotID, format: .batch)
+            try service.deltaReadingStorage(viewer: 3, since: feed.snapshotID, format: .batch)
         }
+        #expect(try service.delta(viewer: 3, since: feed.snapshotID, format: .batch) == nil, "not in memory for viewer 3: the store decides")
     }
 
     @Test func snapshotIdsAreStableAcrossServiceInstances() throws {

@@ -1,0 +1,71 @@
+import FeedStore
+
+/// A video's place in the popularity order: most liked first, ties broken by the newer id.
+/// `a < b` means `a` ranks before `b`.
+public struct PopularityKey: Comparable, Hashable, Sendable {
+    /// Likes when the key was taken.
+    public var likeCount: Int64
+    /// The video.
+    public var id: Int64
+
+    public init(likeCount: Int64, id: Int64) {
+        self.likeCount = likeCount
+        self.id = id
+    }
+
+    public init(_ video: Video) {
+        self.init(likeCount: video.likeCount, id: video.id)
+    }
+
+    public static func < (lhs: PopularityKey, rhs: PopularityKey) -> Bool {
+        (lhs.likeCount, lhs.id) > (rhs.likeCount, rhs.id)
+    }
+}
+
+/// A user's place in the "most followed" order: most followers first, ties by the smaller id.
+/// `a < b` means `a` ranks before `b`.
+public struct FollowerRankKey: Comparable, Hashable, Sendable {
+    /// Followers when the key was taken.
+    public var followerCount: Int64
+    /// The user.
+    public var id: Int64
+
+    public init(followerCount: Int64, id: Int64) {
+        self.followerCount = followerCount
+        self.id = id
+    }
+
+    public init(_ user: User) {
+        self.init(followerCount: user.followerCount, id: user.id)
+    }
+
+    public static func < (lhs: FollowerRankKey, rhs: FollowerRankKey) -> Bool {
+        if lhs.followerCount != rhs.followerCount { return lhs.followerCount > rhs.followerCount }
+        return lhs.id < rhs.id
+    }
+}
+
+/// A video's place in one author's timeline: ascending (`createdAt`, `id`); feeds read it from
+/// the end, newest first.
+struct TimelineKey: Comparable, Hashable, Sendable {
+    var createdAt: Int64
+    var id: Int64
+
+    init(_ video: Video) {
+        createdAt = video.createdAt
+        id = video.id
+    }
+
+    static func < (lhs: TimelineKey, rhs: TimelineKey) -> Bool {
+        (lhs.createdAt, lhs.id) < (rhs.createdAt, rhs.id)
+    }
+}
+
+/// A record with the change-log position of its last change: the index's version of it, which
+/// renderers use to know whether bytes they made from it are still current.
+public struct Revised<Value: Sendable>: Sendable {
+    /// The record.
+    public var value: Value
+    /// The sequence number of the change that last touched it.
+    public var revision: Int64
+}

@@ -1,0 +1,117 @@
+/// A sorted multiset-free collection of keys with O(log n + c) insert and remove (c, the chunk
+/// size, bounds the elements moved) and in-order iteration: the order behind "most liked videos
+/// first" and "most followed users first", which change with every like and follow.
+///
+/// Keys live in a list of sorted chunks of at most ``chunkLimit`` keys: an insert or removal
+/// shifts one chunk, never the whole collection, so a million keys cost microseconds per update
+/// where one sorted array would move megabytes.
+struct SortedKeys<Key: Comparable>: Sequence {
+    /// The most keys one chunk holds before it splits in two.
+    static var chunkLimit: Int { 512 }
+
+    private var chunks: [[Key]] = []
+    /// The number of keys.
+    private(set) var count = 0
+
+    /// An empty collection.
+    init() {}
+
+    /// A collection of `keys`, which must be sorted ascending with no duplicates.
+    init(sorted keys: [Key]) {
+        let size = Self.chunkLimit / 2
+        var start = 0
+        while start < keys.count {
+            let end = Swift.min(start + size, keys.count)
+            chunks.append(Array(keys[start..<end]))
+            start = end
+        }
+        count = keys.count
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Inserts `key`; returns false when it was already present.
+    @discardableResult
+    mutating func insert(_ key: Key) -> Bool {
+        guard !chunks.isEmpty else {
+            chunks = [[key]]
+            count = 1
+            return true
+        }
+        let chunk = chunkIndex(for: key)
+        let position = Self.lowerBound(of: key, in: chunks[chunk])
+        if position < chunks[chunk].count, chunks[chunk][position] == key { return false }
+        chunks[chunk].insert(key, at: position)
+        count += 1
+        if chunks[chunk].count > Self.chunkLimit {
+            let half = chunks[chunk].count / 2
+            let upper = Array(chunks[chunk][half...])
+            chunks[chunk].removeSubrange(half...)
+            chunks.insert(upper, at: chunk + 1)
+        }
+        return true
+    }
+
+    /// Removes `key`; returns false when it was not present.
+    @discardableResult
+    mutating func remove(_ key: Key) -> Bool {
+        guard !chunks.isEmpty else { return false }
+        let chunk = chunkIndex(for: key)
+        let position = Self.lowerBound(of: key, in: chunks[chunk])
+        guard position < chunks[chunk].count, chunks[chunk][position] == key else { return false }
+        chunks[chunk].remove(at: position)
+        count -= 1
+        if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
+        return true
+    }
+
+    /// Whether `key` is present.
+    func contains(_ key: Key) -> Bool {
+        guard !chunks.isEmpty else { return false }
+        let chunk = chunks[chunkIndex(for: key)]
+        let position = Self.lowerBound(of: key, in: chunk)
+        return position < chunk.count && chunk[position] == key
+    }
+
+    /// The chunk that holds `key` or where it belongs: the first whose last key is not smaller.
+    private func chunkIndex(for key: Key) -> Int {
+        var low = 0
+        var high = chunks.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if chunks[middle][chunks[middle].count - 1] < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    private static func lowerBound(of key: Key, in chunk: [Key]) -> Int {
+        var low = 0
+        var high = chunk.count
+        while low < high {
+            let middle = (low + high) / 2
+            if chunk[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Iterates in ascending order.
+    struct Iterator: IteratorProtocol {
+        fileprivate let chunks: [[Key]]
+        fileprivate var chunk = 0
+        fileprivate var position = 0
+
+        mutating func next() -> Key? {
+            while chunk < chunks.count {
+                if position < chunks[chunk].count {
+                    defer { position += 1 }
+                    return chunks[chunk][position]
+                }
+                chunk += 1
+                position = 0
+            }
+            return nil
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(chunks: chunks) }
+}

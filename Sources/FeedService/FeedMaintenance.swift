@@ -1,0 +1,78 @@
+import FeedStore
+import Foundation
+import Synchronization
+
+/// The service's background upkeep, on one thread of its own, so none of it runs on a request:
+/// - every `catchUpInterval`, apply change-log entries written by other processes (writes made
+///   through ``FeedService/write(_:)`` are applied at once);
+/// - every `persistInterval`, write the snapshots handed out since to the store, in one batch;
+/// - every `pruneInterval`, drop expired snapshots (memory and store) and trim the change log.
+///
+/// ``stop()`` persists what is left, so a clean shutdown loses no snapshot; after a crash at most
+/// the last `persistInterval` of snapshots is lost (those ids answer 410).
+public final class FeedMaintenance: Sendable {
+    /// How often each task runs.
+    public struct Intervals: Sendable {
+        public var catchUp: Duration = .milliseconds(250)
+        public var persist: Duration = .seconds(1)
+        public var prune: Duration = .seconds(60)
+
+        public init() {}
+    }
+
+    private let service: FeedService
+    private let intervals: Intervals
+    private let report: @Sendable (String) -> Void
+    private let stopping = Mutex(false)
+    private let finished = Mutex(false)
+
+    /// Starts the upkeep thread. `report` receives one line per failure (log it).
+    public init(service: FeedService, intervals: Intervals = Intervals(), report: @escaping @Sendable (String) -> Void) {
+        self.service = service
+        self.intervals = intervals
+        self.report = report
+        let thread = Thread { [self] in run() }
+        thread.name = "deltafeed-maintenance"
+        thread.start()
+    }
+
+    /// Stops the thread after one last catch-up and persist; returns when it is done. Safe to
+    /// call more than once.
+    public func stop() {
+        stopping.withLock { $0 = true }
+        while !finished.withLock({ $0 }) { usleep(2_000) }
+    }
+
+    private func run() {
+        let clock = ContinuousClock()
+        var nextCatchUp = clock.now
+        var nextPersist = clock.now + intervals.persist
+        var nextPrune = clock.now + intervals.prune
+        while !stopping.withLock({ $0 }) {
+            let now = clock.now
+            if now >= nextCatchUp {
+                attempt("catching up with the change log") { () throws(FeedStoreError) in try service.catchUp() }
+                nextCatchUp = now + intervals.catchUp
+            }
+            if now >= nextPersist {
+                attempt("persisting snapshots") { () throws(FeedStoreError) in try service.persistSnapshots() }
+                nextPersist = now + intervals.persist
+            }
+            if now >= nextPrune {
+                attempt("pruning expired snapshots") { () throws(FeedStoreError) in try service.pruneExpired() }
+                nextPrune = now + intervals.prune
+            }
+            usleep(20_000)
+        }
+        attempt("persisting snapshots at shutdown") { () throws(FeedStoreError) in try service.persistSnapshots() }
+        finished.withLock { $0 = true }
+    }
+
+    private func attempt(_ what: String, _ body: () throws(FeedStoreError) -> Void) {
+        do {
+            try body()
+        } catch {
+            report("\(what) failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,186 @@
+/// The snapshots handed out, in memory: what a delta is computed against. A pure state machine
+/// (time is passed in), guarded by the service's lock and tested without a store.
+///
+/// Retention, enforced here on every lookup:
+/// - per viewer, the newest ``Retention/perViewer`` snapshots *by when they were last served*
+///   (serving a snapshot again, e.g. a cached page, makes it the newest);
+/// - none older than ``Retention/maxAge`` since it was last served (410 after that).
+///
+/// Memory is bounded by ``Retention/byteBudget``: past it, whole viewers are dropped from memory,
+/// least recently served first. That is not retention: their snapshots stay in the store (the
+/// persister writes every snapshot there in batches) and are read back on demand.
+///
+/// Everything the store must learn is queued in ``pending`` for the persister: new snapshots,
+/// refreshed serve times (only when the stored one is stale by a sixteenth of the maximum
+/// age, so polling does not turn into writes) and the ids retention removed.
+struct SnapshotBook {
+    struct Retention: Sendable {
+        /// Snapshots kept per viewer.
+        var perViewer: Int
+        /// Milliseconds a snapshot stays usable after it was last served.
+        var maxAge: Int64
+        /// Bytes of structures kept in memory.
+        var byteBudget: Int
+    }
+
+    struct Key: Hashable, Sendable {
+        var viewer: Int64
+        var id: String
+    }
+
+    struct Entry {
+        var id: String
+        var structure: SnapshotStructure
+        var servedAt: Int64
+        /// The serve time the store has (or will have once `pending` is written).
+        var storedServedAt: Int64
+        var bytes: Int
+    }
+
+    /// What the persister must write.
+    struct Pending {
+        /// New snapshots, and known ones whose stored serve time is stale: the whole row.
+        var upserts: [Key: (structure: SnapshotStructure, servedAt: Int64)] = [:]
+        /// Snapshots retention removed.
+        var deletions: Set<Key> = []
+
+        var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty }
+    }
+
+    enum Lookup: Equatable {
+        case found(SnapshotStructure)
+        /// Retention removed it (count or age): the answer is 410.
+        case expired
+        /// Not in memory: it may be in the store (evicted for memory, or from before a restart).
+        case notInMemory
+    }
+
+    let retention: Retention
+    private(set) var viewers: [Int64: [Entry]] = [:]
+    private(set) var bytes = 0
+    private(set) var pending = Pending()
+
+    init(retention: Retention) {
+        self.retention = retention
+    }
+
+    /// `structure` (whose id is `id`) was just handed to its viewer at `now`.
+    mutating func served(_ structure: SnapshotStructure, id: String, now: Int64) {
+        let viewer = structure.viewer
+        var entries = viewers.removeValue(forKey: viewer) ?? []
+        let key = Key(viewer: viewer, id: id)
+        if let index = entries.firstIndex(where: { $0.id == id }) {
+            var entry = entries.remove(at: index)
+            entry.servedAt = now
+            if now - entry.storedServedAt >= max(1, retention.maxAge / 16) {
+                entry.storedServedAt = now
+                pending.upserts[key] = (entry.structure, now)
+            }
+            entries.append(entry)
+        } else {
+            let size = SnapshotBook.size(of: structure)
+            entries.append(Entry(id: id, structure: structure, servedAt: now, storedServedAt: now, bytes: size))
+            bytes += size
+            pending.upserts[key] = (structure, now)
+            pending.deletions.remove(key)
+        }
+        while entries.count > retention.perViewer {
+            retire(entries.removeFirst(), viewer: viewer)
+        }
+        viewers[viewer] = entries
+        if bytes > retention.byteBudget { shed() }
+    }
+
+    /// The snapshot `id` of `viewer` at `now`, enforcing retention.
+    mutating func lookup(viewer: Int64, id: String, now: Int64) -> Lookup {
+        let key = Key(viewer: viewer, id: id)
+        guard var entries = viewers[viewer], let index = entries.firstIndex(where: { $0.id == id }) else {
+            return pending.deletions.contains(key) ? .expired : .notInMemory
+        }
+        let entry = entries[index]
+        guard now - entry.servedAt <= retention.maxAge else {
+            entries.remove(at: index)
+            retire(entry, viewer: viewer)
+            viewers[viewer] = entries.isEmpty ? nil : entries
+            return .expired
+        }
+        return .found(entry.structure)
+    }
+
+    /// A snapshot read back from the store (served last at `servedAt`), taken into memory as
+    /// the viewer's oldest so it does not push out ones served since.
+    mutating func adopt(_ structure: SnapshotStructure, id: String, servedAt: Int64) {
+        let viewer = structure.viewer
+        var entries = viewers[viewer] ?? []
+        guard !entries.contains(where: { $0.id == id }) else { return }
+        guard entries.count < retention.perViewer else { return }
+        let size = SnapshotBook.size(of: structure)
+        entries.insert(Entry(id: id, structure: structure, servedAt: servedAt, storedServedAt: servedAt, bytes: size), at: 0)
+        bytes += size
+        viewers[viewer] = entries
+        if bytes > retention.byteBudget { shed() }
+    }
+
+    /// Whether a stored snapshot served last at `servedAt` is still usable at `now`.
+    func isFresh(servedAt: Int64, now: Int64) -> Bool {
+        now - servedAt <= retention.maxAge
+    }
+
+    /// Hands the queued writes to the persister and starts a new queue.
+    mutating func takePending() -> Pending {
+        defer { pending = Pending() }
+        return pending
+    }
+
+    /// Puts back a batch the persister could not write, under anything queued since.
+    mutating func requeue(_ failed: Pending) {
+        for (key, value) in failed.upserts where pending.upserts[key] == nil && !pending.deletions.contains(key) {
+            pending.upserts[key] = value
+        }
+        for key in failed.deletions where pending.upserts[key] == nil {
+            pending.deletions.insert(key)
+        }
+    }
+
+    /// Drops every snapshot older than the maximum age (for viewers who stopped polling).
+    /// The store prunes its own copies by age; nothing is queued.
+    mutating func dropExpired(now: Int64) -> Int {
+        var dropped = 0
+        for (viewer, entries) in viewers {
+            let kept = entries.filter { now - $0.servedAt <= retention.maxAge }
+            guard kept.count != entries.count else { continue }
+            dropped += entries.count - kept.count
+            for entry in entries where now - entry.servedAt > retention.maxAge { bytes -= entry.bytes }
+            viewers[viewer] = kept.isEmpty ? nil : kept
+        }
+        return dropped
+    }
+
+    private mutating func retire(_ entry: Entry, viewer: Int64) {
+        bytes -= entry.bytes
+        let key = Key(viewer: viewer, id: entry.id)
+        pending.upserts[key] = nil
+        pending.deletions.insert(key)
+    }
+
+    /// Drops whole viewers from memory, least recently served first, down to three quarters of
+    /// the budget. Their snapshots stay in the store.
+    private mutating func shed() {
+        let target = retention.byteBudget / 4 * 3
+        let byRecency = viewers.map { ($0.key, $0.value.last?.servedAt ?? 0) }.sorted { $0.1 < $1.1 }
+        for (viewer, _) in byRecency {
+            guard bytes > target else { break }
+            for entry in viewers.removeValue(forKey: viewer) ?? [] { bytes -= entry.bytes }
+        }
+    }
+
+    /// An estimate of a structure's memory: ids and versions of every section and item.
+    static func size(of structure: SnapshotStructure) -> Int {
+        var size = 128
+        for section in structure.sections {
+            size += 64 + section.id.utf8.count + section.kind.utf8.count
+            size += section.items.count * 64
+        }
+        return size
+    }
+}

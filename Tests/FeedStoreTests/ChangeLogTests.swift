@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+@testable import FeedStore
+
+@Suite("Change log")
+struct ChangeLogTests {
+    @Test("Every write appends one entry in its transaction, numbered by the change version")
+    func everyWriteIsLoggedWithTheVersionAsSequence() throws {
+        let store = try makeStore()
+        let alice = try store.createUser(handle: "alice", displayName: "Alice")
+        let bob = try store.createUser(handle: "bob", displayName: "Bob")
+        let video = try makeVideo(store, author: alice.id)
+        try store.updateVideo(id: video.id, likeCount: 5)
+        try store.follow(follower: bob.id, followee: alice.id)
+        try store.unfollow(follower: bob.id, followee: alice.id)
+        let ad = try store.createAd(advertiser: "Acme", title: "Buy", imageURL: "https://a.example/i.png", targetURL: "https://a.example", weight: 10)
+        try store.deleteVideo(id: video.id)
+        try store.deleteAd(id: ad.id)
+        try store.deleteUser(id: bob.id)
+        let entries = try store.read { reader in try reader.changes(after: 0) }
+        #expect(entries.map(\.kind) == [
+            .userCreated, .userCreated, .videoCreated, .videoUpdated, .followed, .unfollowed, .adChanged,
+            .videoDeleted, .adChanged, .userDeleted,
+        ])
+        #expect(entries.map(\.sequence) == Array(1...10))
+        #expect(entries.last?.sequence == store.changeVersion)
+        #expect(entries[4].key == bob.id && entries[4].otherKey == alice.id)
+        #expect(entries[2].key == video.id)
+        #expect(try store.read { reader in try reader.changes(after: 8) }.map(\.sequence) == [9, 10])
+    }
+
+    @Test("A failed write logs nothing")
+    func failedWriteLogsNothing() throws {
+        let store = try makeStore()
+        let alice = try store.createUser(handle: "alice", displayName: "Alice")
+        #expect(throws: FeedStoreError.self) { try store.follow(follower: alice.id, followee: 999) }
+        #expect(throws: FeedStoreError.self) { try store.createUser(handle: "alice", displayName: "Again") }
+        #expect(try store.read { reader in try reader.changes(after: 0) }.count == 1)
+    }
+
+    @Test("Seeding logs one reset entry")
+    func seedingLogsAReset() throws {
+        let store = try makeStore()
+        try store.seed(DemoSeed(users: 10, videos: 20, ads: 2, seed: 1))
+        let entries = try store.read { reader in try reader.changes(after: 0) }
+        #expect(entries.map(\.kind) == [.reset])
+    }
+
+    @Test("Pruning keeps the newest entries and reports where the log starts")
+    func pruningKeepsTheNewest() throws {
+        let store = try makeStore()
+        let alice = try store.createUser(handle: "alice", displayName: "Alice")
+        for index in 0..<9 { try makeVideo(store, author: alice.id, title: "v\(index)") }
+        #expect(try store.pruneChangeLog(keeping: 3) == 7)
+        #expect(try store.read { reader in try reader.oldestChangeSequence() } == 8)
+        #expect(try store.read { reader in try reader.changes(after: 0) }.map(\.sequence) == [8, 9, 10])
+    }
+
+    @Test("Durability full is the default and sets SQLite's synchronous to FULL; normal is offered")
+    func durabilityChoosesSynchronousMode() throws {
+        let full = try FeedStore.temporary()
+        #expect(try full.read { reader in try Int.fetchOne(reader.db, sql: "PRAGMA synchronous") } == 2)
+        let normal = try FeedStore.temporary(options: FeedStore.Options(durability: .normal))
+        #expect(try normal.read { reader in try Int.fetchOne(reader.db, sql: "PRAGMA synchronous") } == 1)
+    }
+}
