@@ -1,0 +1,165 @@
+@testable import FeedService
+import FeedStore
+import Foundation
+import Synchronization
+import Testing
+
+/// A clock the test moves by hand.
+final class TestClock: Sendable {
+    private let current = Mutex<Int64>(1_800_000_000_000)
+    var now: Int64 { current.withLock { $0 } }
+    func advance(by milliseconds: Int64) { current.withLock { $0 += milliseconds } }
+}
+
+func makeService(clock: TestClock, perViewer: Int = 16, maxAge: Int64 = 60_000, options: FeedService.Options = FeedService.Options()) throws -> FeedService {
+    let store = try FeedStore.temporary(options: FeedStore.Options(
+        snapshotRetention: FeedStore.SnapshotRetention(maxPerViewer: perViewer, maxAgeMilliseconds: maxAge),
+        clock: { clock.now }))
+    try store.seed(DemoSeed(users: 40, videos: 300, ads: 4, seed: 3))
+    return try FeedService(store: store, options: options)
+}
+
+@Suite("Snapshots: retention, expiry, persistence")
+struct SnapshotRetentionTests {
+    /// The defect: a page served again from the cache kept its old save time, so the saves of
+    /// 16 other pages pruned it and the next delta since it answered 410 with no write at all.
+    @Test func aSnapshotServedAgainIsKeptAsTheNewest() throws {
+        let clock = TestClock()
+        let service = try makeService(clock: clock)
+        let first = try service.feed(viewer: 1, parameters: FeedParameters(limit: 1))
+        for limit in 2...16 {
+            clock.advance(by: 1)
+            _ = try service.feed(viewer: 1, parameters: FeedParameters(limit: limit))
+        }
+        clock.advance(by: 1)
+        let again = try service.feed(viewer: 1, parameters: FeedParameters(limit: 1))
+        #expect(again.snapshotID == first.snapshotID)
+        clock.advance(by: 1)
+        _ = try service.feed(viewer: 1, parameters: FeedParameters(limit: 17))
+        let outcome = try #require(try service.delta(viewer: 1, since: first.snapshotID, format: .batch))
+        #expect(outcome.body == nil, "unchanged since S1: 304, not 410")
+    }
+
+    @Test func retentionRemovesTheLeastRecentlyServedBeyondTheCount() throws {
+        let clock = TestClock()
+        let service = try makeService(clock: clock, perViewer: 3)
+        var ids: [String] = []
+        for limit in 1...4 {
+            clock.advance(by: 1)
+            ids.append(try service.feed(viewer: 1, parameters: FeedParameters(limit: limit)).snapshotID)
+        }
+        #expect(throws: FeedError.snapshotUnknown(ids[0])) { try service.delta(viewer: 1, since: ids[0], format: .batch) }
+        #expect(throws: FeedError.snapshotUnknown(ids[0])) { try service.deltaReadingStorage(viewer: 1, since: ids[0], format: .batch) }
+        for id in ids[1...] {
+            #expect(try service.delta(viewer: 1, since: id, format: .batch)?.body == nil)
+        }
+    }
+
+    @Test func aSnapshotOlderThanTheMaximumAgeAnswers410() throws {
+        let clock = TestClock()
+        let service = try makeService(clock: clock, maxAge: 60_000)
+        let feed = try service.feed(viewer: 1, parameters: FeedParameters())
+        clock.advance(by: 30_000)
+        #expect(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch)?.body == nil)
+        clock.advance(by: 60_001)
+        #expect(throws: FeedError.snapshotUnknown(feed.snapshotID)) { try service.delta(viewer: 1, since: feed.snapshotID, format: .batch) }
+        // The stored copy is expired too, even before the store prunes it.
+        #expect(throws: FeedError.snapshotUnknown(feed.snapshotID)) { try service.deltaReadingStorage(viewer: 1, since: feed.snapshotID, format: .batch) }
+    }
+
+    @Test func snapshotsHandedOutSurviveARestartOnceWritten() throws {
+        let clock = TestClock()
+        let service = try makeService(clock: clock)
+        let feed = try service.feed(viewer: 2, parameters: FeedParameters(limit: 7, width: 390))
+        #expect(try service.persistSnapshots() >= 1)
+        let restarted = try FeedService(store: service.store)
+        #expect(try restarted.delta(viewer: 2, since: feed.snapshotID, format: .batch) == nil, "not in the new memory")
+        let outcome = try restarted.deltaReadingStorage(viewer: 2, since: feed.snapshotID, format: .batch)
+        #expect(outcome.body == nil)
+        #expect(outcome.snapshotID == feed.snapshotID)
+        // Taken back into memory: the next poll needs no storage.
+        #expect(try restarted.delta(viewer: 2, since: feed.snapshotID, format: .batch)?.body == nil)
+    }
+
+    @Test func snapshotsNotYetWrittenAreLostOnACrashAndAnswer410() throws {
+        let clock = TestClock()
+        let service = try makeService(clock: clock)
+        let feed = try service.feed(viewer: 2, parameters: FeedParameters())
+        let crashed = try FeedService(store: service.store)  // no persistSnapshots(): as after kill -9
+        #expect(throws: FeedError.snapshotUnknown(feed.snapshotID)) {
+            try crashed.deltaReadingStorage(viewer: 2, since: feed.snapshotID, format: .batch)
+        }
+    }
+
+    @Test func retentionDeletesReachTheStore() throws {
+        let clock = TestClock()
+        let service = try makeService(clock: clock, perViewer: 2)
+        var ids: [String] = []
+        for limit in 1...3 {
+            clock.advance(by: 1)
+            ids.append(try service.feed(viewer: 1, parameters: FeedParameters(limit: limit)).snapshotID)
+        }
+        try service.persistSnapshots()
+        #expect(try service.store.snapshot(id: ids[0], viewer: 1) == nil)
+        #expect(try service.store.snapshot(id: ids[2], viewer: 1) != nil)
+    }
+
+    @Test func cachesStayWithinTheirByteBudgets() throws {
+        let clock = TestClock()
+        let budget = 256 << 10
+        let service = try makeService(
+            clock: clock,
+            options: FeedService.Options(pageCacheBytes: budget, itemCacheBytes: budget, deltaCacheBytes: budget, snapshotBytes: budget))
+        for viewer in Int64(1)...40 {
+            for width in [320, 390, 768, 1200] {
+                for limit in [5, 20, 200] {
+                    _ = try service.feed(viewer: viewer, parameters: FeedParameters(limit: limit, width: width))
+                }
+            }
+        }
+        let bytes = service.cacheBytes
+        #expect(bytes.pages <= budget && bytes.items <= budget && bytes.deltas <= budget && bytes.snapshots <= budget, "\(bytes)")
+        #expect(bytes.pages > 0 && bytes.items > 0 && bytes.snapshots > 0)
+    }
+}
+
+@Suite("SnapshotBook, the in-memory snapshot state machine")
+struct SnapshotBookTests {
+    func structure(viewer: Int64, limit: Int) -> SnapshotStructure {
+        SnapshotStructure(viewer: viewer, parameters: FeedParameters(limit: limit), sections: [
+            .init(id: "grid-0", kind: "video_grid", items: (0..<limit).map { .init(id: "video:\($0)", version: "0000000000000001") })
+        ])
+    }
+
+    @Test func newSnapshotsAreQueuedForTheStoreAndRepeatsOnlyWhenStale() {
+        var book = SnapshotBook(retention: .init(perViewer: 4, maxAge: 16_000, byteBudget: 1 << 20))
+        book.served(structure(viewer: 1, limit: 1), id: "a", now: 0)
+        #expect(book.takePending().upserts.count == 1)
+        book.served(structure(viewer: 1, limit: 1), id: "a", now: 500)
+        #expect(book.takePending().isEmpty, "served again soon: no write")
+        book.served(structure(viewer: 1, limit: 1), id: "a", now: 1_000)
+        #expect(book.takePending().upserts[SnapshotBook.Key(viewer: 1, id: "a")]?.servedAt == 1_000, "a sixteenth of the age later: refreshed")
+    }
+
+    @Test func shedViewersAreReadBackNotExpired() {
+        var book = SnapshotBook(retention: .init(perViewer: 4, maxAge: 60_000, byteBudget: 4_000))
+        for viewer in Int64(1)...20 {
+            book.served(structure(viewer: viewer, limit: 3), id: "s\(viewer)", now: viewer)
+        }
+        #expect(book.bytes <= 4_000)
+        #expect(book.lookup(viewer: 1, id: "s1", now: 100) == .notInMemory)
+        #expect(book.lookup(viewer: 20, id: "s20", now: 100) == .found(structure(viewer: 20, limit: 3)))
+        #expect(book.takePending().upserts.count == 20, "every snapshot still goes to the store")
+    }
+
+    @Test func retiredIdsAnswerExpiredUntilTheirDeletionIsWritten() {
+        var book = SnapshotBook(retention: .init(perViewer: 1, maxAge: 60_000, byteBudget: 1 << 20))
+        book.served(structure(viewer: 1, limit: 1), id: "old", now: 0)
+        book.served(structure(viewer: 1, limit: 2), id: "new", now: 1)
+        #expect(book.lookup(viewer: 1, id: "old", now: 2) == .expired)
+        let pending = book.takePending()
+        #expect(pending.deletions == [SnapshotBook.Key(viewer: 1, id: "old")])
+        #expect(pending.upserts.keys.contains(SnapshotBook.Key(viewer: 1, id: "new")))
+        #expect(pending.upserts[SnapshotBook.Key(viewer: 1, id: "old")] == nil, "never written, never needed")
+    }
+}
