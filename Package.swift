@@ -89,7 +89,10 @@ let package = Package(
         .testTarget(name: "FeedServiceTests", dependencies: ["FeedService", "FeedIndex", "FeedStore", "ListDiff"]),
         .testTarget(
             name: "DeltaFeedServerTests",
-            dependencies: ["DeltaFeedServer", "DeltaFeedClient", "FeedIndex", "FeedService", "FeedStore", "EventHTTP", "HTTPTestSupport"]
+            dependencies: [
+                "DeltaFeedServer", "DeltaFeedClient", "FeedIndex", "FeedService", "FeedStore", "EventHTTP", "HTTPTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -29,7 +29,9 @@ extension HTTPError {
         case .conflict(let field, let reason):
             self = HTTPError(status: 409, code: "conflict", message: "\(field): \(reason).")
         case .storage:
-            self = HTTPError(status: 503, code: "storage_unavailable", message: "The store could not answer; retry shortly.")
+            self = HTTPError(
+                status: 503, code: "storage_unavailable", message: "The store could not answer; retry shortly.",
+                headers: [("Retry-After", "1")])
         }
     }
 }

@@ -23,8 +23,11 @@ final class TestServer {
         case urlSession
     }
 
-    init(seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .sockets) throws {
-        store = try FeedStore.temporary()
+    init(
+        seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .sockets,
+        storeOptions: FeedStore.Options = FeedStore.Options()
+    ) throws {
+        store = try FeedStore.temporary(options: storeOptions)
         try store.seed(seed)
         server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
             service: FeedService(store: store), adminToken: TestServer.adminToken,
