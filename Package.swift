@@ -77,6 +77,8 @@ let package = Package(
         // The fuzz target for untrusted request bodies; scripts/fuzz builds it with libFuzzer.
         // Built normally, it replays the files it is given (the corpus, a crash).
         .executableTarget(name: "DeltaFeedFuzz", dependencies: ["DeltaFeedServer", "EventHTTP"]),
+        // `swift run -c release FeedIndexBenchmark`: index load time and composing one feed from it.
+        .executableTarget(name: "FeedIndexBenchmark", dependencies: ["FeedIndex", "FeedService", "FeedStore"]),
         // `swift run -c release ListDiffBenchmark`: the diff benchmark recorded in BENCHMARKS.md.
         .executableTarget(name: "ListDiffBenchmark", dependencies: ["ListDiff"]),
 

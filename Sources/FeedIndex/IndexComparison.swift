@@ -10,8 +10,8 @@ extension FeedIndex {
             if !equal { found.append(name) }
         }
         check("sequence \(mine.sequence) vs \(theirs.sequence)", mine.sequence == theirs.sequence)
-        check("users", mine.users.mapValues(\.value) == theirs.users.mapValues(\.value))
-        check("videos", mine.videos.mapValues(\.value) == theirs.videos.mapValues(\.value))
+        check("users", mine.users.entries.map { [$0.id: $0.value.value] } == theirs.users.entries.map { [$0.id: $0.value.value] })
+        check("videos", mine.videos.entries.map { [$0.id: $0.value.value] } == theirs.videos.entries.map { [$0.id: $0.value.value] })
         check("timelines", mine.timelines == theirs.timelines)
         check("popularity order", Array(mine.popularity) == Array(theirs.popularity))
         check("follower rank order", Array(mine.followerRank) == Array(theirs.followerRank))

@@ -5,8 +5,8 @@ import FeedStore
 /// orders (timelines, popularity, follower rank) consistent with the records and report what
 /// changed.
 struct IndexState {
-    var users: [Int64: Revised<User>] = [:]
-    var videos: [Int64: Revised<Video>] = [:]
+    var users = DenseTable<Revised<User>>()
+    var videos = DenseTable<Revised<Video>>()
     /// Per author, their videos ascending by (`createdAt`, `id`): read from the end, newest first.
     var timelines: [Int64: [TimelineKey]] = [:]
     /// Every video, most liked first.

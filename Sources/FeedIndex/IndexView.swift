@@ -33,20 +33,21 @@ public struct IndexView {
     public var ads: AdInventory { state.ads }
 
     /// Videos by the authors `viewer` follows, newest first (`createdAt`, then `id`,
-    /// descending), at most `limit`: a k-way merge of the followees' timelines.
+    /// descending), at most `limit`: a k-way merge of the followees' timelines. Returns ids and
+    /// authors only; ``video(_:)`` has the rest.
     ///
     /// - Complexity: O((k + limit) log k) for k followees.
-    public func followedVideos(viewer: Int64, limit: Int) -> [Revised<Video>] {
+    public func followedVideos(viewer: Int64, limit: Int) -> [VideoRef] {
         guard limit > 0, let authors = state.followees[viewer] else { return [] }
         var heads = TimelineHeap()
         for author in authors {
             guard let timeline = state.timelines[author], !timeline.isEmpty else { continue }
             heads.push(TimelineCursor(key: timeline[timeline.count - 1], author: author, position: timeline.count - 1))
         }
-        var result: [Revised<Video>] = []
+        var result: [VideoRef] = []
         result.reserveCapacity(min(limit, 256))
         while result.count < limit, var top = heads.pop() {
-            if let video = state.videos[top.key.id] { result.append(video) }
+            result.append(VideoRef(id: top.key.id, author: top.author))
             if top.position > 0, let timeline = state.timelines[top.author] {
                 top.position -= 1
                 top.key = timeline[top.position]
@@ -57,47 +58,66 @@ public struct IndexView {
     }
 
     /// The most liked videos (likes, then id, descending) whose author is not in
-    /// `excludingAuthors`, at most `limit`.
+    /// `excludingAuthors`, at most `limit`, with the popularity key of the last one.
     ///
     /// - Complexity: O(limit + s) for s skipped videos.
-    public func popularVideos(limit: Int, excludingAuthors: Set<Int64>) -> [Revised<Video>] {
-        guard limit > 0 else { return [] }
-        var result: [Revised<Video>] = []
+    public func popularVideos(limit: Int, excludingAuthors: Set<Int64>) -> (videos: [VideoRef], last: PopularityKey?) {
+        guard limit > 0 else { return ([], nil) }
+        var result: [VideoRef] = []
         result.reserveCapacity(min(limit, 256))
+        var last: PopularityKey?
         for key in state.popularity {
             guard let video = state.videos[key.id] else { continue }
-            if excludingAuthors.contains(video.value.authorID) { continue }
-            result.append(video)
+            let author = video.value.authorID
+            if !excludingAuthors.isEmpty, excludingAuthors.contains(author) { continue }
+            result.append(VideoRef(id: key.id, author: author))
+            last = key
             if result.count == limit { break }
         }
-        return result
+        return (result, last)
+    }
+
+    /// Whether ``followSuggestions(for:limit:)`` has anyone to suggest: someone who is neither
+    /// `viewer` nor followed by them.
+    ///
+    /// - Complexity: O(1).
+    public func hasSuggestions(for viewer: Int64) -> Bool {
+        let excluded = (state.users[viewer] == nil ? 0 : 1) + (state.followees[viewer]?.count ?? 0)
+        return state.users.count > excluded
     }
 
     /// Up to `limit` users `viewer` may want to follow: ranked by how many of `viewer`'s
     /// followees follow them, then follower count (descending), then id; filled in with the most
     /// followed users when fewer have a mutual followee. Never `viewer` or someone followed.
     ///
-    /// - Complexity: O(h + c log limit) for the h edges leaving `viewer`'s followees and c
-    ///   candidates, plus the fill-in walk.
+    /// - Complexity: O(h + c log c) for the h edges leaving `viewer`'s followees and the c
+    ///   candidates tied with the `limit`-th best mutual count, plus the fill-in walk.
     public func followSuggestions(for viewer: Int64, limit: Int) -> [Suggestion] {
         guard limit > 0 else { return [] }
         let followed = state.followees[viewer] ?? []
-        var mutuals: [Int64: Int64] = [:]
+        var edges = 0
+        for followee in followed { edges += state.followees[followee]?.count ?? 0 }
+        var table = CountingTable(expected: edges + followed.count + 1)
+        table.exclude(viewer)
+        for followee in followed { table.exclude(followee) }
         for followee in followed {
-            for candidate in state.followees[followee] ?? [] where candidate != viewer && !followed.contains(candidate) {
-                mutuals[candidate, default: 0] += 1
-            }
+            for candidate in state.followees[followee] ?? [] { table.add(candidate) }
         }
-        // Best `limit` candidates by (mutuals desc, followers desc, id asc).
+        var candidates: [(id: Int64, mutuals: Int32)] = []
+        table.forEachCounted { id, count in candidates.append((id, count)) }
+        // Only candidates with at least the limit-th best count can make the list: look those
+        // users up and rank them fully.
         var best: [Suggestion] = []
-        best.reserveCapacity(limit + 1)
-        for (id, count) in mutuals {
-            guard let user = state.users[id] else { continue }
-            let suggestion = Suggestion(user: user, mutualCount: count)
-            if best.count == limit, let last = best.last, !(suggestion.ranksBefore(last)) { continue }
-            let position = best.partitioningIndex { suggestion.ranksBefore($0) }
-            best.insert(suggestion, at: position)
-            if best.count > limit { best.removeLast() }
+        if !candidates.isEmpty {
+            candidates.sort { $0.mutuals > $1.mutuals }
+            let threshold = candidates[min(limit, candidates.count) - 1].mutuals
+            for candidate in candidates {
+                guard candidate.mutuals >= threshold else { break }
+                guard let user = state.users[candidate.id] else { continue }
+                best.append(Suggestion(user: user, mutualCount: Int64(candidate.mutuals)))
+            }
+            best.sort { $0.ranksBefore($1) }
+            if best.count > limit { best.removeSubrange(limit...) }
         }
         guard best.count < limit else { return best }
         var skip = followed
@@ -110,6 +130,12 @@ public struct IndexView {
         }
         return best
     }
+}
+
+/// A video in a feed's order: its id and author, without the record.
+public struct VideoRef: Sendable, Hashable {
+    public var id: Int64
+    public var author: Int64
 }
 
 /// A suggested user and how many of the viewer's followees follow them.

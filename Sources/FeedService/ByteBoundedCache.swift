@@ -23,10 +23,10 @@ struct ByteBoundedCache<Key: Hashable, Value> {
 
     /// The value for `key`, marking it recently used.
     mutating func value(for key: Key) -> Value? {
-        guard storage[key] != nil else { return nil }
+        guard let index = storage.index(forKey: key) else { return nil }
         clock &+= 1
-        storage[key]!.stamp = clock
-        return storage[key]!.value
+        storage.values[index].stamp = clock
+        return storage.values[index].value
     }
 
     /// Stores `value` at `cost` bytes (a value larger than the whole budget is not kept).

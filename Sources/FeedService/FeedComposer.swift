@@ -1,7 +1,7 @@
 import FeedIndex
 import FeedStore
 
-/// Builds a viewer's whole feed (up to ``FeedComposer/maxVideos`` videos) from the index.
+/// Builds a viewer's feed (up to ``FeedComposer/maxVideos`` videos) from the index.
 ///
 /// Order: the header; video-grid sections of ``FeedComposer/gridChunkSize`` videos — the
 /// followed authors' videos newest first, then popular videos by others; the follow-suggestions
@@ -9,8 +9,10 @@ import FeedStore
 /// (standalone sections, or the last item of that grid section when stacked). With no videos at
 /// all, an empty-state section takes the grid's place.
 ///
-/// Composition happens in two steps: ``select(viewer:in:)`` picks the records under the index's
-/// reader lock (no rendering there), ``build(_:)`` renders sections from them afterwards.
+/// Composition happens in two steps. ``select(viewer:parameters:in:)`` runs under the index's
+/// reader lock: it picks the videos, lays out every section of the feed (ids and what goes in
+/// each, no rendering) and copies out only the records of the sections in the requested page.
+/// ``build(_:)`` then renders those sections, outside the lock, from the shared item cache.
 struct FeedComposer {
     /// Videos per grid section, shown in two columns.
     static let gridChunkSize = 6
@@ -19,92 +21,135 @@ struct FeedComposer {
     /// Users in the suggestions carousel.
     static let maxSuggestions = 10
 
-    let stackAds: Bool
     let items: ItemCache
 
-    /// The records one feed shows, copied out of the index, and what the feed depends on.
+    /// One section of the page, with the records it shows.
+    enum PlannedSection {
+        case header(Revised<User>)
+        case empty
+        case suggestions([Suggestion])
+        case grid(index: Int, videos: [(video: Revised<Video>, author: Revised<User>?)], ad: Ad?)
+        case ad(index: Int, Ad)
+    }
+
+    /// The page's sections, copied out of the index, and what the whole feed depends on.
     struct Selection {
-        var viewer: Revised<User>
-        var videos: [(video: Revised<Video>, author: Revised<User>?)]
-        var suggestions: [Suggestion]
-        var ads: AdInventory
+        var page: [PlannedSection]
+        /// Sections in the whole feed (for the next cursor).
+        var totalSections: Int
+        var adEpoch: Int64
+        var stackAds: Bool
         var dependencies: FeedDependencies
     }
 
-    /// Picks what `viewerID`'s feed shows. Call inside ``FeedIndex/read(_:)``.
+    /// Picks what `viewerID`'s feed shows and the sections of the page `parameters` asks for.
+    /// Call inside ``FeedIndex/read(_:)``.
     ///
     /// - Throws: ``FeedError/viewerNotFound(_:)``.
-    static func select(viewer viewerID: Int64, in view: IndexView) throws(FeedError) -> Selection {
+    static func select(viewer viewerID: Int64, parameters: FeedParameters, in view: IndexView) throws(FeedError) -> Selection {
         guard let viewer = view.user(viewerID) else { throw .viewerNotFound(viewerID) }
         let followees = view.followees(of: viewerID)
-        let followed = view.followedVideos(viewer: viewerID, limit: maxVideos)
-        var videos = followed
-        var popularFloor: PopularityKey?
-        let needsPopular = videos.count < maxVideos
-        if needsPopular {
-            // Exactly the authors of the followed videos: when the followed list is not full it
-            // holds every followee's video, so this is every followee who has posted.
-            let followedAuthors = Set(followed.map(\.value.authorID))
-            let wanted = maxVideos - videos.count
-            let popular = view.popularVideos(limit: wanted, excludingAuthors: followedAuthors)
-            if popular.count == wanted, let last = popular.last { popularFloor = PopularityKey(last.value) }
-            videos.append(contentsOf: popular)
-        }
-        let suggestions = view.followSuggestions(for: viewerID, limit: maxSuggestions)
+        var videos = view.followedVideos(viewer: viewerID, limit: maxVideos)
         var dependencies = FeedDependencies(viewer: viewerID, followees: followees)
-        dependencies.needsPopular = needsPopular
-        dependencies.popularFloor = popularFloor
-        dependencies.shownVideos.reserveCapacity(videos.count)
-        dependencies.shownUsers.insert(viewerID)
-        var selected: [(video: Revised<Video>, author: Revised<User>?)] = []
-        selected.reserveCapacity(videos.count)
-        for video in videos {
-            dependencies.shownVideos.insert(video.value.id)
-            dependencies.shownUsers.insert(video.value.authorID)
-            selected.append((video, view.user(video.value.authorID)))
+        if videos.count < maxVideos {
+            // The followed part is not full, so it holds every followee's video: excluding the
+            // followees excludes exactly the authors it shows.
+            let wanted = maxVideos - videos.count
+            let popular = view.popularVideos(limit: wanted, excludingAuthors: followees)
+            dependencies.needsPopular = true
+            if popular.videos.count == wanted { dependencies.popularFloor = popular.last }
+            videos.append(contentsOf: popular.videos)
         }
-        for suggestion in suggestions {
-            dependencies.shownUsers.insert(suggestion.user.value.id)
-            dependencies.suggested.insert(suggestion.user.value.id)
+        dependencies.shownVideos = videos.map(\.id).sorted()
+        var authors = videos.map(\.author)
+        authors.append(viewerID)
+        dependencies.shownUsers = Set(authors)
+
+        // Lay out the whole feed: which sections, in which order.
+        let chunkCount = (videos.count + gridChunkSize - 1) / gridChunkSize
+        let ads = view.ads
+        let slots = AdPlacement.slots(viewer: viewerID, inventory: ads, gridSections: chunkCount)
+        let hasSuggestions = view.hasSuggestions(for: viewerID)
+        var layout: [LaidOut] = [.header]
+        if chunkCount == 0 {
+            layout.append(.empty)
+            if hasSuggestions { layout.append(.suggestions) }
         }
-        dependencies.suggestionFloor = suggestions.count == maxSuggestions ? suggestions.last : nil
-        return Selection(viewer: viewer, videos: selected, suggestions: suggestions, ads: view.ads, dependencies: dependencies)
+        var nextSlot = 0
+        for index in 0..<chunkCount {
+            var ad: Ad?
+            if nextSlot < slots.count, slots[nextSlot].afterGrid == index {
+                ad = slots[nextSlot].ad
+                nextSlot += 1
+            }
+            layout.append(.grid(index: index, ad: parameters.stackAds ? ad : nil))
+            if let ad, !parameters.stackAds { layout.append(.ad(index: index, ad)) }
+            if index == 0, hasSuggestions { layout.append(.suggestions) }
+        }
+
+        // Copy out only what the page shows.
+        let start = min(parameters.offset, layout.count)
+        let end = min(start + parameters.limit, layout.count)
+        var page: [PlannedSection] = []
+        page.reserveCapacity(end - start)
+        var suggestionsShown = false
+        for section in layout[start..<end] {
+            switch section {
+            case .header:
+                page.append(.header(viewer))
+            case .empty:
+                page.append(.empty)
+            case .suggestions:
+                let suggestions = view.followSuggestions(for: viewerID, limit: maxSuggestions)
+                for suggestion in suggestions {
+                    dependencies.shownUsers.insert(suggestion.user.value.id)
+                    dependencies.suggested.insert(suggestion.user.value.id)
+                }
+                dependencies.suggestionFloor = suggestions.count == maxSuggestions ? suggestions.last : nil
+                suggestionsShown = true
+                page.append(.suggestions(suggestions))
+            case .grid(let index, let ad):
+                let chunk = videos[(index * gridChunkSize)..<min((index + 1) * gridChunkSize, videos.count)]
+                let records = chunk.compactMap { video in view.video(video.id).map { ($0, view.user(video.author)) } }
+                page.append(.grid(index: index, videos: records, ad: ad))
+            case .ad(let index, let ad):
+                page.append(.ad(index: index, ad))
+            }
+        }
+        // Off the page, the carousel matters only by being there or not.
+        dependencies.suggestionsOffPage = hasSuggestions && !suggestionsShown
+        return Selection(
+            page: page, totalSections: layout.count, adEpoch: ads.epoch, stackAds: parameters.stackAds,
+            dependencies: dependencies)
     }
 
-    /// Renders the sections of a selection (outside the index lock).
+    /// A section of the whole feed before anything is copied out.
+    private enum LaidOut {
+        case header
+        case empty
+        case suggestions
+        case grid(index: Int, ad: Ad?)
+        case ad(index: Int, Ad)
+    }
+
+    /// Renders the sections of the page (outside the index lock).
     func build(_ selection: Selection) -> [FeedSection] {
-        let viewerID = selection.viewer.value.id
-        var sections: [FeedSection] = [
-            FeedSection(id: "header", kind: "header", columns: 1, items: [items.header(selection.viewer)])
-        ]
-        let chunks = stride(from: 0, to: selection.videos.count, by: FeedComposer.gridChunkSize).map {
-            selection.videos[$0..<min($0 + FeedComposer.gridChunkSize, selection.videos.count)]
-        }
-        var ads = AdPlacement.slots(viewer: viewerID, inventory: selection.ads, gridSections: chunks.count)[...]
-        let suggestionItems = selection.suggestions.map(items.suggestion)
-        if chunks.isEmpty {
-            sections.append(FeedSection(id: "empty", kind: "empty", columns: 1, items: [items.emptyState()]))
-        }
-        if chunks.isEmpty, !suggestionItems.isEmpty {
-            sections.append(FeedSection(id: "suggestions", kind: "follow_suggestions", columns: 1, items: suggestionItems))
-        }
-        for (index, chunk) in chunks.enumerated() {
-            var sectionItems = chunk.map { items.video($0.video, author: $0.author) }
-            var standaloneAd: FeedItem?
-            if let slot = ads.first, slot.afterGrid == index {
-                ads.removeFirst()
-                let ad = items.ad(slot.ad, epoch: selection.ads.epoch)
-                if stackAds { sectionItems.append(ad) } else { standaloneAd = ad }
-            }
-            let kind = stackAds && sectionItems.last?.kind == "ad" ? "video_grid_stacked" : "video_grid"
-            sections.append(FeedSection(id: "grid-\(index)", kind: kind, columns: 2, items: sectionItems))
-            if let standaloneAd {
-                sections.append(FeedSection(id: "ad-slot-\(index)", kind: "ad", columns: 1, items: [standaloneAd]))
-            }
-            if index == 0, !suggestionItems.isEmpty {
-                sections.append(FeedSection(id: "suggestions", kind: "follow_suggestions", columns: 1, items: suggestionItems))
+        selection.page.map { planned in
+            switch planned {
+            case .header(let viewer):
+                return FeedSection(id: "header", kind: "header", columns: 1, items: [items.header(viewer)])
+            case .empty:
+                return FeedSection(id: "empty", kind: "empty", columns: 1, items: [items.emptyState()])
+            case .suggestions(let suggestions):
+                return FeedSection(id: "suggestions", kind: "follow_suggestions", columns: 1, items: suggestions.map(items.suggestion))
+            case .grid(let index, let videos, let ad):
+                var sectionItems = items.videos(videos)
+                if let ad { sectionItems.append(items.ad(ad, epoch: selection.adEpoch)) }
+                let kind = ad != nil ? "video_grid_stacked" : "video_grid"
+                return FeedSection(id: "grid-\(index)", kind: kind, columns: 2, items: sectionItems)
+            case .ad(let index, let ad):
+                return FeedSection(id: "ad-slot-\(index)", kind: "ad", columns: 1, items: [items.ad(ad, epoch: selection.adEpoch)])
             }
         }
-        return sections
     }
 }

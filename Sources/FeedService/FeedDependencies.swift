@@ -17,11 +17,15 @@ struct FeedDependencies: Sendable {
     /// The last popular video shown when the popular part was full: only a video ranking
     /// before it can enter. Nil with `needsPopular`: any video can.
     var popularFloor: PopularityKey?
-    var shownVideos: Set<Int64> = []
+    /// Every video of the feed, sorted (binary search: built once per composition, read rarely).
+    var shownVideos: [Int64] = []
     /// Users whose profile the feed shows: the viewer (header), authors, suggested users.
     var shownUsers: Set<Int64> = []
     /// The suggested users (their follower counts are shown too).
     var suggested: Set<Int64> = []
+    /// The carousel exists but lies outside the page: only its presence matters, which a user
+    /// appearing or disappearing may change.
+    var suggestionsOffPage = false
     /// The last suggestion when the carousel was full; nil when it was not (then it shows every
     /// user the viewer may follow, and only a new user changes it).
     var suggestionFloor: Suggestion?
@@ -37,7 +41,7 @@ struct FeedDependencies: Sendable {
         case .reset, .ads:
             return true
         case let .video(id, author, before, after):
-            if shownVideos.contains(id) { return true }
+            if shows(video: id) { return true }
             if followees.contains(author) {
                 // A followee's new video is the newest of the followed part. Removing or
                 // editing one not shown cannot change which ones are newest.
@@ -48,6 +52,7 @@ struct FeedDependencies: Sendable {
             return after < popularFloor
         case let .user(id, before, after, profileChanged):
             if profileChanged, shownUsers.contains(id) { return true }
+            if suggestionsOffPage, before == nil || after == nil { return true }
             // Suggestions show follower counts.
             if suggested.contains(id) { return true }
             // Could this user now enter the carousel?
@@ -62,5 +67,24 @@ struct FeedDependencies: Sendable {
         case let .follow(follower, _, _):
             return follower == viewer || followees.contains(follower)
         }
+    }
+
+    private func shows(video id: Int64) -> Bool {
+        let position = shownVideos.partitioningIndex { $0 >= id }
+        return position < shownVideos.count && shownVideos[position] == id
+    }
+}
+
+extension Array {
+    /// The first index whose element satisfies `predicate`, which must be false then true along
+    /// the array (binary search).
+    func partitioningIndex(where predicate: (Element) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if predicate(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 }

@@ -12,6 +12,8 @@ public struct FeedItem: Sendable, Hashable {
     public let kind: String
     /// A hash of what the item shows; equal versions mean nothing visible changed.
     public let version: UInt64
+    /// ``version`` as 16 hex digits, as it is sent (made once per rendering).
+    public let versionText: String
     /// The item's JSON object, without a size.
     public let json: [UInt8]
 

@@ -146,14 +146,11 @@ public final class FeedService: Sendable {
 
     private func compose(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
         let (selection, sequence) = try index.read { view throws(FeedError) in
-            (try FeedComposer.select(viewer: viewer, in: view), view.sequence)
+            (try FeedComposer.select(viewer: viewer, parameters: parameters, in: view), view.sequence)
         }
-        let composer = FeedComposer(stackAds: parameters.stackAds, items: items)
-        let all = composer.build(selection)
-        let start = min(parameters.offset, all.count)
-        let end = min(start + parameters.limit, all.count)
-        let page = Array(all[start..<end])
-        let nextCursor = end < all.count ? FeedCursor.encode(offset: end) : nil
+        let page = FeedComposer(items: items).build(selection)
+        let end = min(parameters.offset, selection.totalSections) + page.count
+        let nextCursor = end < selection.totalSections ? FeedCursor.encode(offset: end) : nil
         let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page)
         let rendered = RenderedFeed(
             changeVersion: sequence, snapshotID: structure.id, sections: page, nextCursor: nextCursor, structure: structure)

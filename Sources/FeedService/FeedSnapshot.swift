@@ -51,7 +51,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
 
     init(viewer: Int64, parameters: FeedParameters, page: [FeedSection]) {
         self.init(viewer: viewer, parameters: parameters, sections: page.map { section in
-            Section(id: section.id, kind: section.kind, items: section.items.map { Item(id: $0.id, version: hex16($0.version)) })
+            Section(id: section.id, kind: section.kind, items: section.items.map { Item(id: $0.id, version: $0.versionText) })
         })
     }
 

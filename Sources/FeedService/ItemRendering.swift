@@ -42,6 +42,29 @@ final class ItemCache: Sendable {
         return item
     }
 
+    /// The items of several videos, looked up under one lock.
+    func videos(_ videos: [(video: Revised<Video>, author: Revised<User>?)]) -> [FeedItem] {
+        let stamps = videos.map { Stamp(revision: $0.video.revision, otherRevision: $0.author?.revision ?? -1) }
+        var found: [FeedItem?] = cache.withLock { cache in
+            zip(videos, stamps).map { entry, stamp in
+                guard let hit = cache.value(for: .video(entry.video.value.id)), hit.stamp == stamp else { return nil }
+                return hit.item
+            }
+        }
+        var rendered: [(Key, Cached)] = []
+        for index in found.indices where found[index] == nil {
+            let item = ItemRenderer.video(videos[index].video.value, author: videos[index].author?.value)
+            found[index] = item
+            rendered.append((.video(videos[index].video.value.id), Cached(stamp: stamps[index], item: item)))
+        }
+        if !rendered.isEmpty {
+            cache.withLock { cache in
+                for (key, value) in rendered { cache.insert(value, for: key, cost: value.item.json.count + 96) }
+            }
+        }
+        return found.map { $0! }
+    }
+
     func video(_ video: Revised<Video>, author: Revised<User>?) -> FeedItem {
         cached(.video(video.value.id), stamp: Stamp(revision: video.revision, otherRevision: author?.revision ?? -1)) {
             ItemRenderer.video(video.value, author: author?.value)
@@ -159,16 +182,17 @@ enum ItemRenderer {
         hasher.combine(kind)
         hasher.combine(bytes: data)
         let version = hasher.state
+        let versionText = hex16(version)
         var json = JSONWriter(capacity: data.count + 96)
         json.raw("{\"id\":")
         json.string(id)
         json.raw(",\"kind\":")
         json.string(kind)
         json.raw(",\"version\":\"")
-        json.raw(hex16(version))
+        json.raw(versionText)
         json.raw("\",\"data\":")
         json.raw(bytes: data)
         json.raw("}")
-        return FeedItem(id: id, kind: kind, version: version, json: json.bytes)
+        return FeedItem(id: id, kind: kind, version: version, versionText: versionText, json: json.bytes)
     }
 }

@@ -13,12 +13,20 @@ struct StableHasher {
     }
 
     mutating func combine(bytes: some Sequence<UInt8>) {
-        for byte in bytes { combine(byte) }
+        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            var state = self.state
+            for byte in buffer { state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            self.state = state
+        }
+        if done == nil {
+            for byte in bytes { combine(byte) }
+        }
     }
 
     /// A string followed by a separator byte, so ("ab","c") and ("a","bc") differ.
     mutating func combine(_ text: String) {
-        combine(bytes: text.utf8)
+        var text = text
+        text.withUTF8 { combine(bytes: $0) }
         combine(UInt8(0xFF))
     }
 

@@ -1,0 +1,118 @@
+/// Records by id, in an array indexed by the id: ids are the store's AUTOINCREMENT keys, dense
+/// from 1, so a lookup is one bounds check and a load, with no hashing. Ids far beyond the
+/// number of records (a store whose ids were set by hand) go to a dictionary instead, so
+/// memory stays proportional to the records.
+struct DenseTable<Value> {
+    private var slots: [Value?] = []
+    private var overflow: [Int64: Value] = [:]
+    /// The number of records.
+    private(set) var count = 0
+
+    init() {}
+
+    /// Ids up to this go to the array: twice the records, plus room to grow.
+    private var denseLimit: Int64 { Int64(max(1 << 16, 2 * count + 1024)) }
+
+    subscript(id: Int64) -> Value? {
+        get {
+            if id > 0, id < Int64(slots.count), let value = slots[Int(id)] { return value }
+            return overflow.isEmpty ? nil : overflow[id]
+        }
+        set {
+            // Clear both places (an id stored in the overflow may since lie within the array).
+            var existed = false
+            if id > 0, id < Int64(slots.count), slots[Int(id)] != nil {
+                slots[Int(id)] = nil
+                existed = true
+            }
+            if !overflow.isEmpty, overflow.removeValue(forKey: id) != nil { existed = true }
+            if existed { count -= 1 }
+            guard let newValue else { return }
+            count += 1
+            if id > 0, id < denseLimit {
+                if id >= Int64(slots.count) {
+                    slots.reserveCapacity(Int(id) + 1)
+                    while slots.count <= Int(id) { slots.append(nil) }
+                }
+                slots[Int(id)] = newValue
+            } else {
+                overflow[id] = newValue
+            }
+        }
+    }
+
+    mutating func removeValue(forKey id: Int64) -> Value? {
+        let old = self[id]
+        if old != nil { self[id] = nil }
+        return old
+    }
+
+    mutating func reserveCapacity(_ capacity: Int) {
+        slots.reserveCapacity(capacity + 1)
+    }
+
+    /// Every (id, record), by id for the dense part.
+    var entries: [(id: Int64, value: Value)] {
+        var result: [(id: Int64, value: Value)] = []
+        result.reserveCapacity(count)
+        for (index, slot) in slots.enumerated() {
+            if let slot { result.append((Int64(index), slot)) }
+        }
+        for (id, value) in overflow.sorted(by: { $0.key < $1.key }) { result.append((id, value)) }
+        return result
+    }
+}
+
+/// Counts per user id for one composition, with cheap hashing (Fibonacci multiplicative) and
+/// open addressing: the suggestions' mutual-followee counts touch hundreds of ids per feed,
+/// where a `Dictionary` would spend most of its time in SipHash.
+struct CountingTable {
+    private var keys: [Int64]
+    private var counts: [Int32]
+    private let mask: Int
+    private static let empty = Int64.min
+    /// A count that marks an id as excluded: ``add(_:)`` leaves it alone.
+    static let excluded: Int32 = -1
+
+    /// A table for about `expected` distinct ids.
+    init(expected: Int) {
+        var capacity = 64
+        while capacity < expected * 2 { capacity <<= 1 }
+        keys = Array(repeating: CountingTable.empty, count: capacity)
+        counts = Array(repeating: 0, count: capacity)
+        mask = capacity - 1
+    }
+
+    private func slot(for id: Int64) -> Int {
+        var index = Int(truncatingIfNeeded: (UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        while keys[index] != id && keys[index] != CountingTable.empty {
+            index = (index + 1) & mask
+        }
+        return index
+    }
+
+    /// Marks `id` as excluded from counting.
+    mutating func exclude(_ id: Int64) {
+        let index = slot(for: id)
+        keys[index] = id
+        counts[index] = CountingTable.excluded
+    }
+
+    /// Adds one to `id`'s count unless it is excluded; the table must not be full.
+    mutating func add(_ id: Int64) {
+        let index = slot(for: id)
+        if keys[index] == CountingTable.empty {
+            keys[index] = id
+            counts[index] = 1
+        } else if counts[index] != CountingTable.excluded {
+            counts[index] += 1
+        }
+    }
+
+    /// Every counted (not excluded) id with its count.
+    func forEachCounted(_ body: (Int64, Int32) -> Void) {
+        for index in keys.indices where keys[index] != CountingTable.empty && counts[index] > 0 {
+            body(keys[index], counts[index])
+        }
+    }
+}
