@@ -39,19 +39,27 @@ public struct IndexView {
     /// - Complexity: O((k + limit) log k) for k followees.
     public func followedVideos(viewer: Int64, limit: Int) -> [VideoRef] {
         guard limit > 0, let authors = state.followees[viewer] else { return [] }
+        // One stream per followee with videos; the heap holds only keys and stream numbers.
+        var timelines: [[TimelineKey]] = []
+        var streamAuthors: [Int64] = []
+        var positions: [Int] = []
+        timelines.reserveCapacity(authors.count)
         var heads = TimelineHeap()
         for author in authors {
             guard let timeline = state.timelines[author], !timeline.isEmpty else { continue }
-            heads.push(TimelineCursor(key: timeline[timeline.count - 1], author: author, position: timeline.count - 1))
+            heads.push(TimelineCursor(key: timeline[timeline.count - 1], stream: timelines.count))
+            positions.append(timeline.count - 1)
+            streamAuthors.append(author)
+            timelines.append(timeline)
         }
         var result: [VideoRef] = []
         result.reserveCapacity(min(limit, 256))
-        while result.count < limit, var top = heads.pop() {
-            result.append(VideoRef(id: top.key.id, author: top.author))
-            if top.position > 0, let timeline = state.timelines[top.author] {
-                top.position -= 1
-                top.key = timeline[top.position]
-                heads.push(top)
+        while result.count < limit, let top = heads.pop() {
+            result.append(VideoRef(id: top.key.id, author: streamAuthors[top.stream]))
+            let position = positions[top.stream] - 1
+            if position >= 0 {
+                positions[top.stream] = position
+                heads.push(TimelineCursor(key: timelines[top.stream][position], stream: top.stream))
             }
         }
         return result
@@ -103,18 +111,21 @@ public struct IndexView {
         for followee in followed {
             for candidate in state.followees[followee] ?? [] { table.add(candidate) }
         }
-        var candidates: [(id: Int64, mutuals: Int32)] = []
-        table.forEachCounted { id, count in candidates.append((id, count)) }
-        // Only candidates with at least the limit-th best count can make the list: look those
-        // users up and rank them fully.
+        // Only candidates with at least the limit-th best count can make the list: find that
+        // count (the `limit` largest, kept in a small sorted array), then look up and rank only
+        // the candidates that reach it.
+        var largest: [Int32] = []
+        largest.reserveCapacity(limit + 1)
+        table.forEachCounted { _, count in
+            guard largest.count < limit || count > largest[largest.count - 1] else { return }
+            largest.insert(count, at: largest.partitioningIndex { $0 < count })
+            if largest.count > limit { largest.removeLast() }
+        }
         var best: [Suggestion] = []
-        if !candidates.isEmpty {
-            candidates.sort { $0.mutuals > $1.mutuals }
-            let threshold = candidates[min(limit, candidates.count) - 1].mutuals
-            for candidate in candidates {
-                guard candidate.mutuals >= threshold else { break }
-                guard let user = state.users[candidate.id] else { continue }
-                best.append(Suggestion(user: user, mutualCount: Int64(candidate.mutuals)))
+        if let threshold = largest.last {
+            table.forEachCounted { id, count in
+                guard count >= threshold, let user = state.users[id] else { return }
+                best.append(Suggestion(user: user, mutualCount: Int64(count)))
             }
             best.sort { $0.ranksBefore($1) }
             if best.count > limit { best.removeSubrange(limit...) }
@@ -158,8 +169,7 @@ public struct Suggestion: Sendable {
 /// One author's place in the newest-first merge.
 struct TimelineCursor {
     var key: TimelineKey
-    var author: Int64
-    var position: Int
+    var stream: Int
 }
 
 /// A binary max-heap of timeline cursors by key (newest on top).

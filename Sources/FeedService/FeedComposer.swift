@@ -61,9 +61,8 @@ struct FeedComposer {
             videos.append(contentsOf: popular.videos)
         }
         dependencies.shownVideos = videos.map(\.id).sorted()
-        var authors = videos.map(\.author)
-        authors.append(viewerID)
-        dependencies.shownUsers = Set(authors)
+        var shownUsers = videos.map(\.author)
+        shownUsers.append(viewerID)
 
         // Lay out the whole feed: which sections, in which order.
         let chunkCount = (videos.count + gridChunkSize - 1) / gridChunkSize
@@ -102,7 +101,7 @@ struct FeedComposer {
             case .suggestions:
                 let suggestions = view.followSuggestions(for: viewerID, limit: maxSuggestions)
                 for suggestion in suggestions {
-                    dependencies.shownUsers.insert(suggestion.user.value.id)
+                    shownUsers.append(suggestion.user.value.id)
                     dependencies.suggested.insert(suggestion.user.value.id)
                 }
                 dependencies.suggestionFloor = suggestions.count == maxSuggestions ? suggestions.last : nil
@@ -116,6 +115,7 @@ struct FeedComposer {
                 page.append(.ad(index: index, ad))
             }
         }
+        dependencies.shownUsers = shownUsers.sortedUnique()
         // Off the page, the carousel matters only by being there or not.
         dependencies.suggestionsOffPage = hasSuggestions && !suggestionsShown
         return Selection(

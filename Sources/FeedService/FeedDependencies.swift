@@ -19,8 +19,9 @@ struct FeedDependencies: Sendable {
     var popularFloor: PopularityKey?
     /// Every video of the feed, sorted (binary search: built once per composition, read rarely).
     var shownVideos: [Int64] = []
-    /// Users whose profile the feed shows: the viewer (header), authors, suggested users.
-    var shownUsers: Set<Int64> = []
+    /// Users whose profile the feed shows: the viewer (header), authors, suggested users;
+    /// sorted, without repeats.
+    var shownUsers: [Int64] = []
     /// The suggested users (their follower counts are shown too).
     var suggested: Set<Int64> = []
     /// The carousel exists but lies outside the page: only its presence matters, which a user
@@ -51,7 +52,7 @@ struct FeedDependencies: Sendable {
             guard let popularFloor else { return true }
             return after < popularFloor
         case let .user(id, before, after, profileChanged):
-            if profileChanged, shownUsers.contains(id) { return true }
+            if profileChanged, shownUsers.containsSorted(id) { return true }
             if suggestionsOffPage, before == nil || after == nil { return true }
             // Suggestions show follower counts.
             if suggested.contains(id) { return true }
@@ -70,8 +71,27 @@ struct FeedDependencies: Sendable {
     }
 
     private func shows(video id: Int64) -> Bool {
-        let position = shownVideos.partitioningIndex { $0 >= id }
-        return position < shownVideos.count && shownVideos[position] == id
+        shownVideos.containsSorted(id)
+    }
+}
+
+extension Array where Element == Int64 {
+    /// Whether the array, sorted ascending, contains `value` (binary search).
+    func containsSorted(_ value: Int64) -> Bool {
+        let position = partitioningIndex { $0 >= value }
+        return position < count && self[position] == value
+    }
+
+    /// The array sorted, without repeats.
+    func sortedUnique() -> [Int64] {
+        var result = sorted()
+        var write = 0
+        for read in result.indices where read == 0 || result[read] != result[write - 1] {
+            result[write] = result[read]
+            write += 1
+        }
+        result.removeSubrange(write...)
+        return result
     }
 }
 
