@@ -1,0 +1,132 @@
+@testable import FeedIndex
+import FeedStore
+import Foundation
+import Testing
+
+@Suite("SortedKeys, DenseTable, CountingTable, ChangeRing")
+struct IndexStructureTests {
+    @Test func sortedKeysStayInOrderThroughRandomInsertsAndRemovals() {
+        var keys = SortedKeys<Int>()
+        var reference = Set<Int>()
+        var random = SplitMix64(seed: 9)
+        for _ in 0..<20_000 {
+            let value = Int(random.next(below: 5_000))
+            if random.next(below: 3) == 0 {
+                #expect(keys.remove(value) == (reference.remove(value) != nil))
+            } else {
+                #expect(keys.insert(value) == reference.insert(value).inserted)
+            }
+        }
+        #expect(Array(keys) == reference.sorted())
+        #expect(keys.count == reference.count)
+        #expect(keys.contains(reference.first ?? -1) == !reference.isEmpty)
+    }
+
+    @Test func sortedKeysBuiltFromASortedArrayMatchIt() {
+        let values = Array(stride(from: 0, to: 3_000, by: 3))
+        var keys = SortedKeys(sorted: values)
+        #expect(Array(keys) == values)
+        keys.insert(1)
+        #expect(Array(keys.prefix(3)) == [0, 1, 3])
+    }
+
+    @Test func denseTableHandlesDenseSparseAndMovedIds() {
+        var table = DenseTable<String>()
+        table[1] = "a"
+        table[3] = "c"
+        table[1 << 40] = "far"  // beyond the dense range: kept in the overflow
+        #expect(table.count == 3)
+        #expect(table[1] == "a" && table[2] == nil && table[3] == "c" && table[1 << 40] == "far")
+        table[3] = nil
+        #expect(table.count == 2 && table[3] == nil)
+        #expect(table.removeValue(forKey: 1 << 40) == "far")
+        #expect(table.count == 1)
+        #expect(table.entries.map(\.id) == [1])
+        table[-5] = "negative"
+        #expect(table[-5] == "negative")
+    }
+
+    @Test func countingTableCountsAndSkipsExcludedIds() {
+        var table = CountingTable(expected: 10)
+        table.exclude(7)
+        for id: Int64 in [1, 2, 2, 7, 7, 3, 2] { table.add(id) }
+        var counts: [Int64: Int32] = [:]
+        table.forEachCounted { counts[$0] = $1 }
+        #expect(counts == [1: 1, 2: 3, 3: 1])
+    }
+
+    @Test func changeRingReportsWhatItStillCovers() {
+        var ring = ChangeRing(capacity: 4, startingAt: 10)
+        #expect(ring.changes(after: 10) == [])
+        for sequence: Int64 in 11...13 { ring.append(.ads, sequence: sequence) }
+        #expect(ring.changes(after: 11)?.count == 2)
+        for sequence: Int64 in 14...16 { ring.append(.reset, sequence: sequence) }
+        #expect(ring.changes(after: 11) == nil, "13 was evicted")
+        #expect(ring.changes(after: 12) == [.ads, .reset, .reset, .reset])
+        #expect(ring.changes(after: 16) == [])
+    }
+}
+
+@Suite("FeedIndex follows the store")
+struct FeedIndexCatchUpTests {
+    func seededStore() throws -> FeedStore {
+        let store = try FeedStore.temporary()
+        try store.seed(DemoSeed(users: 30, videos: 200, ads: 3, seed: 4))
+        return store
+    }
+
+    @Test func loadingReadsEverythingAtTheStoreVersion() throws {
+        let store = try seededStore()
+        let index = try FeedIndex(loadingFrom: store)
+        let counts = try store.counts()
+        #expect(index.counts.users == counts.users)
+        #expect(index.counts.videos == counts.videos)
+        #expect(index.counts.follows == counts.follows)
+        #expect(index.sequence == store.changeVersion)
+    }
+
+    @Test func deletingAUserRemovesTheirVideosAndEdgesAndMovesOthersCounts() throws {
+        let store = try seededStore()
+        let index = try FeedIndex(loadingFrom: store)
+        let victim: Int64 = 1
+        let followers = try store.followers(of: victim)
+        #expect(!followers.isEmpty)
+        try store.deleteUser(id: victim)
+        #expect(try index.catchUp(from: store) == 1)
+        #expect(index.differences(from: try FeedIndex(loadingFrom: store)) == [])
+        index.read { view in
+            #expect(view.user(victim) == nil)
+            #expect(view.followers(of: victim).isEmpty)
+            #expect(view.followedVideos(viewer: followers[0], limit: 240).allSatisfy { $0.author != victim })
+        }
+        let changes = try #require(index.changes(after: index.sequence - 1))
+        #expect(changes.contains(.user(id: victim, before: changes.compactMap { change -> FollowerRankKey? in
+            if case .user(victim, let before, _, _) = change { return before } else { return nil }
+        }.first, after: nil, profileChanged: true)))
+        #expect(changes.contains { if case .follow(_, victim, false) = $0 { true } else { false } })
+    }
+
+    @Test func writesOfAnotherProcessAreAppliedByTheNextCatchUp() throws {
+        let store = try seededStore()
+        let index = try FeedIndex(loadingFrom: store)
+        let other = try FeedStore(path: store.path)  // a second process on the same file
+        let video = try other.createVideo(authorID: 2, title: "From elsewhere", thumbnailURL: "https://x.example/a.jpg", durationSeconds: 9)
+        if try !other.isFollowing(follower: 3, followee: 2) { try other.follow(follower: 3, followee: 2) }
+        #expect(index.read { $0.video(video.id) } == nil)
+        try index.catchUp(from: store)
+        #expect(index.read { $0.video(video.id)?.value } == video)
+        #expect(index.differences(from: try FeedIndex(loadingFrom: store)) == [])
+    }
+
+    @Test func aLogWithAGapOrAResetReloadsEverything() throws {
+        let store = try seededStore()
+        let index = try FeedIndex(loadingFrom: store)
+        for number in 0..<5 {
+            try store.createVideo(authorID: 2, title: "v\(number)", thumbnailURL: "https://x.example/a.jpg", durationSeconds: 9)
+        }
+        try store.pruneChangeLog(keeping: 2)  // entries the index needs are gone
+        try index.catchUp(from: store)
+        #expect(index.differences(from: try FeedIndex(loadingFrom: store)) == [])
+        #expect(index.changes(after: index.sequence - 5) == nil, "a reload forgets the changes before it")
+    }
+}
