@@ -250,8 +250,8 @@ public final class FeedService: Sendable {
             var upserts: [StoredSnapshot] = []
             upserts.reserveCapacity(pending.upserts.count)
             for (key, value) in pending.upserts {
-                guard let data = try? value.structure.encoded() else { continue }
-                upserts.append(StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: value.servedAt, structure: data))
+                upserts.append(StoredSnapshot(
+                    id: key.id, viewerID: key.viewer, createdAt: value.servedAt, structure: value.structure.encoded()))
             }
             do throws(FeedStoreError) {
                 try store.persistSnapshots(

@@ -95,7 +95,12 @@ struct SnapshotBook {
     mutating func lookup(viewer: Int64, id: String, now: Int64) -> Lookup {
         let key = Key(viewer: viewer, id: id)
         guard var entries = viewers[viewer], let index = entries.firstIndex(where: { $0.id == id }) else {
-            return pending.deletions.contains(key) ? .expired : .notInMemory
+            if pending.deletions.contains(key) { return .expired }
+            // Shed from memory before the persister wrote it: the queue still holds it.
+            if let queued = pending.upserts[key] {
+                return now - queued.servedAt <= retention.maxAge ? .found(queued.structure) : .expired
+            }
+            return .notInMemory
         }
         let entry = entries[index]
         guard now - entry.servedAt <= retention.maxAge else {
@@ -163,10 +168,22 @@ struct SnapshotBook {
         pending.deletions.insert(key)
     }
 
-    /// Drops whole viewers from memory, least recently served first, down to three quarters of
-    /// the budget. Their snapshots stay in the store.
+    /// Frees memory down to three quarters of the budget: first the older snapshots of every
+    /// viewer (clients poll from their newest), least recently served first, then whole
+    /// viewers. Their snapshots stay in the store (or in the persister's queue).
     private mutating func shed() {
         let target = retention.byteBudget / 4 * 3
+        var older: [(servedAt: Int64, viewer: Int64, id: String)] = []
+        for (viewer, entries) in viewers where entries.count > 1 {
+            for entry in entries.dropLast() { older.append((entry.servedAt, viewer, entry.id)) }
+        }
+        older.sort { $0.servedAt < $1.servedAt }
+        for candidate in older {
+            guard bytes > target else { return }
+            guard var entries = viewers[candidate.viewer], let index = entries.firstIndex(where: { $0.id == candidate.id }) else { continue }
+            bytes -= entries.remove(at: index).bytes
+            viewers[candidate.viewer] = entries
+        }
         let byRecency = viewers.map { ($0.key, $0.value.last?.servedAt ?? 0) }.sorted { $0.1 < $1.1 }
         for (viewer, _) in byRecency {
             guard bytes > target else { break }

@@ -1,0 +1,68 @@
+-- wrk script for scripts/bench-mix: VIEWERS viewers (ids 1..VIEWERS) each keep their own last
+-- snapshot id. A viewer with none fetches its feed; otherwise it asks for the delta since its
+-- snapshot. 200 moves the viewer to the snapshot in the body, 304 keeps it, 410 makes it fetch
+-- the feed again. wrk does not say which request a response answers, so each request carries
+-- X-Request-Id "v<viewer>-<n>", which the server echoes.
+local viewers = tonumber(os.getenv("VIEWERS") or "2000")
+local threads = {}
+
+function setup(thread)
+  thread:set("id", #threads)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  snapshots = {}
+  counter = 0
+  ok, notmodified, gone, other, feeds = 0, 0, 0, 0, 0
+  -- Each wrk thread owns a disjoint slice of the viewers, so no viewer has two requests out.
+  nthreads = tonumber(os.getenv("WRK_THREADS") or "1")
+  first = id + 1
+end
+
+function request()
+  -- Round robin over this thread's viewers: first, first + nthreads, ...
+  local slice = math.floor((viewers - first) / nthreads) + 1
+  local v = first + (counter % slice) * nthreads
+  counter = counter + 1
+  local since = snapshots[v]
+  local path
+  if since then
+    path = "/v1/users/" .. v .. "/feed/delta?since=" .. since
+  else
+    path = "/v1/users/" .. v .. "/feed"
+    feeds = feeds + 1
+  end
+  return wrk.format("GET", path, { ["X-Request-Id"] = "v" .. v .. "-" .. counter })
+end
+
+function response(status, headers, body)
+  local rid = headers["X-Request-Id"] or headers["x-request-id"] or ""
+  local v = tonumber(string.match(rid, "^v(%d+)%-"))
+  if status == 200 then
+    ok = ok + 1
+    local snap = string.match(body, '"snapshot":"(%x+)"')
+    if v and snap then snapshots[v] = snap end
+  elseif status == 304 then
+    notmodified = notmodified + 1
+  elseif status == 410 then
+    gone = gone + 1
+    if v then snapshots[v] = nil end
+  else
+    other = other + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local t = { ok = 0, notmodified = 0, gone = 0, other = 0, feeds = 0 }
+  for _, thread in ipairs(threads) do
+    for key, _ in pairs(t) do t[key] = t[key] + (thread:get(key) or 0) end
+  end
+  local seconds = summary.duration / 1e6
+  io.write(string.format(
+    "MIX requests=%d seconds=%.3f rps=%.1f p50_ms=%.3f p99_ms=%.3f s200=%d s304=%d s410=%d other=%d feeds=%d errors=%d\n",
+    summary.requests, seconds, summary.requests / seconds,
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    t.ok, t.notmodified, t.gone, t.other, t.feeds,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
