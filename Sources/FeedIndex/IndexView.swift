@@ -69,20 +69,18 @@ public struct IndexView {
     /// `excludingAuthors`, at most `limit`, with the popularity key of the last one.
     ///
     /// - Complexity: O(limit + s) for s skipped videos.
-    public func popularVideos(limit: Int, excludingAuthors: Set<Int64>) -> (videos: [VideoRef], last: PopularityKey?) {
-        guard limit > 0 else { return ([], nil) }
-        var result: [VideoRef] = []
+    public func popularVideos(limit: Int, excludingAuthors: Set<Int64>) -> [(video: VideoRef, key: PopularityKey)] {
+        guard limit > 0 else { return [] }
+        var result: [(video: VideoRef, key: PopularityKey)] = []
         result.reserveCapacity(min(limit, 256))
-        var last: PopularityKey?
         for key in state.popularity {
             guard let video = state.videos[key.id] else { continue }
             let author = video.value.authorID
             if !excludingAuthors.isEmpty, excludingAuthors.contains(author) { continue }
-            result.append(VideoRef(id: key.id, author: author))
-            last = key
+            result.append((VideoRef(id: key.id, author: author), key))
             if result.count == limit { break }
         }
-        return (result, last)
+        return result
     }
 
     /// Whether ``followSuggestions(for:limit:)`` has anyone to suggest: someone who is neither
@@ -147,6 +145,11 @@ public struct IndexView {
 public struct VideoRef: Sendable, Hashable {
     public var id: Int64
     public var author: Int64
+
+    public init(id: Int64, author: Int64) {
+        self.id = id
+        self.author = author
+    }
 }
 
 /// A suggested user and how many of the viewer's followees follow them.

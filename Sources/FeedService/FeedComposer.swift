@@ -40,6 +40,21 @@ struct FeedComposer {
         var adEpoch: Int64
         var stackAds: Bool
         var dependencies: FeedDependencies
+
+        /// For each page section, for each item, the video it shows (nil for other items).
+        var videoRefs: [[VideoRef?]] {
+            page.map { section in
+                switch section {
+                case .grid(_, let videos, let ad):
+                    let refs: [VideoRef?] = videos.map { VideoRef(id: $0.video.value.id, author: $0.video.value.authorID) }
+                    return ad == nil ? refs : refs + [nil]
+                case .suggestions(let suggestions):
+                    return Array(repeating: nil, count: suggestions.count)
+                case .header, .empty, .ad:
+                    return [nil]
+                }
+            }
+        }
     }
 
     /// Picks what `viewerID`'s feed shows and the sections of the page `parameters` asks for.
@@ -50,19 +65,17 @@ struct FeedComposer {
         guard let viewer = view.user(viewerID) else { throw .viewerNotFound(viewerID) }
         let followees = view.followees(of: viewerID)
         var videos = view.followedVideos(viewer: viewerID, limit: maxVideos)
-        var dependencies = FeedDependencies(viewer: viewerID, followees: followees)
+        let followedCount = videos.count
+        var popularKeys: [PopularityKey] = []
         if videos.count < maxVideos {
             // The followed part is not full, so it holds every followee's video: excluding the
             // followees excludes exactly the authors it shows.
-            let wanted = maxVideos - videos.count
-            let popular = view.popularVideos(limit: wanted, excludingAuthors: followees)
-            dependencies.needsPopular = true
-            if popular.videos.count == wanted { dependencies.popularFloor = popular.last }
-            videos.append(contentsOf: popular.videos)
+            let popular = view.popularVideos(limit: maxVideos - videos.count, excludingAuthors: followees)
+            videos.append(contentsOf: popular.map(\.video))
+            popularKeys = popular.map(\.key)
         }
-        dependencies.shownVideos = videos.map(\.id).sorted()
-        var shownUsers = videos.map(\.author)
-        shownUsers.append(viewerID)
+        var dependencies = FeedDependencies(viewer: viewerID, followees: followees)
+        dependencies.feedVideos = videos.map(\.id).sorted()
 
         // Lay out the whole feed: which sections, in which order.
         let chunkCount = (videos.count + gridChunkSize - 1) / gridChunkSize
@@ -91,7 +104,7 @@ struct FeedComposer {
         let end = min(start + parameters.limit, layout.count)
         var page: [PlannedSection] = []
         page.reserveCapacity(end - start)
-        var suggestionsShown = false
+        var shownUsers: [Int64] = [viewerID]
         for section in layout[start..<end] {
             switch section {
             case .header:
@@ -105,7 +118,7 @@ struct FeedComposer {
                     dependencies.suggested.insert(suggestion.user.value.id)
                 }
                 dependencies.suggestionFloor = suggestions.count == maxSuggestions ? suggestions.last : nil
-                suggestionsShown = true
+                dependencies.suggestionsOnPage = true
                 page.append(.suggestions(suggestions))
             case .grid(let index, let ad):
                 let chunk = videos[(index * gridChunkSize)..<min((index + 1) * gridChunkSize, videos.count)]
@@ -115,9 +128,20 @@ struct FeedComposer {
                 page.append(.ad(index: index, ad))
             }
         }
+        // The region: the videos of every grid section up to the end of the page.
+        var regionCount = 0
+        for section in layout[0..<end] {
+            if case .grid(let index, _) = section { regionCount = min(videos.count, (index + 1) * gridChunkSize) }
+        }
+        dependencies.regionVideos = videos[0..<regionCount].map(\.id).sorted()
+        if regionCount > followedCount {
+            dependencies.regionPopular = (followedCount..<regionCount).map { (videos[$0].id, popularKeys[$0 - followedCount]) }
+        }
+        shownUsers.append(contentsOf: videos[0..<regionCount].map(\.author))
         dependencies.shownUsers = shownUsers.sortedUnique()
+        dependencies.pageIsLast = end == layout.count
         // Off the page, the carousel matters only by being there or not.
-        dependencies.suggestionsOffPage = hasSuggestions && !suggestionsShown
+        dependencies.suggestionsOffPage = hasSuggestions && !dependencies.suggestionsOnPage
         return Selection(
             page: page, totalSections: layout.count, adEpoch: ads.epoch, stackAds: parameters.stackAds,
             dependencies: dependencies)

@@ -1,77 +1,120 @@
 import FeedIndex
 
-/// What one composed feed depends on, so that a later change can be judged against it: a change
-/// that touches none of it leaves the feed as it was, and the cached page is served again
-/// without composing anything.
+/// What one cached page depends on, so that a later index change can be judged against it:
+/// does it leave the page as it is, change some items in place (a like count, a new display
+/// name: the page is patched), or may it move things around (the page is composed again)?
 ///
-/// The rules mirror the composition (``FeedComposer``) and err towards "affected": a wrong "yes"
-/// costs one recomposition, a wrong "no" would serve a stale feed. The property tests compose
-/// every feed afresh after random writes and compare.
+/// "The region" is everything of the feed up to the end of the page: the page's own sections and
+/// those before it. Videos after the region matter only by entering it.
+///
+/// The rules mirror the composition (``FeedComposer``) and err towards recomposing: a wrong
+/// "recompose" costs time, a wrong "none" or "patch" would serve a stale page. The property test
+/// composes every page afresh after random writes and compares.
 struct FeedDependencies: Sendable {
     let viewer: Int64
-    /// Whom the viewer followed: their new videos enter the followed part, their follows move
-    /// the mutual counts of the suggestions.
+    /// Whom the viewer followed: their new videos enter the followed part at the top, their
+    /// follows move the suggestions' mutual counts.
     let followees: Set<Int64>
-    /// Whether the feed has room for popular videos (the followed part was not full).
-    var needsPopular = false
-    /// The last popular video shown when the popular part was full: only a video ranking
-    /// before it can enter. Nil with `needsPopular`: any video can.
-    var popularFloor: PopularityKey?
-    /// Every video of the feed, sorted (binary search: built once per composition, read rarely).
-    var shownVideos: [Int64] = []
-    /// Users whose profile the feed shows: the viewer (header), authors, suggested users;
-    /// sorted, without repeats.
+    /// Every video of the feed (240 at most), sorted: removing one shifts what follows it.
+    var feedVideos: [Int64] = []
+    /// The videos of the region, sorted.
+    var regionVideos: [Int64] = []
+    /// The popular videos of the region in rank order, with their keys when composed (kept
+    /// current by patches).
+    var regionPopular: [(id: Int64, key: PopularityKey)] = []
+    /// Whether this is the feed's last page: then anything added to the feed shows on it (or
+    /// changes its next cursor).
+    var pageIsLast = false
+    /// Users whose profile the region shows (the viewer, authors, suggested users), sorted.
     var shownUsers: [Int64] = []
-    /// The suggested users (their follower counts are shown too).
+    /// The suggested users on the page (their follower counts are shown too).
     var suggested: Set<Int64> = []
-    /// The carousel exists but lies outside the page: only its presence matters, which a user
-    /// appearing or disappearing may change.
-    var suggestionsOffPage = false
-    /// The last suggestion when the carousel was full; nil when it was not (then it shows every
-    /// user the viewer may follow, and only a new user changes it).
+    /// The last suggestion when the carousel is on the page and full; nil when it is not full
+    /// (then it shows everyone the viewer may follow, and only a new user changes it).
     var suggestionFloor: Suggestion?
+    /// The carousel is on the page.
+    var suggestionsOnPage = false
+    /// The carousel exists but lies outside the page: only its presence matters.
+    var suggestionsOffPage = false
 
     init(viewer: Int64, followees: Set<Int64>) {
         self.viewer = viewer
         self.followees = followees
     }
 
-    /// Whether `change` may alter the feed. `view` is the index now (for mutual counts).
-    func isAffected(by change: IndexChange, view: IndexView) -> Bool {
+    /// What a change does to the page.
+    enum Effect: Equatable {
+        case none
+        /// The video's item changed in place.
+        case patchVideo(Int64)
+        /// The user's profile changed: their items (header, videos) change in place.
+        case patchUser(Int64)
+        case recompose
+    }
+
+    /// What `change` does to the page; a patch also updates these dependencies (the video's new
+    /// rank). `view` is the index now (for mutual counts).
+    mutating func effect(of change: IndexChange, view: IndexView) -> Effect {
         switch change {
         case .reset, .ads:
-            return true
+            return .recompose
         case let .video(id, author, before, after):
-            if shows(video: id) { return true }
-            if followees.contains(author) {
-                // A followee's new video is the newest of the followed part. Removing or
-                // editing one not shown cannot change which ones are newest.
-                return before == nil && after != nil
-            }
-            guard needsPopular, let after else { return false }
-            guard let popularFloor else { return true }
-            return after < popularFloor
+            return videoEffect(id: id, author: author, before: before, after: after)
         case let .user(id, before, after, profileChanged):
-            if profileChanged, shownUsers.containsSorted(id) { return true }
-            if suggestionsOffPage, before == nil || after == nil { return true }
-            // Suggestions show follower counts.
-            if suggested.contains(id) { return true }
+            if suggested.contains(id) { return .recompose }
+            if shownUsers.containsSorted(id) {
+                if after == nil { return .recompose }
+                if profileChanged { return .patchUser(id) }
+            }
+            if suggestionsOffPage, before == nil || after == nil { return .recompose }
             // Could this user now enter the carousel?
-            guard let after, id != viewer, !followees.contains(id) else { return false }
+            guard suggestionsOnPage, let after, id != viewer, !followees.contains(id) else { return .none }
             // A carousel that is not full already shows everyone the viewer may follow.
-            guard let suggestionFloor else { return before == nil }
-            guard before == nil || before?.followerCount != after.followerCount else { return false }
-            guard let user = view.user(id) else { return true }
+            guard let suggestionFloor else { return before == nil ? .recompose : .none }
+            guard before == nil || before?.followerCount != after.followerCount else { return .none }
+            guard let user = view.user(id) else { return .recompose }
             var mutuals: Int64 = 0
             for followee in followees where view.follows(followee, id) { mutuals += 1 }
-            return Suggestion(user: user, mutualCount: mutuals).ranksBefore(suggestionFloor)
+            return Suggestion(user: user, mutualCount: mutuals).ranksBefore(suggestionFloor) ? .recompose : .none
         case let .follow(follower, _, _):
-            return follower == viewer || followees.contains(follower)
+            return follower == viewer || followees.contains(follower) ? .recompose : .none
         }
     }
 
-    private func shows(video id: Int64) -> Bool {
-        shownVideos.containsSorted(id)
+    private mutating func videoEffect(id: Int64, author: Int64, before: PopularityKey?, after: PopularityKey?) -> Effect {
+        guard let after else {
+            // Removed: what followed it moves up.
+            return feedVideos.containsSorted(id) ? .recompose : .none
+        }
+        let followed = followees.contains(author)
+        guard let before else {
+            // Added: a followee's video is the newest of the followed part.
+            if followed || pageIsLast { return .recompose }
+            return entersRegion(after) ? .recompose : .none
+        }
+        guard regionVideos.containsSorted(id) else {
+            // Changed outside the region: a followed video keeps its place (time order); a
+            // popular one matters only if it climbs into the region.
+            return !followed && entersRegion(after) ? .recompose : .none
+        }
+        if followed { return .patchVideo(id) }
+        guard let index = regionPopular.firstIndex(where: { $0.id == id }) else { return .recompose }
+        if after < before {
+            // Ranks better: it must stay behind the one before it.
+            guard index == 0 || regionPopular[index - 1].key < after else { return .recompose }
+        } else if before < after {
+            // Ranks worse: it must stay ahead of the one after it; the last of the region could
+            // be overtaken by a video we do not track.
+            guard index + 1 < regionPopular.count, after < regionPopular[index + 1].key else { return .recompose }
+        }
+        regionPopular[index].key = after
+        return .patchVideo(id)
+    }
+
+    /// Whether a popular video ranking at `key` lands in the region.
+    private func entersRegion(_ key: PopularityKey) -> Bool {
+        guard let last = regionPopular.last?.key else { return false }
+        return key < last
     }
 }
 

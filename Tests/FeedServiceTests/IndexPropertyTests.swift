@@ -98,10 +98,15 @@ struct RandomWriter {
         let kind = random.next(below: 100)
         do {
             switch kind {
-            case 0..<30:
+            case 0..<15:
                 guard let video = try someVideo() else { return false }
                 try store.updateVideo(id: video, likeCount: Int64(random.next(below: 5000)))
                 counts["likes", default: 0] += 1
+            case 15..<30:
+                // A few more likes, as they arrive: mostly an in-place change of the item.
+                guard let video = try someVideo() else { return false }
+                try store.addToVideoCounts(id: video, likes: Int64(random.next(below: 4)) + 1)
+                counts["like increments", default: 0] += 1
             case 30..<38:
                 guard let video = try someVideo() else { return false }
                 try store.updateVideo(id: video, title: "Edited \(serial)")
