@@ -1,6 +1,7 @@
 /// A dictionary whose entries' total cost (bytes, as the caller counts them) stays under a
-/// budget: inserting past it evicts entries, least recently inserted or used first, until the
-/// total is under three quarters of the budget. A miss is only slower, never wrong.
+/// budget: inserting past it evicts entries until the total is under three quarters of the
+/// budget, least recently used first or, for caches whose entries are rarely read twice, in
+/// whatever order is cheapest. A miss is only slower, never wrong.
 struct ByteBoundedCache<Key: Hashable, Value> {
     private struct Entry {
         var value: Value
@@ -12,11 +13,19 @@ struct ByteBoundedCache<Key: Hashable, Value> {
     private var clock: UInt64 = 0
     /// The budget in bytes.
     let budget: Int
+    /// Which entries go first when the budget is exceeded.
+    enum Eviction {
+        case leastRecentlyUsed
+        /// Dictionary order: no sort, for caches where recency says little.
+        case arbitrary
+    }
+    let eviction: Eviction
     /// The total cost of the entries.
     private(set) var totalCost = 0
 
-    init(budget: Int) {
+    init(budget: Int, eviction: Eviction = .leastRecentlyUsed) {
         self.budget = max(0, budget)
+        self.eviction = eviction
     }
 
     var count: Int { storage.count }
@@ -51,8 +60,8 @@ struct ByteBoundedCache<Key: Hashable, Value> {
     /// Evicts the least recently used entries until the total is at most `target`. Sorting is
     /// O(n log n) but runs once per quarter of the budget filled, so O(log n) per insert.
     private mutating func evict(downTo target: Int) {
-        let oldestFirst = storage.sorted { $0.value.stamp < $1.value.stamp }
-        for (key, entry) in oldestFirst {
+        let victims = eviction == .arbitrary ? Array(storage) : storage.sorted { $0.value.stamp < $1.value.stamp }
+        for (key, entry) in victims {
             guard totalCost > target else { break }
             storage.removeValue(forKey: key)
             totalCost -= entry.cost

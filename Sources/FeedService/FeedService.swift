@@ -29,7 +29,7 @@ public final class FeedService: Sendable {
         public var pageCacheBytes: Int
         /// Rendered items. Default 64 MiB.
         public var itemCacheBytes: Int
-        /// Rendered deltas, for clients that ask the same question again. Default 16 MiB.
+        /// Rendered deltas, for clients that ask the same question again. Default 4 MiB.
         public var deltaCacheBytes: Int
         /// Snapshot structures kept in memory; past it the least recently served viewers'
         /// snapshots are read back from the store when asked for. Default 128 MiB.
@@ -38,7 +38,7 @@ public final class FeedService: Sendable {
         /// Options with every default.
         public init(
             pageCacheBytes: Int = 128 << 20, itemCacheBytes: Int = 64 << 20,
-            deltaCacheBytes: Int = 16 << 20, snapshotBytes: Int = 128 << 20
+            deltaCacheBytes: Int = 4 << 20, snapshotBytes: Int = 128 << 20
         ) {
             self.pageCacheBytes = pageCacheBytes
             self.itemCacheBytes = itemCacheBytes
@@ -74,7 +74,7 @@ public final class FeedService: Sendable {
         self.options = options
         items = ItemCache(budget: options.itemCacheBytes)
         pages = Mutex(ByteBoundedCache(budget: options.pageCacheBytes))
-        deltas = Mutex(ByteBoundedCache(budget: options.deltaCacheBytes))
+        deltas = Mutex(ByteBoundedCache(budget: options.deltaCacheBytes, eviction: .arbitrary))
         let retention = store.options.snapshotRetention
         book = Mutex(SnapshotBook(retention: SnapshotBook.Retention(
             perViewer: retention.maxPerViewer, maxAge: retention.maxAgeMilliseconds, byteBudget: options.snapshotBytes)))
@@ -332,7 +332,7 @@ public final class FeedService: Sendable {
             }
             do throws(FeedStoreError) {
                 try store.persistSnapshots(
-                    upserts: upserts, deletions: pending.deletions.map { ($0.viewer, $0.id) },
+                    upserts: upserts, deletions: pending.deletions.map { ($0.viewer, $0.id) }, prune: pending.prune,
                     keepPerViewer: 2 * store.options.snapshotRetention.maxPerViewer)
             } catch {
                 book.withLock { $0.requeue(pending) }

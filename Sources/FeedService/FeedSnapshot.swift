@@ -86,48 +86,18 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
         return hex16(first.state) + hex16(second.state)
     }
 
-    /// The bytes stored in the snapshots table: the same JSON the `Codable` conformance
-    /// describes (`{"viewer","parameters":{"limit","offset","width"?,"stack_ads"},"sections":[{"id","kind","items":[{"id","version"}]}]}`),
-    /// written directly: the persister encodes every snapshot handed out, so this is on a hot
-    /// path (a generic `JSONEncoder` took a quarter of the server's CPU under a polling load).
+    /// The bytes stored in the snapshots table: a compact binary form (``SnapshotCoding``),
+    /// written and read without any generic encoder: the persister encodes every snapshot handed
+    /// out, so this is on a hot path (a `JSONEncoder` took a quarter of the server's CPU under a
+    /// polling load).
     func encoded() -> Data {
-        var json = JSONWriter(capacity: 256 + sections.reduce(0) { $0 + 48 + $1.items.count * 48 })
-        json.raw("{\"viewer\":")
-        json.int(viewer)
-        json.raw(",\"parameters\":{\"limit\":")
-        json.int(parameters.limit)
-        json.raw(",\"offset\":")
-        json.int(parameters.offset)
-        if let width = parameters.width {
-            json.raw(",\"width\":")
-            json.int(width)
-        }
-        json.raw(",\"stack_ads\":")
-        json.bool(parameters.stackAds)
-        json.raw("},\"sections\":[")
-        for (sectionIndex, section) in sections.enumerated() {
-            if sectionIndex > 0 { json.raw(",") }
-            json.raw("{\"id\":")
-            json.string(section.id)
-            json.raw(",\"kind\":")
-            json.string(section.kind)
-            json.raw(",\"items\":[")
-            for (itemIndex, item) in section.items.enumerated() {
-                if itemIndex > 0 { json.raw(",") }
-                json.raw("{\"id\":")
-                json.string(item.id)
-                json.raw(",\"version\":")
-                json.string(item.version)
-                json.raw("}")
-            }
-            json.raw("]}")
-        }
-        json.raw("]}")
-        return Data(json.bytes)
+        Data(SnapshotCoding.encode(self))
     }
 
-    /// Reads stored bytes back (anything ``encoded()`` or the `Codable` conformance wrote).
+    /// Reads stored bytes back: the binary form, or the JSON of the `Codable` conformance that
+    /// earlier versions stored.
     static func decode(_ data: Data) throws -> SnapshotStructure {
+        if data.first == SnapshotCoding.formatByte { return try SnapshotCoding.decode(Array(data)) }
         let value = try JSONValue(parsing: data)
         struct Malformed: Error {}
         func int(_ value: JSONValue?) throws -> Int {

@@ -43,8 +43,11 @@ struct SnapshotBook {
         var upserts: [Key: (structure: SnapshotStructure, servedAt: Int64)] = [:]
         /// Snapshots retention removed.
         var deletions: Set<Key> = []
+        /// Viewers whose stored snapshots may now exceed what the store keeps: pruned after the
+        /// upserts (once per ``Retention/perViewer`` new snapshots, not on every write).
+        var prune: Set<Int64> = []
 
-        var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty }
+        var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty && prune.isEmpty }
     }
 
     enum Lookup: Equatable {
@@ -59,6 +62,8 @@ struct SnapshotBook {
     private(set) var viewers: [Int64: [Entry]] = [:]
     private(set) var bytes = 0
     private(set) var pending = Pending()
+    /// New snapshots queued per viewer since its stored rows were last pruned.
+    private var unpruned: [Int64: Int] = [:]
 
     init(retention: Retention) {
         self.retention = retention
@@ -83,6 +88,13 @@ struct SnapshotBook {
             bytes += size
             pending.upserts[key] = (structure, now)
             pending.deletions.remove(key)
+            let queued = unpruned[viewer, default: 0] + 1
+            if queued >= retention.perViewer {
+                pending.prune.insert(viewer)
+                unpruned[viewer] = nil
+            } else {
+                unpruned[viewer] = queued
+            }
         }
         while entries.count > retention.perViewer {
             retire(entries.removeFirst(), viewer: viewer)
@@ -145,6 +157,7 @@ struct SnapshotBook {
         for key in failed.deletions where pending.upserts[key] == nil {
             pending.deletions.insert(key)
         }
+        pending.prune.formUnion(failed.prune)
     }
 
     /// Drops every snapshot older than the maximum age (for viewers who stopped polling).

@@ -47,15 +47,15 @@ extension FeedStore {
 
     /// Writes a batch of snapshots in one transaction: `upserts` are stored (or their row
     /// replaced, `createdAt` being when the snapshot was last served), `deletions` removed; then
-    /// every viewer in `upserts` keeps at most `keepPerViewer` rows, newest first. Does not
+    /// every viewer in `prune` keeps at most `keepPerViewer` rows, newest first. Does not
     /// change the change version. For a writer that keeps snapshots in memory and persists them
     /// in batches, off the request path.
     ///
     /// - Throws: ``FeedStoreError/invalid(field:reason:)`` on a malformed id;
     ///   ``FeedStoreError/storage(code:message:)`` on SQLite failure (nothing is written then).
-    /// - Complexity: O((u + d) log n) plus the pruned rows.
+    /// - Complexity: O((u + d + p) log n) plus the pruned rows.
     public func persistSnapshots(
-        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], keepPerViewer: Int
+        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int
     ) throws(FeedStoreError) {
         for snapshot in upserts { _ = try Validate.snapshotID(snapshot.id) }
         try writeWithoutVersion { db in
@@ -71,9 +71,9 @@ extension FeedStore {
             for deletion in deletions {
                 try delete.execute(arguments: [deletion.viewer, deletion.id])
             }
-            let prune = try db.cachedStatement(sql: FeedQueries.pruneSnapshotsByCount)
-            for viewer in Set(upserts.map(\.viewerID)) {
-                try prune.execute(arguments: [viewer, "", max(1, keepPerViewer)])
+            let pruneViewer = try db.cachedStatement(sql: FeedQueries.pruneSnapshotsByCount)
+            for viewer in prune {
+                try pruneViewer.execute(arguments: [viewer, "", max(1, keepPerViewer)])
             }
         }
     }

@@ -182,12 +182,13 @@ struct SnapshotBookTests {
 
 @Suite("Stored snapshot structures")
 struct SnapshotEncodingTests {
-    @Test(arguments: [FeedParameters(), FeedParameters(limit: 7, offset: 3, width: 390, stackAds: true)])
+    @Test(arguments: [FeedParameters(), FeedParameters(limit: 7, offset: 3, width: 390, stackAds: true)] as [FeedParameters])
     func encodedStructuresReadBackEqualAndMatchTheCodableForm(parameters: FeedParameters) throws {
-        let structure = SnapshotStructure(viewer: 42, parameters: parameters, sections: [
+        let structure = SnapshotStructure(viewer: -42, parameters: parameters, sections: [
             .init(id: "header", kind: "header", items: [.init(id: "header", version: "00000000000000ff")]),
             .init(id: "grid-0", kind: "video_grid", items: [
                 .init(id: "video:1", version: "0123456789abcdef"), .init(id: "video:\"2\"", version: "fedcba9876543210"),
+                .init(id: "vidéo:3", version: "not-hex"),
             ]),
             .init(id: "empty-items", kind: "ad", items: []),
         ])
@@ -196,6 +197,10 @@ struct SnapshotEncodingTests {
         // Rows written by earlier versions (JSONEncoder over the Codable conformance) still read.
         let codable = try JSONEncoder().encode(structure)
         #expect(try SnapshotStructure.decode(codable) == structure)
-        #expect(try JSONDecoder().decode(SnapshotStructure.self, from: encoded) == structure)
+        #expect(encoded.first == 0x01, "the binary form")
+        #expect(encoded.count < codable.count * 2 / 3)
+        var truncated = encoded
+        truncated.removeLast()
+        #expect(throws: (any Error).self) { try SnapshotStructure.decode(truncated) }
     }
 }
