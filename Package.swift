@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-algorithms", from: "1.2.1"),
     ],
     targets: [
         // libevent, through pkg-config's libevent_pthreads (which also links libevent core + extra).
@@ -51,9 +53,22 @@ let package = Package(
         ),
         // The in-memory feed index: everything a feed is composed from, kept current by the
         // store's change log. No SQL on the read path.
-        .target(name: "FeedIndex", dependencies: ["FeedStore"]),
+        .target(
+            name: "FeedIndex",
+            dependencies: [
+                "FeedStore",
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Algorithms", package: "swift-algorithms"),
+            ]
+        ),
         // Feed composition into sections, snapshots and deltas.
-        .target(name: "FeedService", dependencies: ["ListDiff", "FeedStore", "FeedIndex", "JSONBytes"]),
+        .target(
+            name: "FeedService",
+            dependencies: [
+                "ListDiff", "FeedStore", "FeedIndex", "JSONBytes",
+                .product(name: "Algorithms", package: "swift-algorithms"),
+            ]
+        ),
         // The HTTP API: routes, JSON, auth, metrics. Wires EventHTTP to FeedService.
         .target(
             name: "DeltaFeedServer",

@@ -1,3 +1,4 @@
+import Algorithms
 import FeedStore
 
 /// Everything the index holds. A plain value: ``FeedIndex`` guards it with a lock, the loader
@@ -111,19 +112,5 @@ struct IndexState {
             if followers[followee]?.isEmpty == true { followers[followee] = nil }
         }
         return .follow(follower: follower, followee: followee, added: exists)
-    }
-}
-
-extension Array {
-    /// The first index whose element satisfies `predicate`, which must be false then true along
-    /// the array (binary search).
-    func partitioningIndex(where predicate: (Element) -> Bool) -> Int {
-        var low = 0
-        var high = count
-        while low < high {
-            let middle = (low + high) / 2
-            if predicate(self[middle]) { high = middle } else { low = middle + 1 }
-        }
-        return low
     }
 }

@@ -1,4 +1,6 @@
 import FeedStore
+import Algorithms
+import HeapModule
 
 /// A consistent view of the index for the duration of one ``FeedIndex/read(_:)``: the queries
 /// a feed is composed from. Each answers exactly what the store's SQL query of the same name
@@ -44,22 +46,22 @@ public struct IndexView {
         var streamAuthors: [Int64] = []
         var positions: [Int] = []
         timelines.reserveCapacity(authors.count)
-        var heads = TimelineHeap()
+        var heads = Heap<TimelineCursor>()
         for author in authors {
             guard let timeline = state.timelines[author], !timeline.isEmpty else { continue }
-            heads.push(TimelineCursor(key: timeline[timeline.count - 1], stream: timelines.count))
+            heads.insert(TimelineCursor(key: timeline[timeline.count - 1], stream: timelines.count))
             positions.append(timeline.count - 1)
             streamAuthors.append(author)
             timelines.append(timeline)
         }
         var result: [VideoRef] = []
         result.reserveCapacity(min(limit, 256))
-        while result.count < limit, let top = heads.pop() {
+        while result.count < limit, let top = heads.popMax() {
             result.append(VideoRef(id: top.key.id, author: streamAuthors[top.stream]))
             let position = positions[top.stream] - 1
             if position >= 0 {
                 positions[top.stream] = position
-                heads.push(TimelineCursor(key: timelines[top.stream][position], stream: top.stream))
+                heads.insert(TimelineCursor(key: timelines[top.stream][position], stream: top.stream))
             }
         }
         return result
@@ -169,44 +171,11 @@ public struct Suggestion: Sendable {
     }
 }
 
-/// One author's place in the newest-first merge.
-struct TimelineCursor {
+/// One followee's place in the newest-first merge, ordered by the key of its next video.
+struct TimelineCursor: Comparable {
     var key: TimelineKey
     var stream: Int
-}
 
-/// A binary max-heap of timeline cursors by key (newest on top).
-struct TimelineHeap {
-    private var items: [TimelineCursor] = []
-
-    mutating func push(_ item: TimelineCursor) {
-        items.append(item)
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[parent].key < items[child].key else { break }
-            items.swapAt(parent, child)
-            child = parent
-        }
-    }
-
-    mutating func pop() -> TimelineCursor? {
-        guard !items.isEmpty else { return nil }
-        let top = items[0]
-        let last = items.removeLast()
-        guard !items.isEmpty else { return top }
-        items[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var largest = parent
-            if left < items.count, items[largest].key < items[left].key { largest = left }
-            if right < items.count, items[largest].key < items[right].key { largest = right }
-            if largest == parent { break }
-            items.swapAt(parent, largest)
-            parent = largest
-        }
-        return top
-    }
+    static func < (lhs: TimelineCursor, rhs: TimelineCursor) -> Bool { lhs.key < rhs.key }
+    static func == (lhs: TimelineCursor, rhs: TimelineCursor) -> Bool { lhs.key == rhs.key }
 }

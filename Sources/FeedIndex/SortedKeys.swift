@@ -1,3 +1,5 @@
+import Algorithms
+
 /// A sorted multiset-free collection of keys with O(log n + c) insert and remove (c, the chunk
 /// size, bounds the elements moved) and in-order iteration: the order behind "most liked videos
 /// first" and "most followed users first", which change with every like and follow.
@@ -75,23 +77,11 @@ struct SortedKeys<Key: Comparable>: Sequence {
 
     /// The chunk that holds `key` or where it belongs: the first whose last key is not smaller.
     private func chunkIndex(for key: Key) -> Int {
-        var low = 0
-        var high = chunks.count - 1
-        while low < high {
-            let middle = (low + high) / 2
-            if chunks[middle][chunks[middle].count - 1] < key { low = middle + 1 } else { high = middle }
-        }
-        return low
+        Swift.min(chunks.count - 1, chunks.partitioningIndex { !($0[$0.count - 1] < key) })
     }
 
     private static func lowerBound(of key: Key, in chunk: [Key]) -> Int {
-        var low = 0
-        var high = chunk.count
-        while low < high {
-            let middle = (low + high) / 2
-            if chunk[middle] < key { low = middle + 1 } else { high = middle }
-        }
-        return low
+        chunk.partitioningIndex { !($0 < key) }
     }
 
     /// Iterates in ascending order.

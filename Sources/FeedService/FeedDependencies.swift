@@ -1,3 +1,4 @@
+import Algorithms
 import FeedIndex
 
 /// What one cached page depends on, so that a later index change can be judged against it:
@@ -135,19 +136,5 @@ extension Array where Element == Int64 {
         }
         result.removeSubrange(write...)
         return result
-    }
-}
-
-extension Array {
-    /// The first index whose element satisfies `predicate`, which must be false then true along
-    /// the array (binary search).
-    func partitioningIndex(where predicate: (Element) -> Bool) -> Int {
-        var low = 0
-        var high = count
-        while low < high {
-            let middle = (low + high) / 2
-            if predicate(self[middle]) { high = middle } else { low = middle + 1 }
-        }
-        return low
     }
 }
