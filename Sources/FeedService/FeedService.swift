@@ -74,7 +74,7 @@ public final class FeedService: Sendable {
         self.options = options
         items = ItemCache(budget: options.itemCacheBytes)
         pages = Mutex(ByteBoundedCache(budget: options.pageCacheBytes))
-        deltas = Mutex(ByteBoundedCache(budget: options.deltaCacheBytes, eviction: .arbitrary))
+        deltas = Mutex(ByteBoundedCache(budget: options.deltaCacheBytes))
         let retention = store.options.snapshotRetention
         book = Mutex(SnapshotBook(retention: SnapshotBook.Retention(
             perViewer: retention.maxPerViewer, maxAge: retention.maxAgeMilliseconds, byteBudget: options.snapshotBytes)))
