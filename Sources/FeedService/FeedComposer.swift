@@ -118,6 +118,7 @@ struct FeedComposer {
                     dependencies.suggested.insert(suggestion.user.value.id)
                 }
                 dependencies.suggestionFloor = suggestions.count == maxSuggestions ? suggestions.last : nil
+                dependencies.suggestionOrder = suggestions.map { ($0.user.value.id, $0.mutualCount, FollowerRankKey($0.user.value)) }
                 dependencies.suggestionsOnPage = true
                 page.append(.suggestions(suggestions))
             case .grid(let index, let ad):

@@ -30,6 +30,9 @@ struct FeedDependencies: Sendable {
     var shownUsers: [Int64] = []
     /// The suggested users on the page (their follower counts are shown too).
     var suggested: Set<Int64> = []
+    /// The carousel in order: who, with how many mutual followees, at which follower rank
+    /// (kept current by patches).
+    var suggestionOrder: [(id: Int64, mutuals: Int64, rank: FollowerRankKey)] = []
     /// The last suggestion when the carousel is on the page and full; nil when it is not full
     /// (then it shows everyone the viewer may follow, and only a new user changes it).
     var suggestionFloor: Suggestion?
@@ -50,6 +53,8 @@ struct FeedDependencies: Sendable {
         case patchVideo(Int64)
         /// The user's profile changed: their items (header, videos) change in place.
         case patchUser(Int64)
+        /// A suggested user's follower count (or profile) changed without moving them.
+        case patchSuggestion(Int64)
         case recompose
     }
 
@@ -62,7 +67,12 @@ struct FeedDependencies: Sendable {
         case let .video(id, author, before, after):
             return videoEffect(id: id, author: author, before: before, after: after)
         case let .user(id, before, after, profileChanged):
-            if suggested.contains(id) { return .recompose }
+            if suggested.contains(id) {
+                // A suggested user may also author videos of the region: a new profile patches
+                // those items as well as the card.
+                let effect = suggestionEffect(id: id, after: after)
+                return effect == .patchSuggestion(id) && profileChanged ? .patchUser(id) : effect
+            }
             if shownUsers.containsSorted(id) {
                 if after == nil { return .recompose }
                 if profileChanged { return .patchUser(id) }
@@ -110,6 +120,25 @@ struct FeedDependencies: Sendable {
         }
         regionPopular[index].key = after
         return .patchVideo(id)
+    }
+
+    /// A suggested user changed: patch their card if they keep their place in the carousel.
+    private mutating func suggestionEffect(id: Int64, after: FollowerRankKey?) -> Effect {
+        guard let after, let index = suggestionOrder.firstIndex(where: { $0.id == id }) else { return .recompose }
+        let mutuals = suggestionOrder[index].mutuals
+        func ranksBefore(_ lhs: (mutuals: Int64, rank: FollowerRankKey), _ rhs: (mutuals: Int64, rank: FollowerRankKey)) -> Bool {
+            lhs.mutuals != rhs.mutuals ? lhs.mutuals > rhs.mutuals : lhs.rank < rhs.rank
+        }
+        let moved = (mutuals, after)
+        if index > 0, !ranksBefore((suggestionOrder[index - 1].mutuals, suggestionOrder[index - 1].rank), moved) { return .recompose }
+        if index + 1 < suggestionOrder.count {
+            guard ranksBefore(moved, (suggestionOrder[index + 1].mutuals, suggestionOrder[index + 1].rank)) else { return .recompose }
+        } else if suggestionFloor != nil, suggestionOrder[index].rank < after {
+            // The last card of a full carousel ranking lower may be overtaken by someone unseen.
+            return .recompose
+        }
+        suggestionOrder[index].rank = after
+        return .patchSuggestion(id)
     }
 
     /// Whether a popular video ranking at `key` lands in the region.

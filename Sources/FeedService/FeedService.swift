@@ -162,6 +162,8 @@ public final class FeedService: Sendable {
         var dependencies: FeedDependencies
         var videos: [Int64: (video: Revised<Video>, author: Revised<User>?)]
         var viewer: Revised<User>?
+        /// Suggested users whose card changed, by id.
+        var suggestions: [Int64: Suggestion] = [:]
     }
 
     /// Judges the changes since `cached` was last known current (under the index's lock).
@@ -171,15 +173,17 @@ public final class FeedService: Sendable {
         var dependencies = cached.dependencies
         var videoIDs: Set<Int64> = []
         var userIDs: Set<Int64> = []
+        var suggestionIDs: Set<Int64> = []
         for change in changes {
             switch dependencies.effect(of: change, view: view) {
             case .none: continue
             case .patchVideo(let id): videoIDs.insert(id)
             case .patchUser(let id): userIDs.insert(id)
+            case .patchSuggestion(let id): suggestionIDs.insert(id)
             case .recompose: return .recompose
             }
         }
-        if videoIDs.isEmpty && userIDs.isEmpty { return .current(view.sequence) }
+        if videoIDs.isEmpty && userIDs.isEmpty && suggestionIDs.isEmpty { return .current(view.sequence) }
         var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, videos: [:], viewer: nil)
         for section in cached.videoRefs {
             for case let ref? in section where videoIDs.contains(ref.id) || userIDs.contains(ref.author) {
@@ -190,6 +194,10 @@ public final class FeedService: Sendable {
         if userIDs.contains(cached.page.structure.viewer) {
             guard let viewer = view.user(cached.page.structure.viewer) else { return .recompose }
             patch.viewer = viewer
+        }
+        for entry in dependencies.suggestionOrder where suggestionIDs.contains(entry.id) || userIDs.contains(entry.id) {
+            guard let user = view.user(entry.id) else { return .recompose }
+            patch.suggestions[entry.id] = Suggestion(user: user, mutualCount: entry.mutuals)
         }
         return .patch(patch)
     }
@@ -209,6 +217,13 @@ public final class FeedService: Sendable {
             if section.kind == "header", let viewer = patch.viewer {
                 items = [self.items.header(viewer)]
                 changed = true
+            }
+            if section.kind == "follow_suggestions", !patch.suggestions.isEmpty {
+                for (itemIndex, entry) in patch.dependencies.suggestionOrder.enumerated() where itemIndex < items.count {
+                    guard let suggestion = patch.suggestions[entry.id] else { continue }
+                    items[itemIndex] = self.items.suggestion(suggestion)
+                    changed = true
+                }
             }
             if changed {
                 sections[sectionIndex] = FeedSection(id: section.id, kind: section.kind, columns: section.columns, items: items)
