@@ -83,10 +83,14 @@ struct FeedDependencies: Sendable {
             // A carousel that is not full already shows everyone the viewer may follow.
             guard let suggestionFloor else { return before == nil ? .recompose : .none }
             guard before == nil || before?.followerCount != after.followerCount else { return .none }
-            guard let user = view.user(id) else { return .recompose }
+            // Everyone ranking before the floor is shown, so an unseen candidate has at most the
+            // floor's mutual count: it can only enter by a better follower rank. Check that
+            // first; count its mutual followees only then.
+            guard after < FollowerRankKey(suggestionFloor.user.value) else { return .none }
+            if suggestionFloor.mutualCount == 0 { return .recompose }
             var mutuals: Int64 = 0
             for followee in followees where view.follows(followee, id) { mutuals += 1 }
-            return Suggestion(user: user, mutualCount: mutuals).ranksBefore(suggestionFloor) ? .recompose : .none
+            return mutuals >= suggestionFloor.mutualCount ? .recompose : .none
         case let .follow(follower, _, _):
             return follower == viewer || followees.contains(follower) ? .recompose : .none
         }
