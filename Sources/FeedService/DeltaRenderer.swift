@@ -44,7 +44,9 @@ struct DeltaRenderer {
         json.raw(",\"section_versions\":[")
         for (index, section) in page.enumerated() {
             if index > 0 { json.raw(",") }
-            json.raw("\"" + hex16(section.version) + "\"")
+            json.raw("\"")
+            json.raw(section.versionText)
+            json.raw("\"")
         }
         json.raw("],\"change_count\":")
         json.int(diff.changeCount)
@@ -194,7 +196,7 @@ struct DeltaRenderer {
             let newSection = itemDiff.newSection
             guard old.sections[itemDiff.oldSection].kind == page[newSection].kind else { continue }
             separator()
-            json.raw("{\"op\":\"replace\",\"path\":\"/sections/\(newSection)/version\",\"value\":\"\(hex16(page[newSection].version))\"}")
+            json.raw("{\"op\":\"replace\",\"path\":\"/sections/\(newSection)/version\",\"value\":\"\(page[newSection].versionText)\"}")
         }
         separator()
         json.raw("{\"op\":\"replace\",\"path\":\"/snapshot\",\"value\":\"\(newID)\"}")

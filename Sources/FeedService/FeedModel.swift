@@ -50,6 +50,8 @@ public struct FeedSection: Sendable, Hashable {
     public let items: [FeedItem]
     /// A hash of the kind and every item's id and version.
     public let version: UInt64
+    /// ``version`` as 16 hex digits, as it is sent.
+    public let versionText: String
 
     init(id: String, kind: String, columns: Int, items: [FeedItem]) {
         self.id = id
@@ -64,6 +66,7 @@ public struct FeedSection: Sendable, Hashable {
             hasher.combine(item.version)
         }
         self.version = hasher.state
+        self.versionText = hex16(hasher.state)
     }
 
     /// Writes the section's JSON object, items sized for `layout` if there is one.
@@ -73,7 +76,7 @@ public struct FeedSection: Sendable, Hashable {
         json.raw(",\"kind\":")
         json.string(kind)
         json.raw(",\"version\":\"")
-        json.raw(hex16(version))
+        json.raw(versionText)
         json.raw("\",\"columns\":")
         json.int(columns)
         json.raw(",\"items\":[")
