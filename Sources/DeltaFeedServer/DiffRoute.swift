@@ -6,8 +6,10 @@ import ListDiff
 ///
 /// Body: `{"old":[…],"new":[…],"key":"id"|["a","b"]|null,"mode":"equality"|"identity",
 /// "moves":"minimal"|"heckel"}`. With a key, elements are objects identified by those members;
-/// without, elements are identified by their whole value. Content equality compares canonical
-/// JSON (object keys sorted).
+/// without, elements are identified by their whole value. Identity and content equality compare
+/// canonical JSON (object keys sorted, numbers by value as RFC 6902's `test` does); numbers are
+/// never rounded, and every `value` in the patch is the new element as the client wrote its
+/// numbers (an integer beyond 64 bits, or more digits than a `Double` keeps, comes back as sent).
 struct DiffRoute {
     /// The most elements per side.
     static let maxElements = 100_000
@@ -77,7 +79,7 @@ struct DiffRoute {
                     guard let member = members[key] else {
                         throw HTTPError(status: 422, code: "invalid_element", message: "\(side)[\(index)]: has no \"\(key)\".")
                     }
-                    json.raw(bytes: member.serialized())
+                    json.raw(bytes: member.canonicalBytes)
                     json.raw("\u{1F}")
                 }
                 return json.bytes

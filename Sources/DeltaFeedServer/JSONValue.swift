@@ -5,7 +5,8 @@ extension JSONValue {
     /// Parses a request body that must be one JSON value, with JSONBytes' strict parser (no
     /// Foundation, no exceptions per value, nesting limited to ``JSONValue/maximumDepth``).
     ///
-    /// - Throws: 400 `invalid_json` for an empty body, a syntax error or invalid UTF-8.
+    /// - Throws: 400 `invalid_json` for an empty body, a syntax error, invalid UTF-8 or a member
+    ///   name given twice in one object.
     static func parse(_ body: [UInt8]) throws -> JSONValue {
         guard !body.isEmpty else {
             throw HTTPError(status: 400, code: "invalid_json", message: "The request body is empty; send a JSON document.")
@@ -17,8 +18,9 @@ extension JSONValue {
         }
     }
 
-    /// The canonical JSON text (object keys sorted, no spaces): identity and content in /v1/diff.
-    var canonicalBytes: [UInt8] { serialized() }
+    /// The canonical JSON text (object keys sorted, no spaces, numbers compared by value, as
+    /// RFC 6902's `test` compares them): identity and content in /v1/diff.
+    var canonicalBytes: [UInt8] { canonicalSerialized() }
 }
 
 /// A JSON object body read field by field, with errors that name the field.
@@ -58,10 +60,22 @@ struct JSONObjectBody {
         return value
     }
 
+    /// An integer member: any number with no fractional part, however written (`151`, `151.0`,
+    /// `1.51e2`), as JSON Schema's `integer` reads it.
+    ///
+    /// - Throws: 422 `invalid_field` for another type, a fraction (`151.5`) or a value beyond
+    ///   `Int64`.
     func int(_ name: String) throws -> Int64? {
         switch members[name] {
         case nil: return nil
         case .int(let value)?: return value
+        case let number? where number.typeName == "number":
+            if let value = number.int64Value { return value }
+            let written = number.serialized().prefix(40)
+            let message = number.isIntegral
+                ? "\(name): must be an integer from \(Int64.min) to \(Int64.max), not \(String(decoding: written, as: UTF8.self))."
+                : "\(name): must be an integer, not \(String(decoding: written, as: UTF8.self)) (it has a fractional part)."
+            throw HTTPError(status: 422, code: "invalid_field", message: message)
         case let other?: throw wrongType(name, "an integer", other)
         }
     }

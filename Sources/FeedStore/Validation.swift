@@ -4,7 +4,30 @@ enum Validate {
     /// Longest accepted URL, in UTF-8 bytes.
     static let maximumURLLength = 2048
 
-    /// A handle: 1…30 of `a`–`z`, `0`–`9`, `_`.
+    /// How long a text field may be: characters (what a person counts: grapheme clusters, so
+    /// `é` written as `e` + U+0301 is one) and UTF-8 bytes (what it costs to store and to send in
+    /// every feed that shows it). Both apply: 200 letters carrying thousands of combining accents
+    /// are 200 characters but nearly a megabyte.
+    struct TextLimit: Hashable, Sendable {
+        var characters: Int
+        var bytes: Int
+
+        /// `characters`, and 4 bytes per character: room for any text of that many Unicode
+        /// scalars (4 bytes is the longest UTF-8 scalar), so the byte cap only bites on characters
+        /// stacked out of many scalars.
+        static func characters(_ characters: Int) -> TextLimit {
+            TextLimit(characters: characters, bytes: 4 * characters)
+        }
+    }
+
+    /// Video and ad titles: 200 characters, 800 bytes.
+    static let titleLimit = TextLimit.characters(200)
+    /// Display names: 60 characters, 240 bytes.
+    static let displayNameLimit = TextLimit.characters(60)
+    /// Advertiser names: 100 characters, 400 bytes.
+    static let advertiserLimit = TextLimit.characters(100)
+
+    /// A handle: 1…30 of `a`–`z`, `0`–`9`, `_` (so at most 30 bytes, and never invisible).
     static func handle(_ value: String, field: String = "handle") throws(FeedStoreError) -> String {
         let bytes = value.utf8
         guard !bytes.isEmpty else {
@@ -24,20 +47,45 @@ enum Validate {
         return value
     }
 
-    /// Free text: trimmed of surrounding white space, then 1…`maximum` characters, no control
-    /// characters (so titles never break a one-line layout).
-    static func text(_ value: String, field: String, maximum: Int) throws(FeedStoreError) -> String {
+    /// Free text: trimmed of surrounding white space, then at most `limit` characters and UTF-8
+    /// bytes, no control characters (so titles never break a one-line layout), and at least one
+    /// character that shows (see ``isInvisible(_:)``).
+    static func text(_ value: String, field: String, limit: TextLimit) throws(FeedStoreError) -> String {
         let trimmed = value.trimmingWhitespace()
         guard !trimmed.isEmpty else {
             throw .invalid(field: field, reason: "must not be empty")
         }
-        guard trimmed.count <= maximum else {
-            throw .invalid(field: field, reason: "must be at most \(maximum) characters")
+        // Bytes first: counting characters walks the whole text, bytes are known.
+        guard trimmed.utf8.count <= limit.bytes else {
+            throw .invalid(field: field, reason: "must be at most \(limit.bytes) bytes of UTF-8 (and \(limit.characters) characters)")
+        }
+        guard trimmed.count <= limit.characters else {
+            throw .invalid(field: field, reason: "must be at most \(limit.characters) characters")
         }
         guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .invalid(field: field, reason: "must not contain control characters")
         }
+        guard trimmed.unicodeScalars.contains(where: { !isInvisible($0) }) else {
+            throw .invalid(field: field, reason: "must contain a visible character, not only white space, format characters or combining marks")
+        }
         return trimmed
+    }
+
+    /// Whether a scalar shows nothing on its own: white space and separators, control and format
+    /// characters (U+200B zero width space, U+2060 word joiner, U+FEFF, bidi controls, soft
+    /// hyphen, tags), combining marks (which need a base to show), default-ignorable code points
+    /// (variation selectors, Hangul fillers) and U+2800 BRAILLE PATTERN BLANK. Text made only of
+    /// these would render as nothing, so it is refused where a person must read the field.
+    static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        if properties.isWhitespace || properties.isDefaultIgnorableCodePoint || scalar == "\u{2800}" { return true }
+        switch properties.generalCategory {
+        case .control, .format, .spaceSeparator, .lineSeparator, .paragraphSeparator,
+            .nonspacingMark, .spacingMark, .enclosingMark:
+            return true
+        default:
+            return false
+        }
     }
 
     /// A URL: starts with `http://` or `https://` (lower case), has something after the scheme,
@@ -79,19 +127,19 @@ enum Validate {
         return value
     }
 
-    /// Video titles and ad titles: 1…200 characters.
+    /// Video titles and ad titles: 1…200 characters, at most 800 bytes.
     static func title(_ value: String) throws(FeedStoreError) -> String {
-        try text(value, field: "title", maximum: 200)
+        try text(value, field: "title", limit: titleLimit)
     }
 
-    /// Display names: 1…60 characters.
+    /// Display names: 1…60 characters, at most 240 bytes.
     static func displayName(_ value: String) throws(FeedStoreError) -> String {
-        try text(value, field: "display_name", maximum: 60)
+        try text(value, field: "display_name", limit: displayNameLimit)
     }
 
-    /// Advertiser names: 1…100 characters.
+    /// Advertiser names: 1…100 characters, at most 400 bytes.
     static func advertiser(_ value: String) throws(FeedStoreError) -> String {
-        try text(value, field: "advertiser", maximum: 100)
+        try text(value, field: "advertiser", limit: advertiserLimit)
     }
 
     /// Video lengths: 1…36000 seconds (10 hours).

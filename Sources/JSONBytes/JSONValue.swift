@@ -2,9 +2,12 @@
 ///
 /// Feed items carry a `data` object whose shape depends on the item kind (a video with its author,
 /// an ad, a suggested user…). The client does not interpret it: it keeps it as a `JSONValue`, so
-/// two documents compare equal exactly when every value in them is equal. Numbers without a
-/// fraction or exponent that fit in 64 bits are ``int(_:)``; every other number is
-/// ``double(_:)``. Objects are unordered (`[String: JSONValue]`), as JSON says.
+/// two documents compare equal exactly when every value in them is equal. Numbers are never
+/// rounded: those without a fraction or exponent that fit in 64 bits are ``int(_:)``; others
+/// whose value a `Double` holds exactly (as the shortest decimal that reads back as that
+/// `Double`: `2.5`, `1e2`, `0.1`) are ``double(_:)``; the rest (`18446744073709551617`,
+/// `0.10000000000000000000000001`, `1e400`) are ``number(_:)``, kept as written. Objects are
+/// unordered (`[String: JSONValue]`), as JSON says, so a member name given twice is refused.
 ///
 ///     let value = try JSONValue(parsing: Array(#"{"like_count": 12}"#.utf8))
 ///     value["like_count"]   // .int(12)
@@ -19,8 +22,11 @@ public enum JSONValue: Hashable, Sendable {
     case bool(Bool)
     /// An integer written without fraction or exponent, within `Int64`.
     case int(Int64)
-    /// Any other number.
+    /// A number with a fraction or exponent, or beyond `Int64`, whose value a `Double` holds
+    /// exactly (see the type's overview).
     case double(Double)
+    /// Any other number, kept as written: no `Int64` or `Double` holds its value.
+    case number(JSONNumber)
     /// A string.
     case string(String)
     /// An array.
@@ -47,7 +53,7 @@ public enum JSONValue: Hashable, Sendable {
         switch self {
         case .null: "null"
         case .bool: "boolean"
-        case .int, .double: "number"
+        case .int, .double, .number: "number"
         case .string: "string"
         case .array: "array"
         case .object: "object"
@@ -169,11 +175,17 @@ struct JSONParser {
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a member name") }
+            let keyStart = position
             let key = try parseString()
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
             position += 1
             skipWhitespace()
+            // Names equal as Swift strings (canonically equivalent Unicode) would share one
+            // dictionary entry, so they count as the same name too.
+            guard members[key] == nil else {
+                throw JSONParseError(offset: keyStart, reason: "duplicate member name \"\(key.prefix(40))\"")
+            }
             members[key] = try parseValue()
             skipWhitespace()
             guard position < bytes.count else { throw error("unexpected end of input") }
@@ -319,12 +331,17 @@ struct JSONParser {
             guard position < bytes.count, isDigit(bytes[position]) else { throw error("expected a digit in the exponent") }
             while position < bytes.count, isDigit(bytes[position]) { position += 1 }
         }
-        let text = String(decoding: bytes[start..<position], as: UTF8.self)
+        let lexeme = bytes[start..<position]
+        let text = String(decoding: lexeme, as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
-        guard let value = Double(text), value.isFinite else {
-            throw JSONParseError(offset: start, reason: "number out of range")
+        guard let exact = ExactDecimal(lexeme: lexeme) else {
+            throw JSONParseError(
+                offset: start, reason: "number out of range (an exponent of more than \(ExactDecimal.maximumExponentDigits) digits)")
         }
-        return .double(value)
+        // A Double stands for the shortest decimal that reads back as it; when that is the
+        // value written, the Double loses nothing. Otherwise the text is kept.
+        if let value = Double(text), ExactDecimal(value) == exact { return .double(value) }
+        return .number(JSONNumber(text: text, value: exact))
     }
 }
 
@@ -355,6 +372,8 @@ extension JSONValue {
             output.append(contentsOf: String(value).utf8)
         case .double(let value):
             output.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
+        case .number(let number):
+            output.append(contentsOf: number.text.utf8)
         case .string(let value):
             appendJSONString(value, to: &output)
         case .array(let elements):
@@ -373,6 +392,78 @@ extension JSONValue {
                 members[key]!.write(to: &output)
             }
             output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// The value as JSON text in which values equal by RFC 6902's rules (§4.6, the `test`
+    /// operation) have equal bytes: object members sorted by name, strings compared code point
+    /// by code point, numbers by value, so `1`, `1.0`, `1e0` and `10E-1` are written alike and
+    /// `18446744073709551617` unlike `18446744073709551616`. For comparing and hashing, not
+    /// for showing: numbers are written as digits and an exponent (`2.5` is `25e-1`).
+    public func canonicalSerialized() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(64)
+        writeCanonical(to: &output)
+        return output
+    }
+
+    func writeCanonical(to output: inout [UInt8]) {
+        switch self {
+        case .int(let value):
+            if (0...9).contains(value) {
+                output.append(UInt8(ascii: "0") + UInt8(value))
+            } else {
+                output.append(contentsOf: ExactDecimal(value).canonicalText)
+            }
+        case .double(let value):
+            if let exact = ExactDecimal(value) {
+                output.append(contentsOf: exact.canonicalText)
+            } else {
+                output.append(contentsOf: "null".utf8)
+            }
+        case .number(let number):
+            output.append(contentsOf: number.value.canonicalText)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                element.writeCanonical(to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            output.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                appendJSONString(key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                members[key]!.writeCanonical(to: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        case .null, .bool, .string:
+            write(to: &output)
+        }
+    }
+
+    /// The number as an `Int64` when it has no fractional part and fits, however it is written
+    /// (`151`, `151.0`, `1.51e2`, `1510E-1`); nil for any other number and for values that are not
+    /// numbers.
+    public var int64Value: Int64? {
+        switch self {
+        case .int(let value): value
+        case .double(let value): ExactDecimal(value)?.int64
+        case .number(let number): number.value.int64
+        default: nil
+        }
+    }
+
+    /// Whether the value is a number with no fractional part (`3`, `3.0`, `1e30`,
+    /// `18446744073709551617`), whether or not it fits in an `Int64`.
+    public var isIntegral: Bool {
+        switch self {
+        case .int: true
+        case .double(let value): value.isFinite && value.rounded(.towardZero) == value
+        case .number(let number): number.value.isInteger
+        default: false
         }
     }
 
@@ -418,6 +509,8 @@ extension JSONValue: Codable {
         case .bool(let value): try container.encode(value)
         case .int(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
+        // An Encoder has no way to write a number's own text: the nearest Double is the closest.
+        case .number(let number): try container.encode(number.nearestDouble)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
