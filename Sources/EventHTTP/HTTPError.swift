@@ -60,6 +60,30 @@ extension HTTPError {
             headers: [("Retry-After", "1")])
     }
 
+    /// 400 `malformed_request`: the request cannot be framed safely (RFC 9112 §6.3) or its head
+    /// breaks the syntax; the connection is closed after the answer.
+    public static func malformedRequest(_ message: String) -> HTTPError {
+        HTTPError(status: 400, code: "malformed_request", message: message)
+    }
+
+    /// 413 `body_too_large`: the declared body is over the server's limit.
+    public static func bodyTooLarge(limit: Int) -> HTTPError {
+        HTTPError(status: 413, code: "body_too_large", message: "The request body is over the limit of \(limit) bytes.")
+    }
+
+    /// 503 `overloaded`: the bytes of request bodies already buffered reached the server's
+    /// limit; retry after a second.
+    public static let bodyBuffersFull = HTTPError(
+        status: 503, code: "overloaded",
+        message: "The server is buffering too many request bodies; retry shortly.",
+        headers: [("Retry-After", "1")])
+
+    /// 503 `overloaded`: the server holds as many connections as it allows; retry after a second.
+    public static let tooManyConnections = HTTPError(
+        status: 503, code: "overloaded",
+        message: "The server has too many open connections; retry shortly.",
+        headers: [("Retry-After", "1")])
+
     /// 405: the path exists but not for this method; `allowed` becomes the `Allow` header.
     public static func methodNotAllowed(_ method: String, allowed: [String]) -> HTTPError {
         HTTPError(

@@ -76,10 +76,12 @@ func reasonPhrase(_ status: Int) -> String {
     case 413: "Content Too Large"
     case 414: "URI Too Long"
     case 415: "Unsupported Media Type"
+    case 417: "Expectation Failed"
     case 422: "Unprocessable Content"
     case 429: "Too Many Requests"
     case 431: "Request Header Fields Too Large"
     case 500: "Internal Server Error"
+    case 501: "Not Implemented"
     case 503: "Service Unavailable"
     default: "Status \(status)"
     }

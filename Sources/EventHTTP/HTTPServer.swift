@@ -29,19 +29,30 @@ public final class HTTPServer: Sendable {
     public let host: String
     private let workers: [Worker]
     private let threads: [WorkerThread]
+    private let limits: ServerLimits
 
-    private init(host: String, port: Int, workers: [Worker], threads: [WorkerThread]) {
+    private init(host: String, port: Int, workers: [Worker], threads: [WorkerThread], limits: ServerLimits) {
         self.host = host
         self.port = port
         self.workers = workers
         self.threads = threads
+        self.limits = limits
     }
+
+    /// Connections open now, across every worker (a gauge for metrics and tests).
+    public var openConnections: Int { limits.openConnections }
+
+    /// Bytes reserved now for request bodies being received or answered, across every worker
+    /// (counted against ``HTTPServerConfiguration/maxBufferedBodyBytes``).
+    public var bufferedBodyBytes: Int { limits.bufferedBodyBytes }
 
     /// Binds the listeners and starts the worker threads; returns once the server accepts.
     ///
     /// - Throws: ``SystemError`` when the address cannot be bound (in use, bad host…).
     public static func start(router: Router, configuration: HTTPServerConfiguration) throws -> HTTPServer {
         precondition(configuration.threads >= 1, "threads must be at least 1")
+        let limits = ServerLimits(
+            maxConnections: configuration.maxConnections, maxBufferedBodyBytes: configuration.maxBufferedBodyBytes)
         var workers: [Worker] = []
         var port = configuration.port
         let nonce = UInt32.random(in: 0x1000_0000...UInt32.max)
@@ -50,7 +61,7 @@ public final class HTTPServer: Sendable {
                 // The first listener fixes the port; the others join it through SO_REUSEPORT.
                 let listener = try makeListeningSocket(host: configuration.host, port: port, backlog: configuration.backlog)
                 port = listener.port
-                workers.append(try Worker(index: index, listenerFD: listener.fd, router: router, configuration: configuration, processNonce: nonce))
+                workers.append(try Worker(index: index, listenerFD: listener.fd, router: router, configuration: configuration, limits: limits, processNonce: nonce))
             }
         } catch {
             // Nothing runs yet: close the listeners and loops already made, then report.
@@ -58,7 +69,7 @@ public final class HTTPServer: Sendable {
             throw error
         }
         let threads = workers.map { worker in WorkerThread { worker.run() } }
-        return HTTPServer(host: configuration.host, port: port, workers: workers, threads: threads)
+        return HTTPServer(host: configuration.host, port: port, workers: workers, threads: threads, limits: limits)
     }
 
     /// Stops accepting, closes idle keep-alive connections, lets in-flight requests finish

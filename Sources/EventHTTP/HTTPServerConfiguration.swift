@@ -13,8 +13,19 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodySize: Int = 1 << 20
     /// Largest request line plus headers accepted. Default 16 KiB.
     public var maxHeadersSize: Int = 16 << 10
-    /// Time a connection has to deliver a complete request (and an idle keep-alive connection
-    /// may stay open), and libevent's read/write timeout. Default 10 s.
+    /// The most bytes of request bodies the server buffers at once, across all connections and
+    /// workers. A body is counted by its declared `Content-Length` (a chunked body as
+    /// ``maxBodySize``) from when its headers arrive until its response is written; a body that
+    /// would pass the limit gets 503 `overloaded` with `Retry-After` before it is read. Default 64 MiB.
+    public var maxBufferedBodyBytes: Int = 64 << 20
+    /// The most connections the server holds open at once, across all workers. A connection
+    /// accepted past it gets 503 `overloaded` with `Retry-After` and is closed at once.
+    /// Default 10,000.
+    public var maxConnections: Int = 10_000
+    /// How slow a client may be: the time a connection has to deliver a complete request (an
+    /// idle keep-alive connection may stay open as long), and the longest a client may go
+    /// without taking any of a response being written to it. Time the server spends (handling
+    /// the request, or with its event loop blocked) never counts. Default 10 s.
     public var requestTimeout: Duration = .seconds(10)
     /// How long a graceful shutdown waits for in-flight requests. Default 10 s.
     public var shutdownGracePeriod: Duration = .seconds(10)

@@ -85,6 +85,20 @@ public struct Router: Sendable {
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
 
+    /// The methods that have a route for the raw `path` (GET brings HEAD), as a 405's `Allow`
+    /// lists them; empty when nothing matches the path.
+    public func allowedMethods(path: String) -> [String] {
+        let segments = Router.split(path[...])
+        var allowed: [String] = []
+        for route in routesBySegmentCount[segments.count] ?? [] where route.capture(segments) != nil {
+            if !allowed.contains(route.method.rawValue) {
+                allowed.append(route.method.rawValue)
+                if route.method == .get { allowed.append("HEAD") }
+            }
+        }
+        return allowed
+    }
+
     /// Path segments without empty ones (`//a/` → `["a"]`).
     static func split(_ path: Substring) -> [Substring] {
         path.split(separator: "/", omittingEmptySubsequences: true)

@@ -57,3 +57,99 @@ struct ConnectionDeadlinesTests {
         #expect(deadlines.inFlight == 1)
     }
 }
+
+@Suite("Connection deadlines: only the client's own slowness counts")
+struct ClientSlownessDeadlineTests {
+    @Test func aBlockedLoopMovesEveryRunningDeadlineBack() {
+        var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
+        deadlines.accepted(1, now: 0)
+        deadlines.accepted(2, now: 0)
+        deadlines.requestStarted(2)
+        deadlines.responseStarted(2, pending: 10, now: 0)
+        deadlines.accepted(3, now: 0)
+        deadlines.requestStarted(3)
+        // The loop was blocked from 20 to 520: that time is the server's.
+        deadlines.loopStalled(for: 500)
+        #expect(deadlines.state(of: 1) == .awaitingRequest(since: 500))
+        #expect(deadlines.state(of: 2) == .writing(since: 500, pending: 10))
+        #expect(deadlines.state(of: 3) == .handling)
+        let result1 = deadlines.expired(now: 520)
+        #expect(result1.isEmpty)
+        let result2 = deadlines.expired(now: 600)
+        #expect(Set(result2) == [1, 2])
+    }
+
+    @Test func aConnectionWithUnreadBytesIsSparedUntilTheyAreRead() {
+        var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
+        deadlines.accepted(1, now: 0)
+        deadlines.accepted(2, now: 0)
+        var unread: Set<Int> = [1]
+        let result3 = deadlines.expired(now: 150, hasUnreadInput: { unread.contains($0) })
+        #expect(result3 == [2])
+        #expect(deadlines.state(of: 1) == .awaitingRequest(since: 0), "still waiting, not closing")
+        // Read, and they were the whole request.
+        let result4 = deadlines.requestStarted(1)
+        #expect(result4)
+        unread = []
+        let result5 = deadlines.expired(now: 300, hasUnreadInput: { unread.contains($0) })
+        #expect(result5.isEmpty)
+        // Read, and they were not: closed on the next sweep.
+        deadlines.accepted(3, now: 0)
+        unread = [3]
+        let result6 = deadlines.expired(now: 400, hasUnreadInput: { unread.contains($0) })
+        #expect(result6.isEmpty)
+        unread = []
+        let result7 = deadlines.expired(now: 450, hasUnreadInput: { unread.contains($0) })
+        #expect(result7 == [3])
+    }
+
+    @Test func aClientMustKeepTakingItsAnswer() {
+        var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
+        deadlines.accepted(1, now: 0)
+        deadlines.requestStarted(1)
+        // Handling takes as long as it takes.
+        let result8 = deadlines.expired(now: 5_000)
+        #expect(result8.isEmpty)
+        deadlines.responseStarted(1, pending: 1000, now: 5_000)
+        #expect(deadlines.inFlight == 1)
+        deadlines.outputPending(1, 900, now: 5_090)
+        #expect(deadlines.state(of: 1) == .writing(since: 5_090, pending: 900), "progress restarts the clock")
+        deadlines.outputPending(1, 900, now: 5_150)
+        let result9 = deadlines.expired(now: 5_189)
+        #expect(result9.isEmpty)
+        let result10 = deadlines.expired(now: 5_190)
+        #expect(result10 == [1], "no progress for the timeout")
+        #expect(deadlines.inFlight == 0)
+        let result11 = deadlines.closed(1)
+        #expect(result11 == .closing)
+    }
+
+    @Test func aWrittenAnswerStartsTheWaitForTheNextRequest() {
+        var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
+        deadlines.accepted(1, now: 0)
+        deadlines.requestStarted(1)
+        deadlines.responseStarted(1, pending: 10, now: 10)
+        let result12 = deadlines.responseCompleted(1, now: 20)
+        #expect(result12)
+        #expect(deadlines.inFlight == 0)
+        #expect(deadlines.state(of: 1) == .awaitingRequest(since: 20))
+        // A close while writing releases the in-flight count once.
+        deadlines.requestStarted(1)
+        deadlines.responseStarted(1, pending: 10, now: 30)
+        let result13 = deadlines.closed(1)
+        #expect(result13?.isInFlight == true)
+        #expect(deadlines.inFlight == 0)
+    }
+
+    @Test func closingForTheServersOwnReasonsCountsOnce() {
+        var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
+        deadlines.accepted(1, now: 0)
+        let result14 = deadlines.close(1)
+        #expect(result14)
+        let result15 = deadlines.close(1)
+        #expect(!result15)
+        let result16 = deadlines.expired(now: 1_000)
+        #expect(result16.isEmpty)
+        #expect(deadlines.state(of: 1) == .closing)
+    }
+}

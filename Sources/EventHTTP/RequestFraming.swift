@@ -1,0 +1,209 @@
+/// Reads the raw bytes of a request head as they arrive, before libevent parses them, for what
+/// parsing hides: how lines end (libevent takes a bare LF as a line end), folded lines (libevent
+/// joins them), NUL bytes (libevent's C strings stop at them), and the method as spelled (libevent
+/// keeps no name for a method it does not know).
+///
+/// Feed it the stream from the first byte of a head; it stops at the blank line that ends the head
+/// (``inHead`` turns false) and ignores what follows until ``startNextHead()``.
+struct RequestHeadScanner {
+    struct Findings: Equatable {
+        /// A line ended with LF alone.
+        var bareLineFeed = false
+        /// A CR not followed by LF.
+        var bareCarriageReturn = false
+        /// A header line starting with a space or tab (obs-fold).
+        var foldedLine = false
+        /// A NUL byte.
+        var nulByte = false
+        /// The head ran past the scanner's limit without ending.
+        var overlong = false
+        /// The first token of the request line as sent, at most 32 bytes.
+        var method: [UInt8] = []
+    }
+
+    private(set) var findings = Findings()
+    /// True until the blank line that ends the head has been seen.
+    private(set) var inHead = true
+    /// The most bytes scanned for one head; past it ``Findings/overlong`` is set and scanning stops.
+    let limit: Int
+    private var lineIndex = 0
+    private var lineLength = 0
+    private var afterCR = false
+    /// Bytes of the current head scanned so far.
+    private(set) var scanned = 0
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Scans the next bytes of the stream. Returns how many of them belong to the head: all of
+    /// them while it goes on, fewer when it ends inside `bytes`, 0 once it has ended.
+    @discardableResult
+    mutating func scan(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard inHead else { return 0 }
+        for (index, byte) in bytes.enumerated() {
+            scanned += 1
+            if byte == 0x0A {
+                if !afterCR { findings.bareLineFeed = true }
+                afterCR = false
+                if lineLength == 0 {
+                    inHead = false
+                    return index + 1
+                }
+                lineIndex += 1
+                lineLength = 0
+                continue
+            }
+            if afterCR {
+                // The CR before this byte was not a line end.
+                findings.bareCarriageReturn = true
+                afterCR = false
+                lineLength += 1
+            }
+            if byte == 0x0D {
+                afterCR = true
+            } else {
+                if byte == 0 { findings.nulByte = true }
+                if lineLength == 0 && lineIndex > 0 && (byte == 0x20 || byte == 0x09) { findings.foldedLine = true }
+                if lineIndex == 0 && lineLength == findings.method.count && byte != 0x20 && findings.method.count < 32 {
+                    findings.method.append(byte)
+                }
+                lineLength += 1
+            }
+            if scanned > limit {
+                findings.overlong = true
+                inHead = false
+                return index + 1
+            }
+        }
+        return bytes.count
+    }
+
+    /// Scans bytes from an array (tests, and leftovers copied out of a buffer).
+    @discardableResult
+    mutating func scan(_ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBytes { scan($0) }
+    }
+
+    /// The next bytes start a new head.
+    mutating func startNextHead() {
+        self = RequestHeadScanner(limit: limit)
+    }
+}
+
+/// How a request's body is framed, once its headers passed ``checkFraming(_:findings:maxBodySize:)``.
+enum BodyFraming: Equatable {
+    /// No Content-Length, no Transfer-Encoding.
+    case none
+    /// `Content-Length: n`.
+    case length(Int)
+    /// `Transfer-Encoding: chunked`.
+    case chunked
+}
+
+/// Checks a request head the way RFC 9112 asks a server to before it reads a body: anything two
+/// parsers (a proxy and this server) could frame differently is refused, so no request can be
+/// smuggled behind another.
+///
+/// - Returns: the body's framing, or the error to answer (the connection is then closed).
+func checkFraming(_ headers: HTTPHeaders, findings: RequestHeadScanner.Findings, maxBodySize: Int) -> Result<BodyFraming, HTTPError> {
+    func malformed(_ message: String) -> Result<BodyFraming, HTTPError> {
+        .failure(.malformedRequest(message))
+    }
+    if findings.overlong {
+        return .failure(HTTPError(status: 431, code: "headers_too_large", message: "The request line and headers are too large."))
+    }
+    if findings.bareLineFeed { return malformed("Every line of the request head must end with CRLF.") }
+    if findings.bareCarriageReturn { return malformed("A CR in the request head must be followed by LF.") }
+    if findings.nulByte { return malformed("The request head contains a NUL byte.") }
+    if findings.foldedLine { return malformed("Folded header lines (obs-fold) are not accepted.") }
+
+    var contentLengths: [String] = []
+    var transferEncodings: [String] = []
+    var expectation: String?
+    for (name, value) in headers {
+        guard isToken(name) else {
+            return malformed("Header name \(describe(name)) is not a token (no spaces before the colon).")
+        }
+        guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+            return malformed("Header \(name) has a control character in its value.")
+        }
+        if asciiCaseInsensitiveEquals(name, "Content-Length") { contentLengths.append(value) }
+        if asciiCaseInsensitiveEquals(name, "Transfer-Encoding") { transferEncodings.append(value) }
+        if asciiCaseInsensitiveEquals(name, "Expect") { expectation = value }
+    }
+    if contentLengths.count > 1 { return malformed("Content-Length must appear once.") }
+    if transferEncodings.count > 1 { return malformed("Transfer-Encoding must appear once.") }
+    if let expectation, !asciiCaseInsensitiveEquals(expectation, "100-continue") {
+        return .failure(HTTPError(status: 417, code: "expectation_failed", message: "Only Expect: 100-continue is supported."))
+    }
+    if let encoding = transferEncodings.first {
+        if !contentLengths.isEmpty { return malformed("Transfer-Encoding and Content-Length must not both be sent.") }
+        guard asciiCaseInsensitiveEquals(encoding, "chunked") else {
+            return malformed("Transfer-Encoding must be exactly chunked.")
+        }
+        return .success(.chunked)
+    }
+    guard let text = contentLengths.first else { return .success(.none) }
+    let digits = text.utf8
+    guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+        return malformed("Content-Length must be decimal digits only.")
+    }
+    // Past 18 digits the value may not fit an Int; it is over any body limit anyway.
+    let length = digits.count > 18 ? Int.max : Int(text)!
+    if length > maxBodySize {
+        return .failure(.bodyTooLarge(limit: maxBodySize))
+    }
+    return .success(.length(length))
+}
+
+/// RFC 9110 token: one or more of `!#$%&'*+-.^_`|~`, digits and letters.
+func isToken(_ text: String) -> Bool {
+    !text.utf8.isEmpty && text.utf8.allSatisfy { byte in
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+}
+
+/// A header name for an error message: quoted, control characters escaped, at most 40 bytes.
+private func describe(_ name: String) -> String {
+    "\"" + escapedForLog(String(name.prefix(40))) + "\""
+}
+
+/// `text` with what a terminal would interpret escaped: C0 controls, DEL and C1 controls as
+/// `\xHH` or `\u{HH}`, and the backslash doubled, so a logged line is one line and shows
+/// exactly what was received.
+func escapedForLog(_ text: String) -> String {
+    let needsEscaping = text.unicodeScalars.contains { scalar in
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\\"
+    }
+    guard needsEscaping else { return text }
+    var out = ""
+    out.reserveCapacity(text.utf8.count + 16)
+    for scalar in text.unicodeScalars {
+        switch scalar.value {
+        case 0x5C:
+            out += "\\\\"
+        case 0..<0x20, 0x7F:
+            out += "\\x" + hexByte(UInt8(scalar.value))
+        case 0x80...0x9F:
+            out += "\\u{" + hexByte(UInt8(scalar.value)) + "}"
+        default:
+            out.unicodeScalars.append(scalar)
+        }
+    }
+    return out
+}
+
+private func hexByte(_ byte: UInt8) -> String {
+    let digits = Array("0123456789abcdef")
+    return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+}
