@@ -59,7 +59,10 @@ struct AuthorizationTests {
         // After the token (a truncating reader would accept it) and inside it.
         for value in ["Bearer \(AuthorizationTests.token)\(control)x", "Bearer \(control)\(AuthorizationTests.token)"] {
             let response = try patch([("Authorization", value)])
-            expectError(response, 400, "invalid_authorization")
+            // EventHTTP's framing refuses control characters in any header value before routing
+            // (400 malformed_request); a tab is legal there and reaches the check itself.
+            let code = control == "\t" ? "invalid_authorization" : "malformed_request"
+            expectError(response, 400, code)
         }
         #expect(fixture.store.changeVersion == before)
     }
