@@ -4,27 +4,27 @@ enum Validate {
     /// Longest accepted URL, in UTF-8 bytes.
     static let maximumURLLength = 2048
 
-    /// How long a text field may be: characters (what a person counts: grapheme clusters, so
-    /// `é` written as `e` + U+0301 is one) and UTF-8 bytes (what it costs to store and to send in
-    /// every feed that shows it). Both apply: 200 letters carrying thousands of combining accents
-    /// are 200 characters but nearly a megabyte.
+    /// How long a text field may be, counted on the text as sent: characters, meaning Unicode
+    /// code points (what JSON Schema's `maxLength` counts, so openapi.yaml states the limit
+    /// exactly), and UTF-8 bytes (what it costs to store and to send in every feed that shows
+    /// it). Counting grapheme clusters instead let 200 letters carrying 2,400 combining accents
+    /// each pass as "200 characters" at 960,200 bytes.
     struct TextLimit: Hashable, Sendable {
         var characters: Int
         var bytes: Int
 
-        /// `characters`, and 4 bytes per character: room for any text of that many Unicode
-        /// scalars (4 bytes is the longest UTF-8 scalar), so the byte cap only bites on characters
-        /// stacked out of many scalars.
+        /// `characters` code points, and 4 bytes per character (the longest UTF-8 code point), so
+        /// any text within the character limit is within the byte cap too.
         static func characters(_ characters: Int) -> TextLimit {
             TextLimit(characters: characters, bytes: 4 * characters)
         }
     }
 
-    /// Video and ad titles: 200 characters, 800 bytes.
+    /// Video and ad titles: 200 code points, 800 bytes.
     static let titleLimit = TextLimit.characters(200)
-    /// Display names: 60 characters, 240 bytes.
+    /// Display names: 60 code points, 240 bytes.
     static let displayNameLimit = TextLimit.characters(60)
-    /// Advertiser names: 100 characters, 400 bytes.
+    /// Advertiser names: 100 code points, 400 bytes.
     static let advertiserLimit = TextLimit.characters(100)
 
     /// A handle: 1…30 of `a`–`z`, `0`–`9`, `_` (so at most 30 bytes, and never invisible).
@@ -47,20 +47,19 @@ enum Validate {
         return value
     }
 
-    /// Free text: trimmed of surrounding white space, then at most `limit` characters and UTF-8
-    /// bytes, no control characters (so titles never break a one-line layout), and at least one
-    /// character that shows (see ``isInvisible(_:)``).
+    /// Free text: at most `limit` characters (code points) and UTF-8 bytes as sent, then trimmed
+    /// of surrounding white space, no control characters (so titles never break a one-line
+    /// layout), and at least one character that shows (see ``isInvisible(_:)``).
     static func text(_ value: String, field: String, limit: TextLimit) throws(FeedStoreError) -> String {
+        // Bytes first: they are known without walking the text.
+        guard value.utf8.count <= limit.bytes, value.unicodeScalars.count <= limit.characters else {
+            throw .invalid(
+                field: field,
+                reason: "must be at most \(limit.characters) characters (Unicode code points, counted as sent) and \(limit.bytes) bytes of UTF-8")
+        }
         let trimmed = value.trimmingWhitespace()
         guard !trimmed.isEmpty else {
             throw .invalid(field: field, reason: "must not be empty")
-        }
-        // Bytes first: counting characters walks the whole text, bytes are known.
-        guard trimmed.utf8.count <= limit.bytes else {
-            throw .invalid(field: field, reason: "must be at most \(limit.bytes) bytes of UTF-8 (and \(limit.characters) characters)")
-        }
-        guard trimmed.count <= limit.characters else {
-            throw .invalid(field: field, reason: "must be at most \(limit.characters) characters")
         }
         guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .invalid(field: field, reason: "must not contain control characters")
@@ -91,15 +90,19 @@ enum Validate {
     /// A URL: starts with `http://` or `https://` (lower case), has something after the scheme,
     /// contains no white space or control characters, at most 2048 bytes.
     static func url(_ value: String, field: String) throws(FeedStoreError) -> String {
-        let rest: Substring
-        if value.hasPrefix("https://") {
-            rest = value.dropFirst("https://".count)
-        } else if value.hasPrefix("http://") {
-            rest = value.dropFirst("http://".count)
+        // Compared as bytes: String's hasPrefix compares characters, and `/` followed by an
+        // extending code point (an emoji modifier, a variation selector) is one character.
+        let bytes = value.utf8
+        let schemeLength: Int
+        if bytes.starts(with: "https://".utf8) {
+            schemeLength = "https://".utf8.count
+        } else if bytes.starts(with: "http://".utf8) {
+            schemeLength = "http://".utf8.count
         } else {
             throw .invalid(field: field, reason: "must start with http:// or https://")
         }
-        guard !rest.isEmpty, !rest.hasPrefix("/") else {
+        let rest = bytes.dropFirst(schemeLength)
+        guard let first = rest.first, first != UInt8(ascii: "/") else {
             throw .invalid(field: field, reason: "must name a host after the scheme")
         }
         guard value.utf8.count <= maximumURLLength else {
@@ -127,17 +130,17 @@ enum Validate {
         return value
     }
 
-    /// Video titles and ad titles: 1…200 characters, at most 800 bytes.
+    /// Video titles and ad titles: 1…200 characters (code points), at most 800 bytes.
     static func title(_ value: String) throws(FeedStoreError) -> String {
         try text(value, field: "title", limit: titleLimit)
     }
 
-    /// Display names: 1…60 characters, at most 240 bytes.
+    /// Display names: 1…60 characters (code points), at most 240 bytes.
     static func displayName(_ value: String) throws(FeedStoreError) -> String {
         try text(value, field: "display_name", limit: displayNameLimit)
     }
 
-    /// Advertiser names: 1…100 characters, at most 400 bytes.
+    /// Advertiser names: 1…100 characters (code points), at most 400 bytes.
     static func advertiser(_ value: String) throws(FeedStoreError) -> String {
         try text(value, field: "advertiser", limit: advertiserLimit)
     }

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import FeedStore
 
-/// Text fields are limited in UTF-8 bytes as well as in characters, and text that shows nothing
-/// (white space, format and control characters, combining marks without a base) is refused where
-/// a person must read the field. Issue 9: a 200-character title of letters each carrying 2,400
+/// Text fields are limited in UTF-8 bytes as well as in characters, counted as JSON Schema's
+/// `maxLength` counts them (code points, on the text as sent), and text that shows nothing (white
+/// space, format and control characters, combining marks without a base) is refused where a
+/// person must read the field. Issue 9: a 200-character title of letters each carrying 2,400
 /// combining accents (960,200 bytes) was stored and inflated every feed that showed it.
 @Suite("Text limits in bytes, and invisible text")
 struct TextLimitTests {
@@ -45,6 +46,15 @@ struct TextLimitTests {
         },
         Case(label: "ad title over its byte cap", field: "title") { s, _, _, ad in
             try s.updateAd(id: ad, title: accented(10, marks: 100))
+        },
+        Case(label: "title of 200 grapheme clusters, 201 code points", field: "title") { s, a, _, _ in
+            try s.createVideo(authorID: a, title: String(repeating: "b", count: 199) + "e\u{301}", thumbnailURL: url, durationSeconds: 10)
+        },
+        Case(label: "title of 200 letters padded with a space (201 as sent, as maxLength counts)", field: "title") { s, _, v, _ in
+            try s.updateVideo(id: v, title: " " + String(repeating: "b", count: 200))
+        },
+        Case(label: "display name of 60 letters padded with NEL", field: "display_name") { s, _, _, _ in
+            try s.createUser(handle: "zed", displayName: String(repeating: "z", count: 60) + "\u{85}")
         },
         Case(label: "avatar URL of 2049 bytes", field: "avatar_url") { s, _, _, _ in
             try s.createUser(handle: "zed", displayName: "Zed", avatarURL: "https://a.example/" + String(repeating: "x", count: 2049 - 18))
@@ -112,7 +122,7 @@ struct TextLimitTests {
         try expectRefused(write)
     }
 
-    @Test("The byte caps are 4 bytes per character of the character limit, and text at the caps is accepted")
+    @Test("Text at the caps is accepted: 200 code points of 4 bytes, combining sequences counted per code point")
     func textAtTheCapsIsAccepted() throws {
         let store = try makeStore()
         // 200 characters of 4-byte emoji: exactly 800 bytes.
@@ -120,9 +130,11 @@ struct TextLimitTests {
         let user = try store.createUser(handle: "zed", displayName: String(repeating: "😀", count: 60))
         let video = try store.createVideo(authorID: user.id, title: emoji, thumbnailURL: TextLimitTests.url, durationSeconds: 10)
         #expect(video.title == emoji)
-        // 200 characters, 799 bytes, with accents: fine.
-        let accented = String(repeating: "b", count: 199) + TextLimitTests.accented(1, marks: 299)
+        // 200 code points, 150 characters, with accents: fine.
+        let accented = String(repeating: "b", count: 100) + TextLimitTests.accented(50, marks: 1)
         #expect(try store.updateVideo(id: video.id, title: accented).title == accented)
+        // 198 letters and two white-space code points: 200 as sent, stored trimmed.
+        #expect(try store.updateVideo(id: video.id, title: "\t" + String(repeating: "c", count: 198) + "\u{85}").title == String(repeating: "c", count: 198))
         let ad = try store.createAd(advertiser: String(repeating: "é", count: 100), title: "T", imageURL: TextLimitTests.url, targetURL: TextLimitTests.url, weight: 1)
         #expect(ad.advertiser.utf8.count == 200)
     }
@@ -136,5 +148,23 @@ struct TextLimitTests {
             let video = try store.createVideo(authorID: user.id, title: title, thumbnailURL: TextLimitTests.url, durationSeconds: 10)
             #expect(video.title == title)
         }
+    }
+}
+
+@Suite("URLs are checked byte by byte")
+struct URLValidationTests {
+    @Test("A URL whose host starts with an extending code point still starts with http:// (issue 9's contract run)", arguments: [
+        "http://\u{1F3FB}\u{A9}", "https://\u{E013F}x.example", "http://\u{301}.example/a", "https://\u{200D}a",
+    ])
+    func extendingCodePointAfterTheScheme(url: String) throws {
+        let store = try makeStore()
+        let user = try store.createUser(handle: "zed", displayName: "Zed", avatarURL: url)
+        #expect(user.avatarURL == url)
+    }
+
+    @Test("Scheme and host rules still hold", arguments: ["http:/", "https://", "http:///x", "HTTP://x", "ftp://x", "http://a b"])
+    func malformedURLsAreRefused(url: String) throws {
+        let store = try makeStore()
+        #expect(throws: FeedStoreError.self) { try store.createUser(handle: "zed", displayName: "Zed", avatarURL: url) }
     }
 }
