@@ -255,6 +255,7 @@ final class Worker: @unchecked Sendable {
         connection.checkedRequest = request
         let command = evhttp_request_get_command(request)
         let headers = readHeaders(evhttp_request_get_input_headers(request))
+        connection.checkedHeaders = headers
         switch checkFraming(headers, findings: connection.scanner.findings, maxBodySize: configuration.maxBodySize) {
         case .failure(let error):
             refuse(request, on: connection, with: error)
@@ -439,11 +440,14 @@ final class Worker: @unchecked Sendable {
         let findings = connection?.scanner.findings ?? RequestHeadScanner.Findings()
         let headBytes = connection?.scanner.scanned ?? 0
         let checkedEarly = connection?.checkedRequest == request
+        // The header callback read them already (the request body does not change them).
+        let checkedHeaders = checkedEarly ? connection?.checkedHeaders : nil
         var refusal: HTTPError?
         if let connection {
             if let pending = connection.refusal, pending.request == request { refusal = pending.error }
             connection.refusal = nil
             connection.checkedRequest = nil
+            connection.checkedHeaders = nil
             connection.hookedRequest = nil
             connection.scanner.startNextHead()
             scan(bufferevent_get_input(connection.bev), from: 0, into: connection)
@@ -456,7 +460,7 @@ final class Worker: @unchecked Sendable {
         // evhttp clears the URI of a request it refuses before passing it on (requestArrived).
         let rawURI = evhttp_request_get_uri(request).map { String(cString: $0) }
         let (path, rawQuery) = rawURI.map(splitTarget) ?? ("-", "")
-        let headers = readHeaders(evhttp_request_get_input_headers(request))
+        let headers = checkedHeaders ?? readHeaders(evhttp_request_get_input_headers(request))
         let requestID = requestIDs.next(clientID: headers["X-Request-Id"])
 
         var exchange = Exchange(
@@ -671,8 +675,9 @@ final class Connection {
     var closeHooked = false
     /// The request that has our header callback; nil once it has been delivered.
     var hookedRequest: OpaquePointer?
-    /// The request whose headers the header callback checked.
+    /// The request whose headers the header callback checked, and those headers.
     var checkedRequest: OpaquePointer?
+    var checkedHeaders: HTTPHeaders?
     /// An answer decided in the header callback, for the request it was decided for.
     var refusal: (request: OpaquePointer, error: HTTPError)?
     /// Body bytes reserved against ``HTTPServerConfiguration/maxBufferedBodyBytes``.

@@ -29,6 +29,12 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest request body in bytes; larger ones get 413 (env DELTAFEED_MAX_BODY_BYTES; default 1048576).")
     var maxBodyBytes: Int?
 
+    @Option(help: "Most bytes of request bodies buffered at once across all connections; a body past it gets 503 with Retry-After before it is read (env DELTAFEED_MAX_BUFFERED_BODY_BYTES; default 67108864).")
+    var maxBufferedBodyBytes: Int?
+
+    @Option(help: "Most connections held open at once; one more gets 503 with Retry-After and is closed (env DELTAFEED_MAX_CONNECTIONS; default 10000).")
+    var maxConnections: Int?
+
     @Option(help: "Seconds a connection has to send a complete request, and the idle keep-alive limit (env DELTAFEED_REQUEST_TIMEOUT; default 10).")
     var requestTimeout: Double?
 
@@ -86,12 +92,18 @@ struct Serve: ParsableCommand {
         http.port = try resolved(port, env: "DELTAFEED_PORT", default: 8080)
         http.threads = try resolved(threads, env: "DELTAFEED_THREADS", default: HTTPServerConfiguration.processorCount)
         http.maxBodySize = try resolved(maxBodyBytes, env: "DELTAFEED_MAX_BODY_BYTES", default: 1 << 20)
+        http.maxBufferedBodyBytes = try resolved(maxBufferedBodyBytes, env: "DELTAFEED_MAX_BUFFERED_BODY_BYTES", default: 64 << 20)
+        http.maxConnections = try resolved(maxConnections, env: "DELTAFEED_MAX_CONNECTIONS", default: 10_000)
         http.requestTimeout = .seconds(try resolved(requestTimeout, env: "DELTAFEED_REQUEST_TIMEOUT", default: 10))
         http.shutdownGracePeriod = .seconds(try resolved(shutdownGrace, env: "DELTAFEED_SHUTDOWN_GRACE", default: 10))
         http.logger = Logger(label: "deltafeed.http")
         guard (0...65535).contains(http.port) else { throw ValidationError("port must be 0…65535, not \(http.port).") }
         guard (1...256).contains(http.threads) else { throw ValidationError("threads must be 1…256, not \(http.threads).") }
         guard http.maxBodySize > 0 else { throw ValidationError("max-body-bytes must be positive.") }
+        guard http.maxBufferedBodyBytes >= http.maxBodySize else {
+            throw ValidationError("max-buffered-body-bytes must be at least max-body-bytes (\(http.maxBodySize)), or no body of the largest size could be read.")
+        }
+        guard http.maxConnections > 0 else { throw ValidationError("max-connections must be positive.") }
         guard http.requestTimeout > .zero, http.shutdownGracePeriod >= .zero else {
             throw ValidationError("request-timeout must be positive and shutdown-grace not negative.")
         }

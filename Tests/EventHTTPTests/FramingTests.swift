@@ -178,3 +178,46 @@ struct LibeventRefusalTests {
         }
     }
 }
+
+/// A pipelined request gets the same hooks as the first on its connection: its refusal is JSON and
+/// its body is reserved (or refused) before it is read.
+@Suite("Pipelined requests")
+struct PipelinedRequestTests {
+    @Test func aMalformedPipelinedRequestGetsTheJSONRefusal() throws {
+        try withTestServer(threads: 1) { server in
+            let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
+            client.send("GET /hello/one HTTP/1.1\r\nHost: x\r\n\r\nGET /hello/two HTTP/1.1\r\nNoColon\r\n\r\n")
+            #expect(try client.readResponse().bodyText == "hello one q=-")
+            let second = try? client.readResponse()
+            #expect(second?.status == 400)
+            #expect(second?.header("Content-Type") == "application/json")
+        }
+    }
+
+    @Test func aPipelinedBodyIsReservedWhenItsHeadersArrive() throws {
+        try withTestServer(threads: 1, configure: {
+            $0.maxBodySize = 100_000
+            $0.maxBufferedBodyBytes = 100_000
+        }) { server in
+            let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
+            // The second head arrives with the first body; its own body follows later.
+            let first = String(repeating: "a", count: 100_000)
+            client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n\(first)"
+                + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+            #expect(try client.readResponse().body.count == 100_000)
+            // The first answer released its bytes; the pipelined head reserved them again (without
+            // the hook it would have been read unreserved, leaving the count at 0).
+            var reserved = 0
+            for _ in 0..<200 {
+                reserved = server.bufferedBodyBytes
+                if reserved == 100_000 { break }
+                usleep(10_000)
+            }
+            #expect(reserved == 100_000)
+            client.send(String(repeating: "b", count: 100_000))
+            #expect(try client.readResponse().body.first == UInt8(ascii: "b"))
+            // And a third request now finds the cap free.
+            #expect(try client.request("POST", "/echo", body: [UInt8](repeating: 3, count: 100_000)).status == 201)
+        }
+    }
+}
