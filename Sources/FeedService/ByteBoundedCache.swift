@@ -20,8 +20,6 @@ struct ByteBoundedCache<Key: Hashable, Value> {
         self.budget = max(0, budget)
     }
 
-    var count: Int { storage.count }
-
     /// The value for `key`.
     func value(for key: Key) -> Value? {
         storage[key]?.value
@@ -34,15 +32,6 @@ struct ByteBoundedCache<Key: Hashable, Value> {
         storage[key] = Entry(value: value, cost: cost)
         totalCost += cost
         if totalCost > budget { evict(downTo: budget / 8 * 7) }
-    }
-
-    mutating func removeValue(for key: Key) {
-        if let old = storage.removeValue(forKey: key) { totalCost -= old.cost }
-    }
-
-    mutating func removeAll() {
-        storage.removeAll()
-        totalCost = 0
     }
 
     private mutating func evict(downTo target: Int) {

@@ -113,10 +113,7 @@ struct FeedComposer {
                 page.append(.empty)
             case .suggestions:
                 let suggestions = view.followSuggestions(for: viewerID, limit: maxSuggestions)
-                for suggestion in suggestions {
-                    shownUsers.append(suggestion.user.value.id)
-                    dependencies.suggested.insert(suggestion.user.value.id)
-                }
+                shownUsers.append(contentsOf: suggestions.map(\.user.value.id))
                 dependencies.suggestionFloor = suggestions.count == maxSuggestions ? suggestions.last : nil
                 dependencies.suggestionOrder = suggestions.map { ($0.user.value.id, $0.mutualCount, FollowerRankKey($0.user.value)) }
                 dependencies.suggestionsOnPage = true

@@ -28,9 +28,7 @@ struct FeedDependencies: Sendable {
     var pageIsLast = false
     /// Users whose profile the region shows (the viewer, authors, suggested users), sorted.
     var shownUsers: [Int64] = []
-    /// The suggested users on the page (their follower counts are shown too).
-    var suggested: Set<Int64> = []
-    /// The carousel in order: who, with how many mutual followees, at which follower rank
+    /// The carousel on the page, in order: who, with how many mutual followees, at which follower rank
     /// (kept current by patches).
     var suggestionOrder: [(id: Int64, mutuals: Int64, rank: FollowerRankKey)] = []
     /// The last suggestion when the carousel is on the page and full; nil when it is not full
@@ -67,7 +65,7 @@ struct FeedDependencies: Sendable {
         case let .video(id, author, before, after):
             return videoEffect(id: id, author: author, before: before, after: after)
         case let .user(id, before, after, profileChanged):
-            if suggested.contains(id) {
+            if suggestionOrder.contains(where: { $0.id == id }) {
                 // A suggested user may also author videos of the region: a new profile patches
                 // those items as well as the card.
                 let effect = suggestionEffect(id: id, after: after)

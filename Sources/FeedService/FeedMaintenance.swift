@@ -4,7 +4,7 @@ import Synchronization
 
 /// The service's background upkeep, on one thread of its own, so none of it runs on a request:
 /// - every `catchUpInterval`, apply change-log entries written by other processes (writes made
-///   through ``FeedService/write(_:)`` are applied at once);
+///   through ``FeedService/write(_:)`` are applied at once) and trim snapshot memory to its budget;
 /// - every `persistInterval`, write the snapshots handed out since to the store, in one batch;
 /// - every `pruneInterval`, drop expired snapshots (memory and store) and trim the change log.
 ///
@@ -51,6 +51,7 @@ public final class FeedMaintenance: Sendable {
         while !stopping.withLock({ $0 }) {
             let now = clock.now
             if now >= nextCatchUp {
+                service.trimSnapshotMemory()
                 attempt("catching up with the change log") { () throws(FeedStoreError) in try service.catchUp() }
                 nextCatchUp = now + intervals.catchUp
             }

@@ -357,6 +357,12 @@ public final class FeedService: Sendable {
         }
     }
 
+    /// Frees snapshot memory past its budget (older snapshots first; they stay in the store).
+    /// The maintenance thread calls it several times a second, so serving never sorts.
+    public func trimSnapshotMemory() {
+        book.withLock { $0.shedIfOverBudget() }
+    }
+
     /// Drops expired snapshots from memory and from the store, and trims the change log.
     /// Blocking; the maintenance thread calls it now and then.
     public func pruneExpired(keepingChanges: Int64 = 100_000) throws(FeedStoreError) {

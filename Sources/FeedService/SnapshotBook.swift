@@ -6,7 +6,8 @@
 ///   (serving a snapshot again, e.g. a cached page, makes it the newest);
 /// - none older than ``Retention/maxAge`` since it was last served (410 after that).
 ///
-/// Memory is bounded by ``Retention/byteBudget``: past it, whole viewers are dropped from memory,
+/// Memory is bounded by ``Retention/byteBudget``: ``shedIfOverBudget()`` (the maintenance thread
+/// calls it, so its sort never runs on an event loop) drops older snapshots, then whole viewers,
 /// least recently served first. That is not retention: their snapshots stay in the store (the
 /// persister writes every snapshot there in batches) and are read back on demand.
 ///
@@ -100,7 +101,6 @@ struct SnapshotBook {
             retire(entries.removeFirst(), viewer: viewer)
         }
         viewers[viewer] = entries
-        if bytes > retention.byteBudget { shed() }
     }
 
     /// The snapshot `id` of `viewer` at `now`, enforcing retention.
@@ -135,7 +135,6 @@ struct SnapshotBook {
         entries.insert(Entry(id: id, structure: structure, servedAt: servedAt, storedServedAt: servedAt, bytes: size), at: 0)
         bytes += size
         viewers[viewer] = entries
-        if bytes > retention.byteBudget { shed() }
     }
 
     /// Whether a stored snapshot served last at `servedAt` is still usable at `now`.
@@ -184,7 +183,8 @@ struct SnapshotBook {
     /// Frees memory down to three quarters of the budget: first the older snapshots of every
     /// viewer (clients poll from their newest), least recently served first, then whole
     /// viewers. Their snapshots stay in the store (or in the persister's queue).
-    private mutating func shed() {
+    mutating func shedIfOverBudget() {
+        guard bytes > retention.byteBudget else { return }
         let target = retention.byteBudget / 4 * 3
         var older: [(servedAt: Int64, viewer: Int64, id: String)] = []
         for (viewer, entries) in viewers where entries.count > 1 {

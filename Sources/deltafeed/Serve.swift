@@ -65,7 +65,7 @@ struct Serve: ParsableCommand {
     @Option(help: "MiB of rendered items kept in memory (env DELTAFEED_ITEM_CACHE_MIB; default 64).")
     var itemCacheMib: Int?
 
-    @Option(help: "MiB of rendered deltas kept in memory (env DELTAFEED_DELTA_CACHE_MIB; default 16).")
+    @Option(help: "MiB of rendered deltas kept in memory (env DELTAFEED_DELTA_CACHE_MIB; default 4).")
     var deltaCacheMib: Int?
 
     @Option(help: "MiB of snapshots kept in memory; older ones are read back from the store (env DELTAFEED_SNAPSHOT_CACHE_MIB; default 128).")
@@ -121,7 +121,7 @@ struct Serve: ParsableCommand {
         var serviceOptions = FeedService.Options()
         serviceOptions.pageCacheBytes = try mebibytes(pageCacheMib, env: "DELTAFEED_PAGE_CACHE_MIB", default: 128)
         serviceOptions.itemCacheBytes = try mebibytes(itemCacheMib, env: "DELTAFEED_ITEM_CACHE_MIB", default: 64)
-        serviceOptions.deltaCacheBytes = try mebibytes(deltaCacheMib, env: "DELTAFEED_DELTA_CACHE_MIB", default: 16)
+        serviceOptions.deltaCacheBytes = try mebibytes(deltaCacheMib, env: "DELTAFEED_DELTA_CACHE_MIB", default: 4)
         serviceOptions.snapshotBytes = try mebibytes(snapshotCacheMib, env: "DELTAFEED_SNAPSHOT_CACHE_MIB", default: 128)
         let store = try FeedStore(path: path, options: options)
         let wantsSeed = try seedDemo || resolved(nil as Int?, env: "DELTAFEED_SEED_DEMO", default: 0) == 1

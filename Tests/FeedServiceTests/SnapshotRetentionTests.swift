@@ -117,6 +117,7 @@ struct SnapshotRetentionTests {
                 }
             }
         }
+        service.trimSnapshotMemory()  // the maintenance thread's job
         let bytes = service.cacheBytes
         #expect(bytes.pages <= budget && bytes.items <= budget && bytes.deltas <= budget && bytes.snapshots <= budget, "\(bytes)")
         #expect(bytes.pages > 0 && bytes.items > 0 && bytes.snapshots > 0)
@@ -145,6 +146,7 @@ struct SnapshotBookTests {
         var book = SnapshotBook(retention: .init(perViewer: 4, maxAge: 60_000, byteBudget: 4_000))
         for viewer in Int64(1)...20 {
             book.served(structure(viewer: viewer, limit: 3), id: "s\(viewer)", now: viewer)
+            book.shedIfOverBudget()  // as the maintenance thread does
         }
         #expect(book.bytes <= 4_000)
         // Shed before the persister wrote it: still answered, from the queue (this was a 410).
@@ -159,6 +161,7 @@ struct SnapshotBookTests {
         for round in Int64(0)..<4 {
             for viewer in Int64(1)...3 {
                 book.served(structure(viewer: viewer, limit: Int(round) + 1), id: "v\(viewer)r\(round)", now: round * 10 + viewer)
+                book.shedIfOverBudget()
             }
         }
         _ = book.takePending()
