@@ -22,6 +22,18 @@ final class Gate: Sendable {
     }
 }
 
+extension Router {
+    /// `GET path` answered "done" on `pool` once `gate` opens.
+    mutating func get(_ path: String, waitingOn gate: Gate, in pool: BlockingPool) {
+        get(path) { _ in
+            .deferred(to: pool) {
+                gate.wait()
+                return .text("done")
+            }
+        }
+    }
+}
+
 @Suite("Deferred responses: work on a BlockingPool, answered by the loop")
 struct DeferredResponseTests {
     @Test func loopKeepsServingWhileAPoolJobBlocks() throws {
@@ -29,12 +41,7 @@ struct DeferredResponseTests {
         defer { pool.shutdown() }
         let gate = Gate()
         try withTestServer(threads: 1, routes: { router in
-            router.get("/slow") { _ in
-                .deferred(to: pool) {
-                    gate.wait()
-                    return .text("done")
-                }
-            }
+            router.get("/slow", waitingOn: gate, in: pool)
         }) { server in
             let slow = try RawHTTPClient(port: server.port)
             #expect(slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"))
@@ -55,12 +62,7 @@ struct DeferredResponseTests {
         defer { pool.shutdown() }
         let gate = Gate()
         try withTestServer(threads: 1, routes: { router in
-            router.get("/slow") { _ in
-                .deferred(to: pool) {
-                    gate.wait()
-                    return .text("done")
-                }
-            }
+            router.get("/slow", waitingOn: gate, in: pool)
         }) { server in
             // One job runs, one waits in the queue: the third is refused.
             let running = try RawHTTPClient(port: server.port)
@@ -108,12 +110,7 @@ struct DeferredResponseTests {
         defer { pool.shutdown() }
         let gate = Gate()
         try withTestServer(threads: 1, configure: { $0.shutdownGracePeriod = .seconds(5) }, routes: { router in
-            router.get("/slow") { _ in
-                .deferred(to: pool) {
-                    gate.wait()
-                    return .text("done")
-                }
-            }
+            router.get("/slow", waitingOn: gate, in: pool)
         }) { server in
             do {
                 let leaving = try RawHTTPClient(port: server.port)
