@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-algorithms", from: "1.2.1"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // libevent, through pkg-config's libevent_pthreads (which also links libevent core + extra).
@@ -74,6 +75,7 @@ let package = Package(
             name: "DeltaFeedServer",
             dependencies: [
                 "EventHTTP", "FeedService", "FeedStore", "ListDiff", "JSONBytes",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -109,6 +111,7 @@ let package = Package(
             dependencies: [
                 "DeltaFeedServer", "DeltaFeedClient", "FeedIndex", "FeedService", "FeedStore", "EventHTTP", "HTTPTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
     ],

@@ -32,6 +32,9 @@ public final class DeltaFeedClient {
     public let query: FeedQuery
     /// How requests reach the server.
     public let transport: any FeedHTTPTransport
+    /// Sent as `Authorization: Bearer …` with every request: a viewer token, for a server started
+    /// with `--viewer-secret` (nil sends none).
+    public let bearerToken: String?
     /// The feed page held: nil before the first ``fetch()``.
     public private(set) var document: FeedDocument?
 
@@ -43,10 +46,12 @@ public final class DeltaFeedClient {
     ///   - format: the delta form to ask for (default batch).
     ///   - query: page size, cursor, width and ad stacking (default: the server's defaults).
     ///   - transport: the HTTP stack (default ``URLSessionTransport``).
+    ///   - bearerToken: the viewer token to send, if the server wants one (`deltafeed token`).
     public init(
         baseURL: URL, viewer: Int64, format: FeedDelta.Format = .batch, query: FeedQuery = FeedQuery(),
-        transport: any FeedHTTPTransport = URLSessionTransport()
+        transport: any FeedHTTPTransport = URLSessionTransport(), bearerToken: String? = nil
     ) {
+        self.bearerToken = bearerToken
         self.baseURL = baseURL
         self.viewer = viewer
         self.format = format
@@ -179,6 +184,8 @@ public final class DeltaFeedClient {
     }
 
     private func send(_ request: FeedHTTPRequest) throws(DeltaFeedClientError) -> FeedHTTPResponse {
+        var request = request
+        if let bearerToken { request.headers["Authorization"] = "Bearer \(bearerToken)" }
         do {
             return try transport.send(request)
         } catch {

@@ -1,9 +1,9 @@
 import EventHTTP
 
-/// Checks `Authorization: Bearer <token>` in constant time (for equal lengths; the length of
-/// the expected token is not treated as secret).
+/// Checks the admin token of write routes, `Authorization: Bearer <token>`, in constant time
+/// (for equal lengths; the length of the expected token is not treated as secret).
 ///
-/// The header is read as RFC 9110 §11 and RFC 6750 §2.1 describe it: the scheme is
+/// The header is read by ``BearerCredential`` as RFC 9110 §11 and RFC 6750 §2.1 describe it: the scheme is
 /// case-insensitive (`bearer`, `BEARER`), one or more spaces separate it from the token, and
 /// `Authorization` is a singleton field. Answers:
 ///
@@ -29,42 +29,62 @@ struct AdminAuthorization: Sendable {
         guard let token else {
             throw HTTPError(status: 403, code: "writes_disabled", message: "This server has no admin token; start it with --admin-token to allow writes.")
         }
-        // HTTPHeaders keeps every field line in order, repeated ones included.
-        let values = request.headers.filter { AdminAuthorization.isAuthorization($0.name) }.map(\.value)
-        guard let header = values.first else {
-            throw AdminAuthorization.unauthorized("Writes need Authorization: Bearer <admin token>.")
+        guard let presented = try BearerCredential.presented(in: request, naming: "admin token") else {
+            throw BearerCredential.unauthorized("Writes need Authorization: Bearer <admin token>.")
         }
-        guard values.count == 1 else {
-            throw AdminAuthorization.invalid("The request has more than one Authorization header; send exactly one.")
-        }
-        guard !header.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw AdminAuthorization.invalid("The Authorization header holds a control character; send the token as printable text.")
-        }
-        let presented = try AdminAuthorization.bearerToken(in: header)
-        guard AdminAuthorization.constantTimeEquals(presented, token) else {
+        guard BearerCredential.constantTimeEquals(presented, token) else {
             throw HTTPError(status: 403, code: "forbidden", message: "The admin token is wrong.")
         }
+    }
+
+    /// Whether `presented` is the admin token (never, when the server has none).
+    func accepts(_ presented: [UInt8]) -> Bool {
+        token.map { BearerCredential.constantTimeEquals(presented, $0) } ?? false
+    }
+}
+
+/// The credential of a request's `Authorization: Bearer` header, read as RFC 9110 §11 and
+/// RFC 6750 §2.1 describe it; shared by the admin and the viewer checks.
+enum BearerCredential {
+    /// The token presented, or nil when the request has no `Authorization` header.
+    ///
+    /// - Parameter credential: what the token is called in error messages ("admin token").
+    /// - Throws: 400 `invalid_authorization` for more than one header or a control character;
+    ///   401 `unauthorized` for another scheme or no token after `Bearer`.
+    static func presented(in request: HTTPRequest, naming credential: String) throws -> [UInt8]? {
+        // HTTPHeaders keeps every field line in order, repeated ones included.
+        let values = request.headers.filter { isAuthorization($0.name) }.map(\.value)
+        guard let header = values.first else { return nil }
+        guard values.count == 1 else {
+            throw invalid("The request has more than one Authorization header; send exactly one.")
+        }
+        guard !header.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw invalid("The Authorization header holds a control character; send the token as printable text.")
+        }
+        return try bearerToken(in: header, naming: credential)
     }
 
     /// The token after a case-insensitive `Bearer` and one or more spaces.
     ///
     /// - Throws: 401 for another scheme or no token.
-    static func bearerToken(in header: String) throws -> [UInt8] {
+    static func bearerToken(in header: String, naming credential: String = "admin token") throws -> [UInt8] {
         let bytes = Array(header.utf8)
         let scheme = Array("bearer".utf8)
         let space = UInt8(ascii: " ")
         guard bytes.count > scheme.count, bytes[scheme.count] == space,
               zip(bytes, scheme).allSatisfy({ lowercasedASCII($0) == $1 }) else {
-            throw unauthorized("Authorization must use the Bearer scheme: Bearer <admin token>.")
+            throw unauthorized("Authorization must use the Bearer scheme: Bearer <\(credential)>.")
         }
         let presented = bytes[scheme.count...].drop(while: { $0 == space })
         guard !presented.isEmpty else {
-            throw unauthorized("Authorization: Bearer needs the admin token after the scheme.")
+            throw unauthorized("Authorization: Bearer needs the \(credential) after the scheme.")
         }
         return Array(presented)
     }
 
-    private static func unauthorized(_ message: String) -> HTTPError {
+    /// 401 `unauthorized` with `WWW-Authenticate: Bearer`, which invites the client to send
+    /// credentials (RFC 6750 §3).
+    static func unauthorized(_ message: String) -> HTTPError {
         HTTPError(status: 401, code: "unauthorized", message: message, headers: [("WWW-Authenticate", "Bearer")])
     }
 

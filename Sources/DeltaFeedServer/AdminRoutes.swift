@@ -9,16 +9,19 @@ import Foundation
 /// The token and the body are checked on the event loop; the transaction runs on the `writes`
 /// pool (one thread: SQLite has one writer), which also applies it to the feed index before the
 /// answer goes out, so the writer's next read shows it. Reads of single records come from the
-/// index.
+/// index; a user's profile is guarded like their feed (``ViewerAuthorization``), as it shows
+/// whom they follow.
 struct AdminRoutes {
     let service: FeedService
-    let adminToken: String?
+    let admin: AdminAuthorization
+    let viewers: ViewerAuthorization
     let writes: BlockingPool
 
     func register(in router: inout Router) {
         let service = self.service
         let writes = self.writes
-        let guardToken = AdminAuthorization(token: adminToken)
+        let guardToken = admin
+        let viewers = self.viewers
         /// Answers with `respond(value)` once `body` committed and the index applied it.
         @Sendable func committing<T: Sendable>(
             _ respond: @escaping @Sendable (T) throws -> HTTPResponse,
@@ -40,6 +43,7 @@ struct AdminRoutes {
         }
         router.get("/v1/users/{id}") { request in
             let id = try request.id("id")
+            try viewers.check(request, viewer: id)
             guard let user = service.index.read({ $0.user(id)?.value }) else { throw HTTPError.notFound("No user with id \(id).") }
             return try AdminRoutes.ok(user)
         }

@@ -52,9 +52,11 @@ public final class DeltaFeedServer: Sendable {
             compute: BlockingPool(name: "compute", threads: max(1, configuration.http.threads), queueCapacity: 64))
         var router = Router()
         OperationalRoutes(registry: registry).register(in: &router)
-        FeedRoutes(service: configuration.service, storageReads: pools.storageReads).register(in: &router)
+        let admin = AdminAuthorization(token: configuration.adminToken)
+        let viewers = ViewerAuthorization(tokens: configuration.viewerTokens, admin: admin)
+        FeedRoutes(service: configuration.service, viewers: viewers, storageReads: pools.storageReads).register(in: &router)
         DiffRoute(compute: pools.compute).register(in: &router)
-        AdminRoutes(service: configuration.service, adminToken: configuration.adminToken, writes: pools.writes).register(in: &router)
+        AdminRoutes(service: configuration.service, admin: admin, viewers: viewers, writes: pools.writes).register(in: &router)
         var http = configuration.http
         var metrics = PrometheusMetricsFactory(registry: registry)
         // Requests here take microseconds; the default buckets start at 5 ms.
@@ -97,16 +99,21 @@ public struct DeltaFeedServerConfiguration: Sendable {
     public var service: FeedService
     /// The bearer token write routes require; nil refuses every write (403).
     public var adminToken: String?
+    /// When set, a viewer's feed, deltas and profile need a viewer token for that viewer (or the
+    /// admin token); nil leaves them readable by anyone.
+    public var viewerTokens: ViewerTokens?
     /// Writes that may wait for the writer before new ones get 503 `overloaded`.
     public var writeQueue: Int = 4096
 
     /// A configuration serving `service`, with the given HTTP settings and a fresh registry.
     public init(
-        service: FeedService, adminToken: String? = nil, http: HTTPServerConfiguration = HTTPServerConfiguration(),
+        service: FeedService, adminToken: String? = nil, viewerTokens: ViewerTokens? = nil,
+        http: HTTPServerConfiguration = HTTPServerConfiguration(),
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
     ) {
         self.service = service
         self.adminToken = adminToken
+        self.viewerTokens = viewerTokens
         self.http = http
         self.registry = registry
     }

@@ -4,9 +4,11 @@ import JSONBytes
 
 /// The read side: a viewer's feed and the deltas between its snapshots. Answered on the event
 /// loop from memory; only a snapshot that is no longer in memory is read from the store, on the
-/// `storageReads` pool.
+/// `storageReads` pool. With viewer tokens configured, each route first checks the request's
+/// token against the viewer in its path.
 struct FeedRoutes {
     let service: FeedService
+    let viewers: ViewerAuthorization
     let storageReads: BlockingPool
     /// The most sections a posted client snapshot may hold, and items per section.
     static let maxPostedSections = 400
@@ -15,9 +17,11 @@ struct FeedRoutes {
     func register(in router: inout Router) {
         let service = self.service
         let storageReads = self.storageReads
+        let viewers = self.viewers
         // GET /v1/users/{id}/feed?limit=&cursor=&width=&stack_ads=
         router.get("/v1/users/{id}/feed") { request in
             let viewer = try request.id("id")
+            try viewers.check(request, viewer: viewer)
             let parameters = try request.feedParameters()
             let feed = try translatingErrors { try service.feed(viewer: viewer, parameters: parameters) }
             let etag = "\"\(feed.snapshotID)\""
@@ -32,6 +36,7 @@ struct FeedRoutes {
         // GET /v1/users/{id}/feed/delta?since=&format=
         router.get("/v1/users/{id}/feed/delta") { request in
             let viewer = try request.id("id")
+            try viewers.check(request, viewer: viewer)
             guard let since = request.query["since"] else {
                 throw HTTPError(status: 400, code: "invalid_parameter", message: "since: required; pass the snapshot id of the feed you hold.")
             }
@@ -47,6 +52,7 @@ struct FeedRoutes {
         // client's feed document (or just its structure) as the body.
         router.post("/v1/users/{id}/feed/delta") { request in
             let viewer = try request.id("id")
+            try viewers.check(request, viewer: viewer)
             let format = try request.deltaFormat()
             let parameters = try request.feedParameters()
             let structure = try FeedRoutes.postedStructure(request.body, viewer: viewer, parameters: parameters)

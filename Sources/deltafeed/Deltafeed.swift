@@ -1,6 +1,7 @@
 import ArgumentParser
 
-/// The `deltafeed` command: `serve` runs the HTTP service; `seed` fills a store with demo data.
+/// The `deltafeed` command: `serve` runs the HTTP service; `seed` fills a store with demo data;
+/// `token` prints a viewer token.
 @main
 struct Deltafeed: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,7 +11,7 @@ struct Deltafeed: ParsableCommand {
             Every option also reads an environment variable (named beside it); a flag on the \
             command line wins over the variable, which wins over the default.
             """,
-        subcommands: [Serve.self, Seed.self],
+        subcommands: [Serve.self, Seed.self, Token.self],
         defaultSubcommand: Serve.self
     )
 }

@@ -50,6 +50,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Bearer token for write routes; without one, writes answer 403 (env DELTAFEED_ADMIN_TOKEN).")
     var adminToken: String?
 
+    @Option(help: "Secret (32 bytes or more) that signs viewer tokens; when set, feeds, deltas and user profiles need Authorization: Bearer with a token for that viewer (deltafeed token) or the admin token (env DELTAFEED_VIEWER_SECRET, which keeps it out of the process list; default: none, feeds readable by anyone).")
+    var viewerSecret: String?
+
     @Option(help: "Snapshots kept per viewer for deltas (env DELTAFEED_SNAPSHOTS_PER_VIEWER; default 16).")
     var snapshotsPerViewer: Int?
 
@@ -132,6 +135,10 @@ struct Serve: ParsableCommand {
         }
         let token = try resolved(adminToken, env: "DELTAFEED_ADMIN_TOKEN")
         if token == nil { logger.notice("no admin token: write routes answer 403") }
+        let viewerTokens = try ViewerTokens.resolving(viewerSecret)
+        if viewerTokens == nil {
+            logger.notice("no viewer secret: every viewer's feed, deltas and profile are readable by anyone (--viewer-secret to require tokens)")
+        }
 
         raiseOpenFileLimit(logger: logger)
 
@@ -153,7 +160,7 @@ struct Serve: ParsableCommand {
         // mask and only `stopSignals.wait()` below receives them.
         let stopSignals = StopSignals()
         let server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
-            service: service, adminToken: token, http: http))
+            service: service, adminToken: token, viewerTokens: viewerTokens, http: http))
         logger.notice("deltafeed listening on http://\(http.host):\(server.http.port) with \(http.threads) threads, store \(path)")
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGINT ? "SIGINT" : "SIGTERM"); draining (a second signal exits at once)")

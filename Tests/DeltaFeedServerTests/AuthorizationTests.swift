@@ -100,10 +100,10 @@ struct ConstantTimeEqualsTests {
     @Test("Tokens of different lengths never compare equal, even when one is the other padded with NULs to a multiple of 256")
     func differentLengthsAreUnequal() {
         let token = Array("t".utf8)
-        #expect(AdminAuthorization.constantTimeEquals(token, token))
-        #expect(!AdminAuthorization.constantTimeEquals(token, token + [UInt8](repeating: 0, count: 256)))
-        #expect(!AdminAuthorization.constantTimeEquals(token + [UInt8](repeating: 0, count: 512), token))
-        #expect(!AdminAuthorization.constantTimeEquals(token, Array("u".utf8)))
-        #expect(!AdminAuthorization.constantTimeEquals([], token))
+        #expect(BearerCredential.constantTimeEquals(token, token))
+        #expect(!BearerCredential.constantTimeEquals(token, token + [UInt8](repeating: 0, count: 256)))
+        #expect(!BearerCredential.constantTimeEquals(token + [UInt8](repeating: 0, count: 512), token))
+        #expect(!BearerCredential.constantTimeEquals(token, Array("u".utf8)))
+        #expect(!BearerCredential.constantTimeEquals([], token))
     }
 }

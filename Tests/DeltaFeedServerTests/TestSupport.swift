@@ -25,12 +25,12 @@ final class TestServer {
 
     init(
         seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .sockets,
-        storeOptions: FeedStore.Options = FeedStore.Options()
+        storeOptions: FeedStore.Options = FeedStore.Options(), viewerTokens: ViewerTokens? = nil
     ) throws {
         store = try FeedStore.temporary(options: storeOptions)
         try store.seed(seed)
         server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
-            service: FeedService(store: store), adminToken: TestServer.adminToken,
+            service: FeedService(store: store), adminToken: TestServer.adminToken, viewerTokens: viewerTokens,
             http: {
                 var http = HTTPServerConfiguration()
                 http.port = 0
@@ -50,8 +50,10 @@ final class TestServer {
     }
 
     /// A client of this server.
-    func client(viewer: Int64, format: FeedDelta.Format, query: FeedQuery = FeedQuery(limit: 30)) -> DeltaFeedClient {
-        DeltaFeedClient(baseURL: baseURL, viewer: viewer, format: format, query: query, transport: transport)
+    func client(
+        viewer: Int64, format: FeedDelta.Format, query: FeedQuery = FeedQuery(limit: 30), bearerToken: String? = nil
+    ) -> DeltaFeedClient {
+        DeltaFeedClient(baseURL: baseURL, viewer: viewer, format: format, query: query, transport: transport, bearerToken: bearerToken)
     }
 
     /// Sends `method path` (path with its query), with a JSON body and the admin token unless

@@ -1,0 +1,145 @@
+import EventHTTP
+import Foundation
+import JWTKit
+
+/// Viewer tokens: HS256 JSON Web Tokens whose `sub` is a viewer's user id, signed and verified
+/// with jwt-kit under one shared secret (`--viewer-secret`).
+///
+/// A token must carry `exp` (a token that never expires is refused) and is accepted until then.
+/// Verification is synchronous, so a route checks a token on its event loop in microseconds: the
+/// key collection is asked for its HS256 key once, at creation, and each token goes through
+/// jwt-kit's own parser, the key's signature check and the claim's expiry check.
+public struct ViewerTokens: Sendable {
+    /// The shortest secret accepted, in bytes: RFC 7518 §3.2 wants an HS256 key at least as long
+    /// as the hash (256 bits).
+    public static let minimumSecretBytes = 32
+
+    private let keys: JWTKeyCollection
+    private let key: any JWTAlgorithm
+    private let parser = DefaultJWTParser()
+
+    /// Tokens signed with `secret`.
+    ///
+    /// - Throws: ``ViewerTokenError/secretTooShort(bytes:)`` under 32 bytes.
+    public init(secret: String) async throws(ViewerTokenError) {
+        let bytes = Array(secret.utf8)
+        guard bytes.count >= ViewerTokens.minimumSecretBytes else { throw .secretTooShort(bytes: bytes.count) }
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: bytes), digestAlgorithm: .sha256)
+        do {
+            key = try await keys.getKey(alg: "HS256")
+        } catch {
+            // The collection was given exactly this key a line above.
+            preconditionFailure("jwt-kit lost the HS256 key it was given: \(error)")
+        }
+        self.keys = keys
+    }
+
+    /// A token for `viewer` that expires at `expiry`.
+    public func token(viewer: Int64, expiresAt expiry: Date, issuedAt: Date = Date()) async throws -> String {
+        try await keys.sign(ViewerClaims(
+            sub: SubjectClaim(value: String(viewer)), exp: ExpirationClaim(value: expiry), iat: IssuedAtClaim(value: issuedAt)))
+    }
+
+    /// The viewer a token was issued for.
+    ///
+    /// - Throws: ``ViewerTokenRefusal`` with the reason, for anything but a well-formed HS256
+    ///   token signed with this secret, for a viewer id, that has not expired at `now`.
+    public func viewer(of token: [UInt8], at now: Date = Date()) throws(ViewerTokenRefusal) -> Int64 {
+        let parsed: (header: JWTHeader, payload: ViewerClaims, signature: Data)
+        let parts: (header: ArraySlice<UInt8>, payload: ArraySlice<UInt8>, signature: ArraySlice<UInt8>)
+        do {
+            parts = try parser.getTokenParts(token)
+            parsed = try parser.parse(token, as: ViewerClaims.self)
+        } catch {
+            throw ViewerTokenRefusal("the token is not a JWT with sub and exp claims")
+        }
+        // The algorithm is this server's, never the token's choice ("alg": "none", or RS256
+        // verified with the secret as a public key).
+        guard parsed.header.alg == "HS256" else {
+            throw ViewerTokenRefusal("the token must be signed with HS256")
+        }
+        let signed = parts.header + [UInt8(ascii: ".")] + parts.payload
+        guard (try? key.verify(parsed.signature, signs: signed)) == true else {
+            throw ViewerTokenRefusal("the token's signature does not match this server's secret")
+        }
+        do {
+            try parsed.payload.exp.verifyNotExpired(currentDate: now)
+        } catch {
+            throw ViewerTokenRefusal("the token has expired")
+        }
+        guard let viewer = Int64(parsed.payload.sub.value), viewer > 0 else {
+            throw ViewerTokenRefusal("the token's sub is not a user id")
+        }
+        return viewer
+    }
+}
+
+/// Why a viewer secret was not accepted.
+public enum ViewerTokenError: Error, Equatable, CustomStringConvertible {
+    case secretTooShort(bytes: Int)
+
+    public var description: String {
+        switch self {
+        case .secretTooShort(let bytes):
+            "the viewer secret has \(bytes) bytes; HS256 needs at least \(ViewerTokens.minimumSecretBytes) (try: openssl rand -hex 32)"
+        }
+    }
+}
+
+/// Why a presented viewer token was refused; the reason goes into the 401's message.
+public struct ViewerTokenRefusal: Error, Equatable, CustomStringConvertible {
+    public let reason: String
+    init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// The claims of a viewer token.
+struct ViewerClaims: JWTPayload {
+    /// The viewer's user id, in decimal.
+    var sub: SubjectClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim?
+
+    /// What jwt-kit's own `verify` checks; ``ViewerTokens/viewer(of:at:)`` checks the same.
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+    }
+}
+
+/// Who may read a viewer's feed, deltas and profile.
+///
+/// Without viewer tokens (no `--viewer-secret`) everyone may: the routes are public, as they
+/// were. With them, a request needs `Authorization: Bearer` with a viewer token whose `sub` is
+/// the viewer in the path, or the admin token. Answers as the write routes do:
+///
+/// - 401 `unauthorized` (with `WWW-Authenticate: Bearer`) without the header, with another
+///   scheme, or with no token after the scheme;
+/// - 401 `invalid_token` (with `WWW-Authenticate: Bearer error="invalid_token"`, RFC 6750 §3.1)
+///   for a token that is malformed, signed otherwise, not HS256, or expired;
+/// - 400 `invalid_authorization` for two `Authorization` headers or a control character;
+/// - 403 `forbidden` for a valid token issued to another viewer.
+struct ViewerAuthorization: Sendable {
+    let tokens: ViewerTokens?
+    let admin: AdminAuthorization
+
+    func check(_ request: HTTPRequest, viewer: Int64) throws {
+        guard let tokens else { return }
+        guard let presented = try BearerCredential.presented(in: request, naming: "viewer token") else {
+            throw BearerCredential.unauthorized(
+                "This server's feeds need Authorization: Bearer <viewer token> (deltafeed token --viewer \(viewer) prints one).")
+        }
+        if admin.accepts(presented) { return }
+        let subject: Int64
+        do {
+            subject = try tokens.viewer(of: presented)
+        } catch {
+            throw HTTPError(
+                status: 401, code: "invalid_token", message: "The viewer token was refused: \(error.reason).",
+                headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+        }
+        guard subject == viewer else {
+            throw HTTPError(status: 403, code: "forbidden", message: "This token is for viewer \(subject), not \(viewer).")
+        }
+    }
+}
