@@ -47,6 +47,8 @@ let package = Package(
         ),
         // The diff engine. Imports nothing, not even Foundation.
         .target(name: "ListDiff"),
+        // The wire format: how ListDiff's results and the feed's values are written as JSON.
+        .target(name: "FeedWire", dependencies: ["JSONBytes", "ListDiff"]),
         // SQLite persistence through GRDB: schema, records, queries, demo seed.
         .target(
             name: "FeedStore",
@@ -66,7 +68,7 @@ let package = Package(
         .target(
             name: "FeedService",
             dependencies: [
-                "ListDiff", "FeedStore", "FeedIndex", "JSONBytes",
+                "ListDiff", "FeedStore", "FeedIndex", "FeedWire", "JSONBytes",
                 .product(name: "Algorithms", package: "swift-algorithms"),
             ]
         ),
@@ -74,7 +76,7 @@ let package = Package(
         .target(
             name: "DeltaFeedServer",
             dependencies: [
-                "EventHTTP", "FeedService", "FeedStore", "ListDiff", "JSONBytes",
+                "EventHTTP", "FeedService", "FeedStore", "FeedWire", "ListDiff", "JSONBytes",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -1,4 +1,5 @@
 import EventHTTP
+import FeedWire
 import JSONBytes
 import ListDiff
 
@@ -105,58 +106,25 @@ struct DiffRoute {
         json.raw(",\"updates\":")
         json.ints(result.updates)
         json.raw(",\"moves\":")
-        writeMoves(result.moves, &json)
+        json.array(result.moves) { json, move in json.raw("[\(move.from),\(move.to)]") }
         json.raw(",\"change_count\":")
         json.int(result.changeCount)
-        let batch = result.batch
-        json.raw(",\"batch\":{\"deletes\":")
-        json.ints(batch.deletes)
-        json.raw(",\"inserts\":")
-        json.ints(batch.inserts)
-        json.raw(",\"moves\":")
-        writeMoves(batch.moves, &json)
-        json.raw(",\"reloads\":")
-        json.ints(batch.reloads)
-        json.raw("},\"sequential\":[")
-        for (index, step) in result.sequential.operations.enumerated() {
-            if index > 0 { json.raw(",") }
-            switch step {
-            case .remove(let at, let count): json.raw("{\"op\":\"remove\",\"index\":\(at),\"count\":\(count)}")
-            case .insert(let at, let count): json.raw("{\"op\":\"insert\",\"index\":\(at),\"count\":\(count)}")
-            case .move(let from, let to): json.raw("{\"op\":\"move\",\"from\":\(from),\"to\":\(to)}")
-            case .change(let at, let count): json.raw("{\"op\":\"change\",\"index\":\(at),\"count\":\(count)}")
+        json.raw(",\"batch\":")
+        json.batch(result.batch)
+        json.raw(",\"sequential\":")
+        json.array(result.sequential.operations) { json, step in json.sequentialStep(step) }
+        json.raw(",\"patch\":")
+        json.array(result.jsonPatch().operations) { json, operation in
+            json.patchOperation(operation) { json, value in
+                if case .element(let newIndex) = value { json.raw(bytes: new[newIndex].serialized()) }
             }
         }
-        json.raw("],\"patch\":[")
-        for (index, operation) in result.jsonPatch().operations.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.raw("{\"op\":\"\(operation.kind.rawValue)\",\"path\":")
-            json.string(operation.path.description)
-            if let from = operation.from {
-                json.raw(",\"from\":")
-                json.string(from.description)
-            }
-            if case .element(let newIndex)? = operation.value {
-                json.raw(",\"value\":")
-                json.raw(bytes: new[newIndex].serialized())
-            }
-            json.raw("}")
-        }
-        json.raw("]}")
+        json.raw("}")
         return .json(json.bytes)
     }
 
     private struct Tagged {
         let side: Int
         let index: Int
-    }
-
-    private static func writeMoves(_ moves: [Move<Int>], _ json: inout JSONWriter) {
-        json.raw("[")
-        for (index, move) in moves.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.raw("[\(move.from),\(move.to)]")
-        }
-        json.raw("]")
     }
 }

@@ -1,3 +1,4 @@
+import FeedWire
 import JSONBytes
 import ListDiff
 
@@ -41,14 +42,9 @@ struct DeltaRenderer {
         json.string(newID)
         json.raw(",\"next_cursor\":")
         json.optionalString(nextCursor)
-        json.raw(",\"section_versions\":[")
-        for (index, section) in page.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.raw("\"")
-            json.raw(section.versionText)
-            json.raw("\"")
-        }
-        json.raw("],\"change_count\":")
+        json.raw(",\"section_versions\":")
+        json.array(page) { json, section in json.raw("\"\(section.versionText)\"") }
+        json.raw(",\"change_count\":")
         json.int(diff.changeCount)
         switch format {
         case .batch: writeBatch(diff.batch, diff: diff, to: &json)
@@ -62,105 +58,62 @@ struct DeltaRenderer {
     // MARK: batch
 
     private func writeBatch(_ batch: SectionedBatchUpdate, diff: Diff, to json: inout JSONWriter) {
-        json.raw(",\"sections\":{\"deletes\":")
-        json.ints(batch.sectionDeletes)
-        json.raw(",\"inserts\":")
-        json.ints(batch.sectionInserts)
-        json.raw(",\"moves\":[")
-        for (index, move) in batch.sectionMoves.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.raw("[\(move.from),\(move.to)]")
+        json.raw(",\"sections\":")
+        json.batch(
+            deletes: batch.sectionDeletes, inserts: batch.sectionInserts, moves: batch.sectionMoves, reloads: batch.sectionReloads
+        ) { $0.int($1) }
+        json.raw(",\"items\":")
+        json.batch(deletes: batch.itemDeletes, inserts: batch.itemInserts, moves: batch.itemMoves, reloads: batch.itemReloads) {
+            $0.path($1)
         }
-        json.raw("],\"reloads\":")
-        json.ints(batch.sectionReloads)
-        json.raw("},\"items\":{\"deletes\":")
-        writePaths(batch.itemDeletes, to: &json)
-        json.raw(",\"inserts\":")
-        writePaths(batch.itemInserts, to: &json)
-        json.raw(",\"moves\":[")
-        for (index, move) in batch.itemMoves.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.raw("[[\(move.from.section),\(move.from.item)],[\(move.to.section),\(move.to.item)]]")
-        }
-        json.raw("],\"reloads\":")
-        writePaths(batch.itemReloads, to: &json)
-        json.raw("},\"inserted_sections\":[")
-        for (index, newIndex) in batch.sectionInserts.enumerated() {
-            if index > 0 { json.raw(",") }
+        json.raw(",\"inserted_sections\":")
+        json.array(batch.sectionInserts) { json, newIndex in
             json.raw("{\"index\":\(newIndex),\"section\":")
             page[newIndex].write(to: &json, layout: layout)
             json.raw("}")
         }
-        json.raw("],\"reloaded_sections\":[")
-        for (index, oldIndex) in batch.sectionReloads.enumerated() {
-            if index > 0 { json.raw(",") }
+        json.raw(",\"reloaded_sections\":")
+        json.array(batch.sectionReloads) { json, oldIndex in
             let newIndex = diff.sections.newIndex(forOldIndex: oldIndex)!
             json.raw("{\"old_index\":\(oldIndex),\"index\":\(newIndex),\"section\":")
             page[newIndex].write(to: &json, layout: layout)
             json.raw("}")
         }
-        json.raw("],\"inserted_items\":[")
-        for (index, path) in batch.itemInserts.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.raw("{\"path\":[\(path.section),\(path.item)],\"item\":")
+        json.raw(",\"inserted_items\":")
+        json.array(batch.itemInserts) { json, path in
+            json.raw("{\"path\":")
+            json.path(path)
+            json.raw(",\"item\":")
             page[path.section].items[path.item].write(to: &json, layout: layout)
             json.raw("}")
         }
-        json.raw("],\"reloaded_items\":[")
-        for (index, path) in batch.itemReloads.enumerated() {
-            if index > 0 { json.raw(",") }
+        json.raw(",\"reloaded_items\":")
+        json.array(batch.itemReloads) { json, path in
             let sectionDiff = diff.itemsDiff(forOldSection: path.section)!
-            let newItem = sectionDiff.items.newIndex(forOldIndex: path.item)!
-            json.raw("{\"old_path\":[\(path.section),\(path.item)],\"path\":[\(sectionDiff.newSection),\(newItem)],\"item\":")
-            page[sectionDiff.newSection].items[newItem].write(to: &json, layout: layout)
+            let newPath = ItemPath(section: sectionDiff.newSection, item: sectionDiff.items.newIndex(forOldIndex: path.item)!)
+            json.raw("{\"old_path\":")
+            json.path(path)
+            json.raw(",\"path\":")
+            json.path(newPath)
+            json.raw(",\"item\":")
+            page[newPath.section].items[newPath.item].write(to: &json, layout: layout)
             json.raw("}")
         }
-        json.raw("]")
     }
 
     // MARK: sequential
 
     private func writeSequential(_ update: SectionedSequentialUpdate, to json: inout JSONWriter) {
-        json.raw(",\"operations\":[")
-        for (index, operation) in update.operations.enumerated() {
-            if index > 0 { json.raw(",") }
+        json.raw(",\"operations\":")
+        json.array(update.operations) { json, operation in
             switch operation {
             case .section(let step):
-                writeStep(step, target: "sections", section: nil, to: &json)
+                json.sequentialStep(step, target: "sections") { json, index in page[index].write(to: &json, layout: layout) }
             case .item(let section, let step):
-                writeStep(step, target: "items", section: section, to: &json)
-            }
-        }
-        json.raw("]")
-    }
-
-    private func writeStep(_ step: SequentialOperation, target: String, section: Int?, to json: inout JSONWriter) {
-        func values(_ range: Range<Int>) {
-            json.raw(",\"\(target)\":[")
-            for index in range {
-                if index > range.lowerBound { json.raw(",") }
-                if let section {
+                json.sequentialStep(step, target: "items", section: section) { json, index in
                     page[section].items[index].write(to: &json, layout: layout)
-                } else {
-                    page[index].write(to: &json, layout: layout)
                 }
             }
-            json.raw("]")
-        }
-        let sectionField = section.map { ",\"section\":\($0)" } ?? ""
-        switch step {
-        case .remove(let at, let count):
-            json.raw("{\"op\":\"remove\",\"target\":\"\(target)\"\(sectionField),\"index\":\(at),\"count\":\(count)}")
-        case .insert(let at, let count):
-            json.raw("{\"op\":\"insert\",\"target\":\"\(target)\"\(sectionField),\"index\":\(at),\"count\":\(count)")
-            values(at..<at + count)
-            json.raw("}")
-        case .move(let from, let to):
-            json.raw("{\"op\":\"move\",\"target\":\"\(target)\"\(sectionField),\"from\":\(from),\"to\":\(to)}")
-        case .change(let at, let count):
-            json.raw("{\"op\":\"change\",\"target\":\"\(target)\"\(sectionField),\"index\":\(at),\"count\":\(count)")
-            values(at..<at + count)
-            json.raw("}")
         }
     }
 
@@ -175,21 +128,12 @@ struct DeltaRenderer {
         }
         for operation in patch.operations {
             separator()
-            json.raw("{\"op\":\"\(operation.kind.rawValue)\",\"path\":")
-            json.string(operation.path.description)
-            if let from = operation.from {
-                json.raw(",\"from\":")
-                json.string(from.description)
-            }
-            if let value = operation.value {
-                json.raw(",\"value\":")
+            json.patchOperation(operation) { json, value in
                 switch value {
-                case .section(let index): page[index].write(to: &json, layout: layout)
+                case .section(let index), .element(let index): page[index].write(to: &json, layout: layout)
                 case .item(let path): page[path.section].items[path.item].write(to: &json, layout: layout)
-                case .element(let index): page[index].write(to: &json, layout: layout)
                 }
             }
-            json.raw("}")
         }
         // Sections kept in place whose items changed carry a new version.
         for itemDiff in diff.itemDiffs where itemDiff.items.hasChanges {
@@ -204,14 +148,5 @@ struct DeltaRenderer {
         json.raw("{\"op\":\"replace\",\"path\":\"/next_cursor\",\"value\":")
         json.optionalString(nextCursor)
         json.raw("}]")
-    }
-
-    private func writePaths(_ paths: [ItemPath], to json: inout JSONWriter) {
-        json.raw("[")
-        for (index, path) in paths.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.raw("[\(path.section),\(path.item)]")
-        }
-        json.raw("]")
     }
 }

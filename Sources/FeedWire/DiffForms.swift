@@ -1,0 +1,112 @@
+import JSONBytes
+import ListDiff
+
+/// The wire form of ListDiff's results, written once for every answer that carries one: the
+/// feed's deltas (whose values are sections and items) and `POST /v1/diff` (whose values are the
+/// posted elements). The caller writes the values; everything around them is written here.
+extension JSONWriter {
+    /// `{"deletes":[…],"inserts":[…],"moves":[[from,to],…],"reloads":[…]}` over indexes.
+    public mutating func batch(_ batch: BatchUpdate) {
+        self.batch(deletes: batch.deletes, inserts: batch.inserts, moves: batch.moves, reloads: batch.reloads) { $0.int($1) }
+    }
+
+    /// The four lists of a batch update, in UIKit's order of application, each position written
+    /// by `position` (an index, or `[section,item]`).
+    public mutating func batch<Position>(
+        deletes: [Position], inserts: [Position], moves: [Move<Position>], reloads: [Position],
+        position: (inout JSONWriter, Position) -> Void
+    ) {
+        func list(_ name: String, _ positions: [Position]) {
+            raw(name)
+            array(positions) { position(&$0, $1) }
+        }
+        list("{\"deletes\":", deletes)
+        list(",\"inserts\":", inserts)
+        raw(",\"moves\":")
+        array(moves) { json, move in
+            json.raw("[")
+            position(&json, move.from)
+            json.raw(",")
+            position(&json, move.to)
+            json.raw("]")
+        }
+        list(",\"reloads\":", reloads)
+        raw("}")
+    }
+
+    /// `[section,item]`.
+    public mutating func path(_ path: ItemPath) {
+        raw("[\(path.section),\(path.item)]")
+    }
+
+    /// `[e0,e1,…]`, each element written by `element`.
+    public mutating func array<Element>(_ elements: some Sequence<Element>, element: (inout JSONWriter, Element) -> Void) {
+        raw("[")
+        for (index, value) in elements.enumerated() {
+            if index > 0 { raw(",") }
+            element(&self, value)
+        }
+        raw("]")
+    }
+
+    /// One sequential step: `{"op":"remove"|"insert"|"move"|"change", …}` with `index` and
+    /// `count`, or `from` and `to` for a move.
+    ///
+    /// - Parameters:
+    ///   - target: `"sections"` or `"items"` in a sectioned update (also the name of the values'
+    ///     member), nil in a flat one.
+    ///   - section: the section an item step applies to.
+    ///   - value: writes the new value at an index an insert or change covers, into an array
+    ///     named `target`; nil writes no values.
+    public mutating func sequentialStep(
+        _ step: SequentialOperation, target: String? = nil, section: Int? = nil,
+        value: ((inout JSONWriter, Int) -> Void)? = nil
+    ) {
+        func head(_ op: String) {
+            raw("{\"op\":\"\(op)\"")
+            if let target { raw(",\"target\":\"\(target)\"") }
+            if let section { raw(",\"section\":\(section)") }
+        }
+        func valuesAndEnd(_ range: Range<Int>) {
+            if let value, let target {
+                raw(",\"\(target)\":")
+                array(range) { value(&$0, $1) }
+            }
+            raw("}")
+        }
+        switch step {
+        case .remove(let at, let count):
+            head("remove")
+            raw(",\"index\":\(at),\"count\":\(count)}")
+        case .insert(let at, let count):
+            head("insert")
+            raw(",\"index\":\(at),\"count\":\(count)")
+            valuesAndEnd(at..<at + count)
+        case .move(let from, let to):
+            head("move")
+            raw(",\"from\":\(from),\"to\":\(to)}")
+        case .change(let at, let count):
+            head("change")
+            raw(",\"index\":\(at),\"count\":\(count)")
+            valuesAndEnd(at..<at + count)
+        }
+    }
+
+    /// One RFC 6902 operation: `{"op":…,"path":…}` with `from` for a move and `value` (written by
+    /// `value`) when the operation carries one.
+    public mutating func patchOperation(
+        _ operation: JSONPatchOperation, value: (inout JSONWriter, JSONPatchOperation.Value) -> Void
+    ) {
+        raw("{\"op\":\"\(operation.kind.rawValue)\",\"path\":")
+        string(operation.path.description)
+        if let from = operation.from {
+            raw(",\"from\":")
+            string(from.description)
+        }
+        if let carried = operation.value {
+            raw(",\"value\":")
+            value(&self, carried)
+        }
+        raw("}")
+    }
+}
