@@ -62,34 +62,22 @@ extension JSONWriter {
         _ step: SequentialOperation, target: String? = nil, section: Int? = nil,
         value: ((inout JSONWriter, Int) -> Void)? = nil
     ) {
-        func head(_ op: String) {
-            raw("{\"op\":\"\(op)\"")
-            if let target { raw(",\"target\":\"\(target)\"") }
-            if let section { raw(",\"section\":\(section)") }
-        }
-        func valuesAndEnd(_ range: Range<Int>) {
-            if let value, let target {
-                raw(",\"\(target)\":")
-                array(range) { value(&$0, $1) }
+        let (op, positions, covered): (String, String, Range<Int>?) =
+            switch step {
+            case .remove(let at, let count): ("remove", "\"index\":\(at),\"count\":\(count)", nil)
+            case .insert(let at, let count): ("insert", "\"index\":\(at),\"count\":\(count)", at..<at + count)
+            case .move(let from, let to): ("move", "\"from\":\(from),\"to\":\(to)", nil)
+            case .change(let at, let count): ("change", "\"index\":\(at),\"count\":\(count)", at..<at + count)
             }
-            raw("}")
+        raw("{\"op\":\"\(op)\"")
+        if let target { raw(",\"target\":\"\(target)\"") }
+        if let section { raw(",\"section\":\(section)") }
+        raw(",\(positions)")
+        if let covered, let value, let target {
+            raw(",\"\(target)\":")
+            array(covered) { value(&$0, $1) }
         }
-        switch step {
-        case .remove(let at, let count):
-            head("remove")
-            raw(",\"index\":\(at),\"count\":\(count)}")
-        case .insert(let at, let count):
-            head("insert")
-            raw(",\"index\":\(at),\"count\":\(count)")
-            valuesAndEnd(at..<at + count)
-        case .move(let from, let to):
-            head("move")
-            raw(",\"from\":\(from),\"to\":\(to)}")
-        case .change(let at, let count):
-            head("change")
-            raw(",\"index\":\(at),\"count\":\(count)")
-            valuesAndEnd(at..<at + count)
-        }
+        raw("}")
     }
 
     /// One RFC 6902 operation: `{"op":…,"path":…}` with `from` for a move and `value` (written by
