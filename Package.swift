@@ -47,12 +47,15 @@ let package = Package(
         ),
         // The diff engine. Imports nothing, not even Foundation.
         .target(name: "ListDiff"),
+        // Hashing (FNV-1a) and pseudo-random numbers (SplitMix64) that give the same results on
+        // every run and machine: versions, snapshot ids, digests, the demo seed, test data.
+        .target(name: "Deterministic"),
         // The wire format: how ListDiff's results and the feed's values are written as JSON.
         .target(name: "FeedWire", dependencies: ["JSONBytes", "ListDiff"]),
         // SQLite persistence through GRDB: schema, records, queries, demo seed.
         .target(
             name: "FeedStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Deterministic", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The in-memory feed index: everything a feed is composed from, kept current by the
         // store's change log. No SQL on the read path.
@@ -68,7 +71,7 @@ let package = Package(
         .target(
             name: "FeedService",
             dependencies: [
-                "ListDiff", "FeedStore", "FeedIndex", "FeedWire", "JSONBytes",
+                "Deterministic", "ListDiff", "FeedStore", "FeedIndex", "FeedWire", "JSONBytes",
                 .product(name: "Algorithms", package: "swift-algorithms"),
             ]
         ),
@@ -99,19 +102,20 @@ let package = Package(
         // `swift run -c release FeedIndexBenchmark`: index load time and composing one feed from it.
         .executableTarget(name: "FeedIndexBenchmark", dependencies: ["FeedIndex", "FeedService", "FeedStore"]),
         // `swift run -c release ListDiffBenchmark`: the diff benchmark recorded in BENCHMARKS.md.
-        .executableTarget(name: "ListDiffBenchmark", dependencies: ["ListDiff"]),
+        .executableTarget(name: "ListDiffBenchmark", dependencies: ["ListDiff", "Deterministic"]),
 
         // A raw-socket HTTP client for the server test suites: every byte under the test's control.
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport"]),
-        .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"]),
-        .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore"]),
-        .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore"]),
-        .testTarget(name: "FeedServiceTests", dependencies: ["FeedService", "FeedIndex", "FeedStore", "ListDiff"]),
+        .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
+        .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "Deterministic"]),
+        .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "Deterministic"]),
+        .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "ListDiff"]),
         .testTarget(
             name: "DeltaFeedServerTests",
             dependencies: [
-                "DeltaFeedServer", "DeltaFeedClient", "FeedIndex", "FeedService", "FeedStore", "EventHTTP", "HTTPTestSupport",
+                "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedIndex", "FeedService", "FeedStore", "EventHTTP",
+                "HTTPTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]

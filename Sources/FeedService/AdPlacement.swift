@@ -1,3 +1,4 @@
+import Deterministic
 import FeedStore
 
 /// Where ads go in a viewer's feed and which ad each slot shows.

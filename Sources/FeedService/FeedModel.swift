@@ -1,3 +1,4 @@
+import Deterministic
 import JSONBytes
 
 /// One cell's worth of content: a video with its author, an ad, a suggested user, a header.

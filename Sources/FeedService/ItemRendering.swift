@@ -1,3 +1,4 @@
+import Deterministic
 import FeedIndex
 import FeedStore
 import JSONBytes

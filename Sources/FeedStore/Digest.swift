@@ -1,3 +1,4 @@
+import Deterministic
 import GRDB
 
 extension FeedStore {
@@ -14,79 +15,58 @@ extension FeedStore {
     public func contentDigest() throws(FeedStoreError) -> String {
         try typedRead { reader throws(FeedStoreError) in
             try mappingErrors {
-                var hasher = FNV1a64()
+                var hasher = StableHasher()
                 for sql in [
                     "SELECT * FROM users ORDER BY id",
                     "SELECT * FROM videos ORDER BY id",
                     "SELECT * FROM ads ORDER BY id",
                     "SELECT * FROM follows ORDER BY follower_id, followee_id",
                 ] {
-                    hasher.combine(string: sql)
+                    hasher.combine(lengthSuffixed: sql.utf8)
                     let rows = try Row.fetchCursor(reader.db, sql: sql)
                     while let row = try rows.next() {
-                        hasher.combine(byte: 0x1E)
+                        hasher.combine(UInt8(0x1E))
                         for value in row.databaseValues {
                             hasher.combine(value)
                         }
                     }
                 }
-                return hasher.hexDigest
+                let hex = String(hasher.state, radix: 16)
+                return String(repeating: "0", count: 16 - hex.count) + hex
             }
         }
     }
 }
 
-/// 64-bit FNV-1a over a canonical byte encoding of SQLite values.
-struct FNV1a64 {
-    private(set) var state: UInt64 = 0xcbf2_9ce4_8422_2325
-
-    mutating func combine(byte: UInt8) {
-        state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-    }
-
-    mutating func combine(integer: Int64) {
-        var bits = UInt64(bitPattern: integer)
-        for _ in 0..<8 {
-            combine(byte: UInt8(truncatingIfNeeded: bits))
-            bits >>= 8
-        }
-    }
-
-    mutating func combine(bytes: some Sequence<UInt8>) {
+/// The canonical byte encoding of SQLite values the digest hashes.
+extension StableHasher {
+    /// The bytes, then their count (so adjacent texts cannot run into each other).
+    mutating func combine(lengthSuffixed bytes: some Sequence<UInt8>) {
         var count: Int64 = 0
         for byte in bytes {
-            combine(byte: byte)
+            combine(byte)
             count += 1
         }
-        combine(integer: count)
+        combine(count)
     }
 
-    mutating func combine(string: String) {
-        combine(bytes: string.utf8)
-    }
-
-    /// Type tag, then the value's bytes (length-suffixed for text and blobs).
+    /// A type tag, then the value's bytes (length-suffixed for text and blobs).
     mutating func combine(_ value: DatabaseValue) {
         switch value.storage {
         case .null:
-            combine(byte: 0)
+            combine(UInt8(0))
         case let .int64(integer):
-            combine(byte: 1)
-            combine(integer: integer)
+            combine(UInt8(1))
+            combine(integer)
         case let .double(double):
-            combine(byte: 2)
-            combine(integer: Int64(bitPattern: double.bitPattern))
+            combine(UInt8(2))
+            combine(double.bitPattern)
         case let .string(string):
-            combine(byte: 3)
-            combine(string: string)
+            combine(UInt8(3))
+            combine(lengthSuffixed: string.utf8)
         case let .blob(data):
-            combine(byte: 4)
-            combine(bytes: data)
+            combine(UInt8(4))
+            combine(lengthSuffixed: data)
         }
-    }
-
-    var hexDigest: String {
-        let hex = String(state, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }

@@ -14,6 +14,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Deterministic
 import ListDiff
 
 /// One list element: an identifier and a content.
@@ -21,18 +22,6 @@ struct Row: Diffable, Equatable {
   var id: Int
   var content: Int
   var diffIdentifier: Int { id }
-}
-
-/// SplitMix64: a small, seeded, good-enough generator.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
 }
 
 /// A benchmark case; its lists are built on demand, so that a process
@@ -51,7 +40,7 @@ func makeCase(
   edit: @escaping (inout [Row], inout SplitMix64) -> Void
 ) -> Case {
   Case(name: name, summary: summary, runs: runs) {
-    var random = SplitMix64(state: seed)
+    var random = SplitMix64(seed: seed)
     let old = (0..<count).map { Row(id: $0, content: Int(truncatingIfNeeded: random.next())) }
     var new = old
     edit(&new, &random)
@@ -109,7 +98,7 @@ struct Shelf: DiffableSection, Equatable {
 let sectionedSummary = "200 sections × 500 rows: 5 sections deleted, 5 inserted, 10 moved, 2 retitled; per section 25 rows deleted, 25 inserted, 10 shuffled, 10 % updated"
 
 func makeSectionedLists() -> (old: [Shelf], new: [Shelf]) {
-  var random = SplitMix64(state: 6)
+  var random = SplitMix64(seed: 6)
   var nextID = 0
   func rows(_ count: Int) -> [Row] {
     (0..<count).map { _ in

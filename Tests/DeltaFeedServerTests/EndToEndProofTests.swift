@@ -1,3 +1,4 @@
+import Deterministic
 import DeltaFeedClient
 import FeedStore
 import Foundation
@@ -58,7 +59,7 @@ private struct Proof {
 
     let server: TestServer
     let seed: UInt64
-    var random: SeededGenerator
+    var random: SplitMix64
     let viewer: Int64
     var viewpoints: [Viewpoint] = []
     var videos: [Int64] = []
@@ -78,7 +79,7 @@ private struct Proof {
     init(server: TestServer, seed: UInt64) throws {
         self.server = server
         self.seed = seed
-        random = SeededGenerator(seed: seed)
+        random = SplitMix64(seed: seed)
         // A viewer chosen by the seed among those following at least 8 people (a long feed of
         // followed videos before the popular ones), or DELTAFEED_PROOF_VIEWER.
         let candidates = try (1...60).map(Int64.init).filter { try server.store.followees(of: $0).count >= 8 }

@@ -1,5 +1,6 @@
 import DeltaFeedClient
 import DeltaFeedServer
+import Deterministic
 import EventHTTP
 import FeedService
 import FeedStore
@@ -125,23 +126,6 @@ struct TestFailure: Error, CustomStringConvertible {
 
     init(_ description: String) {
         self.description = description
-    }
-}
-
-/// SplitMix64: a tiny, seedable PRNG so a failing run can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,3 +1,4 @@
+import Deterministic
 @testable import FeedIndex
 import FeedStore
 import Foundation

@@ -1,3 +1,4 @@
+import Deterministic
 @testable import FeedService
 import FeedIndex
 import FeedStore

@@ -1,3 +1,4 @@
+import Deterministic
 import Foundation
 import Testing
 @testable import FeedStore

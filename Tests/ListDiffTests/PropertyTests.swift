@@ -1,3 +1,4 @@
+import Deterministic
 import ListDiff
 import Testing
 

@@ -1,3 +1,4 @@
+import Deterministic
 import ListDiff
 import Testing
 
@@ -66,19 +67,10 @@ struct SectionShape: Hashable, CustomStringConvertible {
 
 // MARK: - Random data
 
-/// SplitMix64: small, seeded, reproducible.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-  mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+/// The shorthands the property tests draw with.
+extension SplitMix64 {
+  mutating func below(_ bound: Int) -> Int { Int(next(below: UInt64(bound))) }
+  mutating func chance(_ percent: Int) -> Bool { chance(percent: percent) }
 }
 
 /// A random list of `count` cells with ids below `alphabet` (duplicates when
