@@ -105,7 +105,7 @@ let package = Package(
         .executableTarget(name: "ListDiffBenchmark", dependencies: ["ListDiff", "Deterministic"]),
 
         // A raw-socket HTTP client for the server test suites: every byte under the test's control.
-        .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
+        .target(name: "HTTPTestSupport", dependencies: ["DeltaFeedClient"], path: "Tests/HTTPTestSupport"),
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport"]),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
         .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "Deterministic"]),

@@ -225,59 +225,47 @@ private enum Glue {
     }
 }
 
-/// Parses a complete HTTP/1.x response read to the end of the connection.
-enum HTTPResponseParser {
-    struct ParseError: Error {
-        let reason: String
+/// Reads HTTP/1.x responses: the head (status line and fields) as soon as it is all there, and
+/// how the body is framed. Shared by ``SocketTransport`` (one response read to the end of the
+/// connection) and the server tests' raw-socket client (responses read one by one from a kept-alive
+/// connection).
+public enum HTTPResponseParser {
+    public struct ParseError: Error {
+        public let reason: String
     }
 
-    /// Whether `bytes` hold a whole response (headers and, by `Content-Length`, the body).
-    static func isComplete(_ bytes: [UInt8]) -> Bool {
-        guard let parsed = try? parseHead(bytes, from: 0) else { return false }
-        guard let length = parsed.headers["content-length"].flatMap({ Int($0) }) else { return false }
-        return bytes.count - parsed.bodyStart >= length
-    }
+    /// A response's status line and header fields.
+    public struct Head: Sendable {
+        public var status: Int
+        /// The fields in order, repeated ones included, values trimmed of spaces.
+        public var fields: [(name: String, value: String)]
+        /// Where the body starts in the bytes parsed.
+        public var bodyStart: Int
 
-    static func parse(_ bytes: [UInt8], method: String) throws(ParseError) -> FeedHTTPResponse {
-        var start = 0
-        while true {
-            let head = try parseHead(bytes, from: start)
-            // Interim responses (100 Continue, 103 Early Hints) precede the real one.
-            if (100...199).contains(head.status) {
-                start = head.bodyStart
-                continue
-            }
-            let rest = bytes[head.bodyStart...]
-            let body: [UInt8]
-            if method == "HEAD" || head.status == 204 || head.status == 304 {
-                body = []
-            } else if head.headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
-                body = try dechunk(rest)
-            } else if let lengthText = head.headers["content-length"] {
-                guard let length = Int(lengthText.trimmingCharacters(in: .whitespaces)), length >= 0 else {
-                    throw ParseError(reason: "invalid Content-Length \(lengthText)")
-                }
-                guard rest.count >= length else { throw ParseError(reason: "the connection closed after \(rest.count) of \(length) body bytes") }
-                body = Array(rest.prefix(length))
-            } else {
-                body = Array(rest)
-            }
-            return FeedHTTPResponse(status: head.status, headers: head.headers, body: body)
+        /// The value of field `name` (any case); repeated fields joined with ", ".
+        public func field(_ name: String) -> String? {
+            let values = fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+            return values.isEmpty ? nil : values.joined(separator: ", ")
         }
     }
 
-    private static func parseHead(_ bytes: [UInt8], from start: Int) throws(ParseError) -> (status: Int, headers: [String: String], bodyStart: Int) {
-        let terminator: [UInt8] = [13, 10, 13, 10]
-        var end = start
-        var found = false
-        while end + 4 <= bytes.count {
-            if bytes[end] == 13, bytes[end..<end + 4].elementsEqual(terminator) {
-                found = true
-                break
-            }
-            end += 1
-        }
-        guard found else { throw ParseError(reason: bytes.count == start ? "the server closed the connection without a response" : "incomplete response head") }
+    /// How a response's body is delimited (RFC 9112 §6.3).
+    public enum BodyFraming: Equatable, Sendable {
+        /// No body: a HEAD answer, 1xx, 204 or 304.
+        case none
+        /// `Content-Length` bytes.
+        case length(Int)
+        /// `Transfer-Encoding: chunked`.
+        case chunked
+        /// Everything until the server closes the connection.
+        case untilClose
+    }
+
+    /// The head of the response starting at `start`, or nil while its blank line has not arrived.
+    ///
+    /// - Throws: ``ParseError`` when the bytes are not an HTTP/1.x response.
+    public static func head(in bytes: [UInt8], from start: Int = 0) throws(ParseError) -> Head? {
+        guard let end = headEnd(in: bytes, from: start) else { return nil }
         let text = String(decoding: bytes[start..<end], as: UTF8.self)
         var lines = text.components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst()
@@ -285,18 +273,69 @@ enum HTTPResponseParser {
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]), (100...999).contains(status) else {
             throw ParseError(reason: "not an HTTP/1.x status line: \(statusLine.prefix(80))")
         }
-        var headers: [String: String] = [:]
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            if let existing = headers[name] {
-                headers[name] = existing + ", " + value
-            } else {
-                headers[name] = value
-            }
+        let fields = lines.compactMap { line -> (name: String, value: String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (line[..<colon].trimmingCharacters(in: .whitespaces), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
-        return (status, headers, end + 4)
+        return Head(status: status, fields: fields, bodyStart: end + 4)
+    }
+
+    /// How the body of a response to `method` with this head is delimited.
+    ///
+    /// - Throws: ``ParseError`` for a `Content-Length` that is not a non-negative integer.
+    public static func bodyFraming(of head: Head, method: String) throws(ParseError) -> BodyFraming {
+        if method == "HEAD" || (100...199).contains(head.status) || head.status == 204 || head.status == 304 { return .none }
+        if head.field("transfer-encoding")?.lowercased().contains("chunked") == true { return .chunked }
+        guard let lengthText = head.field("content-length") else { return .untilClose }
+        guard let length = Int(lengthText), length >= 0 else { throw ParseError(reason: "invalid Content-Length \(lengthText)") }
+        return .length(length)
+    }
+
+    /// Whether `bytes` hold a whole response with a `Content-Length` body.
+    static func isComplete(_ bytes: [UInt8]) -> Bool {
+        guard let head = try? head(in: bytes), case .length(let length)? = try? bodyFraming(of: head, method: "GET") else { return false }
+        return bytes.count - head.bodyStart >= length
+    }
+
+    /// Parses a complete response read to the end of the connection (interim 1xx responses
+    /// skipped).
+    static func parse(_ bytes: [UInt8], method: String) throws(ParseError) -> FeedHTTPResponse {
+        var start = 0
+        while true {
+            guard let head = try head(in: bytes, from: start) else {
+                throw ParseError(reason: bytes.count == start ? "the server closed the connection without a response" : "incomplete response head")
+            }
+            // Interim responses (100 Continue, 103 Early Hints) precede the real one.
+            if (100...199).contains(head.status) {
+                start = head.bodyStart
+                continue
+            }
+            let rest = bytes[head.bodyStart...]
+            let body: [UInt8]
+            switch try bodyFraming(of: head, method: method) {
+            case .none: body = []
+            case .chunked: body = try dechunk(rest)
+            case .length(let length):
+                guard rest.count >= length else { throw ParseError(reason: "the connection closed after \(rest.count) of \(length) body bytes") }
+                body = Array(rest.prefix(length))
+            case .untilClose: body = Array(rest)
+            }
+            var headers: [String: String] = [:]
+            for (name, _) in head.fields where headers[name.lowercased()] == nil {
+                headers[name.lowercased()] = head.field(name)
+            }
+            return FeedHTTPResponse(status: head.status, headers: headers, body: body)
+        }
+    }
+
+    /// The index of the CR LF CR LF that ends the head starting at `start`.
+    private static func headEnd(in bytes: [UInt8], from start: Int) -> Int? {
+        var end = start
+        while end + 4 <= bytes.count {
+            if bytes[end] == 13, bytes[end + 1] == 10, bytes[end + 2] == 13, bytes[end + 3] == 10 { return end }
+            end += 1
+        }
+        return nil
     }
 
     private static func dechunk(_ bytes: ArraySlice<UInt8>) throws(ParseError) -> [UInt8] {
