@@ -82,7 +82,6 @@ let package = Package(
                 "EventHTTP", "FeedService", "FeedStore", "FeedWire", "ListDiff", "JSONBytes",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
@@ -106,15 +105,18 @@ let package = Package(
 
         // A raw-socket HTTP client for the server test suites: every byte under the test's control.
         .target(name: "HTTPTestSupport", dependencies: ["DeltaFeedClient"], path: "Tests/HTTPTestSupport"),
-        .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport"]),
+        .testTarget(
+            name: "EventHTTPTests",
+            dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
         .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "Deterministic"]),
         .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "Deterministic"]),
-        .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "ListDiff"]),
+        .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "JSONBytes"]),
         .testTarget(
             name: "DeltaFeedServerTests",
             dependencies: [
-                "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedIndex", "FeedService", "FeedStore", "EventHTTP",
+                "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedService", "FeedStore", "EventHTTP", "JSONBytes",
                 "HTTPTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),
