@@ -112,7 +112,7 @@ let package = Package(
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
         .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "Deterministic"]),
         .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "Deterministic"]),
-        .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "JSONBytes"]),
+        .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "FeedWire", "JSONBytes"]),
         .testTarget(
             name: "DeltaFeedServerTests",
             dependencies: [

@@ -138,7 +138,7 @@ struct DeltaRenderer {
         // Sections kept in place whose items changed carry a new version.
         for itemDiff in diff.itemDiffs where itemDiff.items.hasChanges {
             let newSection = itemDiff.newSection
-            guard old.sections[itemDiff.oldSection].kind == page[newSection].kind else { continue }
+            guard old.sections[itemDiff.oldSection].kind == page[newSection].kind.rawValue else { continue }
             separator()
             json.raw("{\"op\":\"replace\",\"path\":\"/sections/\(newSection)/version\",\"value\":\"\(page[newSection].versionText)\"}")
         }

@@ -1,5 +1,6 @@
 import FeedIndex
 import FeedStore
+import FeedWire
 
 /// Builds a viewer's feed (up to ``FeedComposer/maxVideos`` videos) from the index.
 ///
@@ -159,18 +160,18 @@ struct FeedComposer {
         selection.page.map { planned in
             switch planned {
             case .header(let viewer):
-                return FeedSection(id: "header", kind: "header", columns: 1, items: [items.header(viewer)])
+                return FeedSection(id: "header", kind: .header, columns: 1, items: [items.header(viewer)])
             case .empty:
-                return FeedSection(id: "empty", kind: "empty", columns: 1, items: [items.emptyState()])
+                return FeedSection(id: "empty", kind: .empty, columns: 1, items: [items.emptyState()])
             case .suggestions(let suggestions):
-                return FeedSection(id: "suggestions", kind: "follow_suggestions", columns: 1, items: suggestions.map(items.suggestion))
+                return FeedSection(id: "suggestions", kind: .followSuggestions, columns: 1, items: suggestions.map(items.suggestion))
             case .grid(let index, let videos, let ad):
                 var sectionItems = items.videos(videos)
                 if let ad { sectionItems.append(items.ad(ad, epoch: selection.adEpoch)) }
-                let kind = ad != nil ? "video_grid_stacked" : "video_grid"
+                let kind: SectionKind = ad != nil ? .videoGridStacked : .videoGrid
                 return FeedSection(id: "grid-\(index)", kind: kind, columns: 2, items: sectionItems)
             case .ad(let index, let ad):
-                return FeedSection(id: "ad-slot-\(index)", kind: "ad", columns: 1, items: [items.ad(ad, epoch: selection.adEpoch)])
+                return FeedSection(id: "ad-slot-\(index)", kind: .ad, columns: 1, items: [items.ad(ad, epoch: selection.adEpoch)])
             }
         }
     }

@@ -1,4 +1,5 @@
 import Deterministic
+import FeedWire
 import JSONBytes
 
 /// One cell's worth of content: a video with its author, an ad, a suggested user, a header.
@@ -9,8 +10,8 @@ import JSONBytes
 public struct FeedItem: Sendable, Hashable {
     /// Stable identity within the feed (`video:42`, `ad:3`, `user:7`, `header`).
     public let id: String
-    /// What the client renders it with (`video`, `ad`, `user`, `header`, `empty`).
-    public let kind: String
+    /// What the client renders it with.
+    public let kind: ItemKind
     /// A hash of what the item shows; equal versions mean nothing visible changed.
     public let version: UInt64
     /// ``version`` as 16 hex digits, as it is sent (made once per rendering).
@@ -43,8 +44,8 @@ public struct FeedItem: Sendable, Hashable {
 public struct FeedSection: Sendable, Hashable {
     /// Stable identity (`header`, `grid-0`, `ad-slot-1`, `suggestions`, `empty`).
     public let id: String
-    /// The section controller to use (`header`, `video_grid`, `ad`, `follow_suggestions`, `empty`).
-    public let kind: String
+    /// The section controller to use.
+    public let kind: SectionKind
     /// Columns the section lays its items out in.
     public let columns: Int
     /// The items in order.
@@ -54,13 +55,13 @@ public struct FeedSection: Sendable, Hashable {
     /// ``version`` as 16 hex digits, as it is sent.
     public let versionText: String
 
-    init(id: String, kind: String, columns: Int, items: [FeedItem]) {
+    init(id: String, kind: SectionKind, columns: Int, items: [FeedItem]) {
         self.id = id
         self.kind = kind
         self.columns = columns
         self.items = items
         var hasher = StableHasher()
-        hasher.combine(kind)
+        hasher.combine(kind.rawValue)
         hasher.combine(Int64(columns))
         for item in items {
             hasher.combine(item.id)
@@ -75,7 +76,7 @@ public struct FeedSection: Sendable, Hashable {
         json.raw("{\"id\":")
         json.string(id)
         json.raw(",\"kind\":")
-        json.string(kind)
+        json.string(kind.rawValue)
         json.raw(",\"version\":\"")
         json.raw(versionText)
         json.raw("\",\"columns\":")

@@ -214,11 +214,11 @@ public final class FeedService: Sendable {
                 items[itemIndex] = self.items.video(records.video, author: records.author)
                 changed = true
             }
-            if section.kind == "header", let viewer = patch.viewer {
+            if section.kind == .header, let viewer = patch.viewer {
                 items = [self.items.header(viewer)]
                 changed = true
             }
-            if section.kind == "follow_suggestions", !patch.suggestions.isEmpty {
+            if section.kind == .followSuggestions, !patch.suggestions.isEmpty {
                 for (itemIndex, entry) in patch.dependencies.suggestionOrder.enumerated() where itemIndex < items.count {
                     guard let suggestion = patch.suggestions[entry.id] else { continue }
                     items[itemIndex] = self.items.suggestion(suggestion)

@@ -53,7 +53,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
 
     init(viewer: Int64, parameters: FeedParameters, page: [FeedSection]) {
         self.init(viewer: viewer, parameters: parameters, sections: page.map { section in
-            Section(id: section.id, kind: section.kind, items: section.items.map { Item(id: $0.id, version: $0.versionText) })
+            Section(id: section.id, kind: section.kind.rawValue, items: section.items.map { Item(id: $0.id, version: $0.versionText) })
         })
     }
 

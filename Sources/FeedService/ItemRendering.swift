@@ -1,6 +1,7 @@
 import Deterministic
 import FeedIndex
 import FeedStore
+import FeedWire
 import JSONBytes
 import Synchronization
 
@@ -121,7 +122,7 @@ enum ItemRenderer {
             data.null()
         }
         data.raw("}")
-        return item(id: "video:\(video.id)", kind: "video", data: data.bytes)
+        return item(id: "video:\(video.id)", kind: .video, data: data.bytes)
     }
 
     static func ad(_ ad: Ad) -> FeedItem {
@@ -137,7 +138,7 @@ enum ItemRenderer {
         data.raw(",\"target_url\":")
         data.string(ad.targetURL)
         data.raw("}")
-        return item(id: "ad:\(ad.id)", kind: "ad", data: data.bytes)
+        return item(id: "ad:\(ad.id)", kind: .ad, data: data.bytes)
     }
 
     static func suggestion(_ user: User, mutualCount: Int64) -> FeedItem {
@@ -149,7 +150,7 @@ enum ItemRenderer {
         data.raw(",\"mutual_followees\":")
         data.int(mutualCount)
         data.raw("}")
-        return item(id: "user:\(user.id)", kind: "user", data: data.bytes)
+        return item(id: "user:\(user.id)", kind: .user, data: data.bytes)
     }
 
     static func header(viewer: User) -> FeedItem {
@@ -157,11 +158,11 @@ enum ItemRenderer {
         data.raw("{\"title\":\"For you\",\"viewer\":")
         writeUser(viewer, to: &data)
         data.raw("}")
-        return item(id: "header", kind: "header", data: data.bytes)
+        return item(id: "header", kind: .header, data: data.bytes)
     }
 
     static let emptyState: FeedItem = item(
-        id: "empty", kind: "empty",
+        id: "empty", kind: .empty,
         data: Array(#"{"title":"Nothing here yet","message":"Follow people to fill your feed with their videos."}"#.utf8))
 
     private static func writeUser(_ user: User, to data: inout JSONWriter) {
@@ -178,9 +179,9 @@ enum ItemRenderer {
 
     /// The item JSON without a size: id, kind, version (a hash of the data) and the data.
     /// ``FeedItem/write(to:layout:)`` adds the size for a screen width when writing it out.
-    private static func item(id: String, kind: String, data: [UInt8]) -> FeedItem {
+    private static func item(id: String, kind: ItemKind, data: [UInt8]) -> FeedItem {
         var hasher = StableHasher()
-        hasher.combine(kind)
+        hasher.combine(kind.rawValue)
         hasher.combine(bytes: data)
         let version = hasher.state
         let versionText = hex16(version)
@@ -188,7 +189,7 @@ enum ItemRenderer {
         json.raw("{\"id\":")
         json.string(id)
         json.raw(",\"kind\":")
-        json.string(kind)
+        json.string(kind.rawValue)
         json.raw(",\"version\":\"")
         json.raw(versionText)
         json.raw("\",\"data\":")

@@ -1,3 +1,5 @@
+import FeedWire
+
 /// Cell sizes for a screen width, in points. The rules (also in the README):
 /// - insets of 12 on both sides; 8 between the two grid columns;
 /// - a video cell is half the remaining width; its thumbnail is 3:4 (portrait) with a 40-point
@@ -14,19 +16,19 @@ public struct Layout: Sendable, Hashable {
     public static let columnSpacing = 8
 
     /// The size of an item of `kind`.
-    public func size(of kind: String) -> (width: Int, height: Int) {
+    public func size(of kind: ItemKind) -> (width: Int, height: Int) {
         let content = max(0, width - 2 * Layout.inset)
         switch kind {
-        case "video":
+        case .video:
             let cell = (content - Layout.columnSpacing) / 2
             return (cell, cell * 4 / 3 + 40)
-        case "ad":
+        case .ad:
             return (content, content * 9 / 16 + 56)
-        case "user":
+        case .user:
             return (120, 168)
-        case "header":
+        case .header:
             return (content, 56)
-        default:
+        case .empty:
             return (content, 240)
         }
     }

@@ -1,5 +1,6 @@
 import FeedService
 import FeedStore
+import FeedWire
 import Foundation
 import Testing
 
@@ -20,9 +21,9 @@ struct FeedCompositionTests {
         let service = try makeService()
         let feed = try service.feed(viewer: 1, parameters: FeedParameters(limit: 10))
         let kinds = feed.sections.map(\.kind)
-        #expect(kinds.first == "header")
-        #expect(kinds[1] == "video_grid")
-        #expect(kinds[2] == "follow_suggestions")
+        #expect(kinds.first == .header)
+        #expect(kinds[1] == .videoGrid)
+        #expect(kinds[2] == .followSuggestions)
         #expect(feed.sections[1].items.count == 6)
         #expect(feed.sections[2].items.count <= 10)
         #expect(try jsonObject(feed.body)["snapshot"] as? String == feed.snapshotID)
@@ -31,7 +32,7 @@ struct FeedCompositionTests {
     @Test func adPositionsAreStableAcrossRefreshesAndNewVideos() throws {
         let service = try makeService()
         let before = try service.feed(viewer: 1, parameters: FeedParameters(limit: 60))
-        let adSlots = before.sections.filter { $0.kind == "ad" }.map(\.id)
+        let adSlots = before.sections.filter { $0.kind == .ad }.map(\.id)
         #expect(!adSlots.isEmpty)
         let followee = try #require(try service.store.followees(of: 1).first)
         _ = try service.write { store throws(FeedStoreError) in
@@ -39,17 +40,17 @@ struct FeedCompositionTests {
         }
         let after = try service.feed(viewer: 1, parameters: FeedParameters(limit: 60))
         #expect(after.snapshotID != before.snapshotID)
-        #expect(after.sections.filter { $0.kind == "ad" }.map(\.id) == adSlots)
-        #expect(after.sections.filter { $0.kind == "ad" }.map { $0.items[0].id } == before.sections.filter { $0.kind == "ad" }.map { $0.items[0].id })
+        #expect(after.sections.filter { $0.kind == .ad }.map(\.id) == adSlots)
+        #expect(after.sections.filter { $0.kind == .ad }.map { $0.items[0].id } == before.sections.filter { $0.kind == .ad }.map { $0.items[0].id })
     }
 
     @Test func stackedAdsBecomeTheLastItemOfTheirGridSection() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 1, parameters: FeedParameters(limit: 60, stackAds: true))
-        #expect(!feed.sections.contains { $0.kind == "ad" })
-        let stacked = feed.sections.filter { $0.kind == "video_grid_stacked" }
+        #expect(!feed.sections.contains { $0.kind == .ad })
+        let stacked = feed.sections.filter { $0.kind == .videoGridStacked }
         #expect(!stacked.isEmpty)
-        #expect(stacked.allSatisfy { $0.items.last?.kind == "ad" && $0.items.dropLast().allSatisfy { $0.kind == "video" } })
+        #expect(stacked.allSatisfy { $0.items.last?.kind == .ad && $0.items.dropLast().allSatisfy { $0.kind == .video } })
     }
 
     @Test func widthGivesEveryItemASize() throws {
@@ -64,7 +65,7 @@ struct FeedCompositionTests {
     @Test func viewerWithNoVideosAnywhereGetsTheEmptyState() throws {
         let service = try makeService(users: 5, videos: 0, ads: 0)
         let feed = try service.feed(viewer: 1, parameters: FeedParameters())
-        #expect(feed.sections.map(\.kind).contains("empty"))
+        #expect(feed.sections.map(\.kind).contains(.empty))
     }
 
     @Test func pagesFollowTheCursorWithoutOverlap() throws {

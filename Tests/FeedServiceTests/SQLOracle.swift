@@ -1,5 +1,6 @@
 @testable import FeedService
 import FeedStore
+import FeedWire
 import JSONBytes
 
 /// The feed as it was composed before the index existed: straight from SQL, one query per part,
@@ -26,7 +27,7 @@ struct SQLOracle {
         let inventory = try reader.activeAds()
 
         var sections: [FeedSection] = [
-            FeedSection(id: "header", kind: "header", columns: 1, items: [ItemRenderer.header(viewer: viewer)])
+            FeedSection(id: "header", kind: .header, columns: 1, items: [ItemRenderer.header(viewer: viewer)])
         ]
         let chunks = stride(from: 0, to: videos.count, by: FeedComposer.gridChunkSize).map {
             videos[$0..<min($0 + FeedComposer.gridChunkSize, videos.count)]
@@ -34,10 +35,10 @@ struct SQLOracle {
         var ads = AdPlacement.slots(viewer: viewerID, inventory: inventory, gridSections: chunks.count)[...]
         let suggestionItems = suggestions.map { ItemRenderer.suggestion($0.user, mutualCount: $0.mutualCount) }
         if chunks.isEmpty {
-            sections.append(FeedSection(id: "empty", kind: "empty", columns: 1, items: [ItemRenderer.emptyState]))
+            sections.append(FeedSection(id: "empty", kind: .empty, columns: 1, items: [ItemRenderer.emptyState]))
         }
         if chunks.isEmpty, !suggestionItems.isEmpty {
-            sections.append(FeedSection(id: "suggestions", kind: "follow_suggestions", columns: 1, items: suggestionItems))
+            sections.append(FeedSection(id: "suggestions", kind: .followSuggestions, columns: 1, items: suggestionItems))
         }
         for (index, chunk) in chunks.enumerated() {
             var items = chunk.map { ItemRenderer.video($0, author: authors[$0.authorID]) }
@@ -47,12 +48,12 @@ struct SQLOracle {
                 let ad = ItemRenderer.ad(slot.ad)
                 if stackAds { items.append(ad) } else { standaloneAd = ad }
             }
-            sections.append(FeedSection(id: "grid-\(index)", kind: stackAds && items.last?.kind == "ad" ? "video_grid_stacked" : "video_grid", columns: 2, items: items))
+            sections.append(FeedSection(id: "grid-\(index)", kind: stackAds && items.last?.kind == .ad ? SectionKind.videoGridStacked : .videoGrid, columns: 2, items: items))
             if let standaloneAd {
-                sections.append(FeedSection(id: "ad-slot-\(index)", kind: "ad", columns: 1, items: [standaloneAd]))
+                sections.append(FeedSection(id: "ad-slot-\(index)", kind: .ad, columns: 1, items: [standaloneAd]))
             }
             if index == 0, !suggestionItems.isEmpty {
-                sections.append(FeedSection(id: "suggestions", kind: "follow_suggestions", columns: 1, items: suggestionItems))
+                sections.append(FeedSection(id: "suggestions", kind: .followSuggestions, columns: 1, items: suggestionItems))
             }
         }
         return sections
