@@ -55,6 +55,9 @@ public final class DeltaFeedServer: Sendable {
         FeedRoutes(service: configuration.service, storageReads: pools.storageReads).register(in: &router)
         DiffRoute(compute: pools.compute).register(in: &router)
         AdminRoutes(service: configuration.service, adminToken: configuration.adminToken, writes: pools.writes).register(in: &router)
+        if configuration.demo {
+            DemoRoutes().register(in: &router)
+        }
         var http = configuration.http
         var metrics = PrometheusMetricsFactory(registry: registry)
         // Requests here take microseconds; the default buckets start at 5 ms.
@@ -99,6 +102,8 @@ public struct DeltaFeedServerConfiguration: Sendable {
     public var adminToken: String?
     /// Writes that may wait for the writer before new ones get 503 `overloaded`.
     public var writeQueue: Int = 4096
+    /// Whether `GET /demo` serves the live feed page (read-only; on by default).
+    public var demo: Bool = true
 
     /// A configuration serving `service`, with the given HTTP settings and a fresh registry.
     public init(
