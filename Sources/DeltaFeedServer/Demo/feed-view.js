@@ -86,7 +86,7 @@ export function renderItem(item) {
     case 'user': {
       node.append(avatar(data.user, 56), element('span', 'name', data.user.display_name), element('span', 'handle', `@${data.user.handle}`));
       const mutual = data.mutual_followees;
-      node.append(element('span', 'reason', mutual > 0 ? `${mutual} you follow follow them` : `${compact(data.follower_count)} followers`));
+      node.append(element('span', 'reason', mutual > 0 ? `followed by ${mutual} you follow` : `${compact(data.follower_count)} followers`));
       node.append(element('span', 'follow', 'Follow'));
       break;
     }
