@@ -154,6 +154,26 @@ def wait_until(page, expression, arg=None, timeout=10.0):
         time.sleep(0.03)
 
 
+def readme_example():
+    """The HTML block after the readme-example marker in README.md."""
+    text = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    match = re.search(r"<!-- readme-example[^>]*-->\n```html\n(.*?)```", text, re.S)
+    if not match:
+        raise RuntimeError("README.md has no readme-example block")
+    return match.group(1)
+
+
+def wait_for_message(page, messages, prefix, timeout=10.0):
+    """Waits until a console message starting with `prefix` arrived (Playwright's sync API
+    delivers events only while it is called, hence wait_for_timeout rather than sleep)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if any(message.startswith(prefix) for message in messages):
+            return True
+        page.wait_for_timeout(50)
+    return False
+
+
 class Checks:
     def __init__(self):
         self.passed = 0
@@ -288,6 +308,24 @@ def main():
             verify("after deltafeed simulate", server.feed())
             stats = live.evaluate("window.deltafeedDemo.client.stats")
             checks.check(stats["refetches"] == 0, "no refetch after simulate", str(live.evaluate("window.deltafeedDemo.client.refetchReasons")))
+
+            # The README's example, verbatim, on a page of this origin: it must follow a write.
+            # (Inside a page with an icon: Chromium asks for /favicon.ico otherwise, and its 404 is a console error.)
+            example = '<!doctype html><html><head><link rel="icon" href="data:,"></head><body>' + readme_example() + "</body></html>"
+            messages = []
+            page = watch(new_page(), "README example")
+            page.on("console", lambda message: messages.append(message.text))
+            page.route(f"{server.base}/readme-example.html",
+                       lambda route: route.fulfill(status=200, content_type="text/html; charset=utf-8", body=example))
+            page.goto(f"{server.base}/readme-example.html")
+            before = server.feed()
+            wait_for_message(page, messages, f"feed {before['snapshot']}: {len(before['sections'])} sections")
+            video = next(item["data"]["video"] for section in before["sections"] for item in section["items"] if item["kind"] == "video")
+            server.call("PATCH", f"/v1/videos/{video['id']}", {"title": "Seen by the README example"})
+            after = server.feed()
+            checks.check(wait_for_message(page, messages, f"now {after['snapshot']}, ") and any(m.startswith("change video:") for m in messages),
+                         "README example follows a write", " | ".join(messages[-5:]))
+            page.close()
 
             # The page at the narrowest and widest widths: two grid columns, nothing wider than the feed
             # (but the suggestions carousel, which scrolls sideways).
