@@ -10,9 +10,11 @@ waits for the page to apply the delta, then checks:
   - the DOM's ids equal the fresh feed JSON's, and each video shows its title;
   - the page applied a delta (it did not fetch the whole feed again).
 
-At the end: no console errors or page errors in either page, no refetch at all, the page also
-renders without errors at 320 and 1200 points with two grid columns inside its width, and
-`deltafeed simulate` drives the page the same way. Saves before/after screenshots of one delta
+At the end: no console errors or page errors in any page, no refetch at all, one delta per
+feed change; `deltafeed simulate` drives the page the same way; a page whose JSON Patch answers
+are corrupted notices the disagreement and refetches, and so does one that gets a 410; the
+README's example, run verbatim, follows a write; the page lays out two grid columns inside its
+width at 320 and 1200 points. Saves before/after screenshots of one delta
 under .build/browser-test/. Prints "browser: N passed, M failed" and exits non-zero on failure.
 
     python3 scripts/browser_test.py --binary .build/debug/deltafeed [--writes 50] [--seed N]
@@ -308,6 +310,47 @@ def main():
             verify("after deltafeed simulate", server.feed())
             stats = live.evaluate("window.deltafeedDemo.client.stats")
             checks.check(stats["refetches"] == 0, "no refetch after simulate", str(live.evaluate("window.deltafeedDemo.client.refetchReasons")))
+
+            # The checks can fail: a page whose JSON Patch answers lose their last item operation
+            # must notice the disagreement and refetch, and a 410 must make it refetch too.
+            faulty = new_page()
+            faults = {"patch": 0, "gone": 0}
+
+            def corrupt_patch(route):
+                response = route.fetch()
+                body = response.json() if response.status == 200 else None
+                if body and faults["patch"] == 0:
+                    operations = [op for op in body["patch"] if "/items/" in op["path"]]
+                    if operations:
+                        body["patch"].remove(operations[-1])
+                        faults["patch"] += 1
+                        return route.fulfill(response=response, body=json.dumps(body))
+                return route.fulfill(response=response)
+
+            def gone_once(route):
+                if faults["gone"] == 0 and faults["patch"] == 1:
+                    faults["gone"] += 1
+                    return route.fulfill(status=410, content_type="application/json",
+                                         body='{"error":{"code":"snapshot_expired","message":"test"}}')
+                return route.continue_()
+
+            faulty.route(re.compile(r".*/feed/delta\?.*format=jsonpatch.*"), corrupt_patch)
+            faulty.route(re.compile(r".*/feed/delta\?.*format=sequential.*"), gone_once)
+            faulty.goto(f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&interval=100")
+            wait_until(faulty, READY, timeout=15)
+            for attempt in range(2):
+                feed = server.feed()
+                _, _, path, body = random_write(rng, feed, "like")
+                server.call("PATCH", path, body)
+                after = server.feed()
+                try:
+                    wait_until(faulty, "s => window.deltafeedDemo.client.document.snapshot === s", after["snapshot"])
+                except TimeoutError:
+                    pass
+            reasons = faulty.evaluate("window.deltafeedDemo.client.refetchReasons")
+            checks.check(len(reasons) == 2 and "disagree" in reasons[0] and reasons[1].startswith("410 snapshot_expired"),
+                         "a corrupted JSON Patch and a 410 each make the page refetch", json.dumps(reasons))
+            faulty.close()
 
             # The README's example, verbatim, on a page of this origin: it must follow a write.
             # (Inside a page with an icon: Chromium asks for /favicon.ico otherwise, and its 404 is a console error.)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DeltaFeedClient
+import FeedStore
 import Foundation
 
 #if canImport(Glibc)
@@ -73,7 +74,7 @@ struct Simulate: ParsableCommand {
         while tally.written + tally.failed < limitCount, Date().timeIntervalSince(start) < limitSeconds {
             let feed = try api.feed(viewer: viewer)
             guard let write = planner.next(feed: feed) else {
-                throw ValidationError("viewer \(viewer)'s feed shows nothing to write to (no videos, no suggestions).")
+                throw SimulationError("viewer \(viewer)'s feed shows nothing to write to (no videos, no suggestions).")
             }
             try api.perform(write, tally: &tally)
             progress.update(tally, elapsed: Date().timeIntervalSince(start))
@@ -83,6 +84,16 @@ struct Simulate: ParsableCommand {
         }
         progress.finish()
         print(tally.summary(elapsed: Date().timeIntervalSince(start)))
+    }
+}
+
+/// Why the simulation stopped early: the server refused the token, the viewer does not exist, the
+/// server cannot be reached. Printed as `Error: <message>` without the usage text.
+struct SimulationError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
     }
 }
 
@@ -101,11 +112,11 @@ struct SimulatedWrite: Equatable {
 /// Draws the next write from what the viewer's feed shows now. Deterministic for a seed.
 struct WritePlanner {
     let viewer: Int64
-    private var random: SplitMix
+    private var random: SplitMix64
 
     init(viewer: Int64, seed: UInt64) {
         self.viewer = viewer
-        random = SplitMix(state: seed)
+        random = SplitMix64(seed: seed)
     }
 
     private static let titles = [
@@ -124,7 +135,7 @@ struct WritePlanner {
         if !recentAuthors.isEmpty { kinds += [(.video, 20), (.unfollow, 8)] }
         if !suggested.isEmpty { kinds.append((.follow, 12)) }
         guard !kinds.isEmpty else { return nil }
-        var pick = Int(random.next() % UInt64(kinds.reduce(0) { $0 + $1.1 }))
+        var pick = choose(kinds.reduce(0) { $0 + $1.1 })
         let kind = kinds.first { entry in
             defer { pick -= entry.1 }
             return pick < entry.1
@@ -154,20 +165,7 @@ struct WritePlanner {
     }
 
     private mutating func choose(_ count: Int) -> Int {
-        Int(random.next() % UInt64(count))
-    }
-}
-
-/// SplitMix64: small, fast and good enough to draw writes.
-struct SplitMix {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        Int(random.next(below: UInt64(count)))
     }
 }
 
@@ -196,7 +194,7 @@ struct SimulationAPI {
     func feed(viewer: Int64) throws -> FeedDocument {
         let response = try send(FeedHTTPRequest(method: "GET", url: url("/v1/users/\(viewer)/feed")))
         guard response.status == 200 else {
-            throw ValidationError("GET /v1/users/\(viewer)/feed answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+            throw SimulationError("GET /v1/users/\(viewer)/feed answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
         }
         return try FeedDocument(parsing: response.body)
     }
@@ -215,7 +213,7 @@ struct SimulationAPI {
                 tally.byKind[write.kind, default: 0] += 1
                 return
             case 401, 403:
-                throw ValidationError("\(write.method) \(write.path) answered \(response.status): check the admin token (\(String(decoding: response.body, as: UTF8.self))).")
+                throw SimulationError("\(write.method) \(write.path) answered \(response.status): check the admin token (\(String(decoding: response.body, as: UTF8.self))).")
             case 503:
                 tally.retried += 1
                 let seconds = response.header("Retry-After").flatMap(Double.init) ?? 1
@@ -240,7 +238,7 @@ struct SimulationAPI {
         do {
             return try transport.send(request)
         } catch {
-            throw ValidationError("cannot reach \(baseURL.absoluteString): \(error)")
+            throw SimulationError("cannot reach \(baseURL.absoluteString): \(error)")
         }
     }
 }
