@@ -11,7 +11,8 @@ waits for the page to apply the delta, then checks:
   - the page applied a delta (it did not fetch the whole feed again).
 
 At the end: no console errors or page errors in any page, no refetch at all, one delta per
-feed change; `deltafeed simulate` drives the page the same way; a page whose JSON Patch answers
+feed change; `deltafeed simulate` drives the page the same way, and waits out a 503's Retry-After (through
+a loopback proxy that refuses its first write); a page whose JSON Patch answers
 are corrupted notices the disagreement and refetches, and so does one that gets a 410; the
 README's example, run verbatim, follows a write; the page lays out two grid columns inside its
 width at 320 and 1200 points. Saves before/after screenshots of one delta
@@ -21,6 +22,7 @@ under .build/browser-test/. Prints "browser: N passed, M failed" and exits non-z
 """
 
 import argparse
+import http.server
 import json
 import os
 import random
@@ -30,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -154,6 +157,48 @@ def wait_until(page, expression, arg=None, timeout=10.0):
         if time.time() > deadline:
             raise TimeoutError(f"{expression} stayed false for {timeout} s")
         time.sleep(0.03)
+
+
+def busy_proxy(target):
+    """A loopback proxy to `target` that answers the first write with 503 and Retry-After: 1,
+    as a server whose writes queue is full would. Returns (server, its base URL)."""
+    state = {"refused": 0}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def forward(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            if self.command != "GET" and state["refused"] == 0:
+                state["refused"] += 1
+                payload = b'{"error":{"code":"overloaded","message":"busy"}}'
+                self.send_response(503)
+                self.send_header("Retry-After", "1")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                return
+            request = urllib.request.Request(target + self.path, data=body, method=self.command,
+                                             headers={k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type")})
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    status, payload = response.status, response.read()
+            except urllib.error.HTTPError as error:
+                status, payload = error.code, error.read()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = forward
+
+        def log_message(self, *arguments):
+            pass
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    return proxy, f"http://127.0.0.1:{proxy.server_address[1]}"
 
 
 def readme_example():
@@ -310,6 +355,18 @@ def main():
             verify("after deltafeed simulate", server.feed())
             stats = live.evaluate("window.deltafeedDemo.client.stats")
             checks.check(stats["refetches"] == 0, "no refetch after simulate", str(live.evaluate("window.deltafeedDemo.client.refetchReasons")))
+
+            # simulate waits out a 503's Retry-After and then writes.
+            proxy, proxy_base = busy_proxy(server.base)
+            started_busy = time.time()
+            busy = subprocess.run(
+                [arguments.binary, "simulate", "--url", proxy_base, "--admin-token", TOKEN, "--viewer", str(VIEWER),
+                 "--count", "2", "--rate", "50", "--seed", str(arguments.seed)], capture_output=True, text=True, timeout=60)
+            proxy.shutdown()
+            summary = busy.stdout.strip().splitlines()[-1] if busy.stdout.strip() else busy.stderr.strip()
+            checks.check(busy.returncode == 0 and summary.startswith("simulate: 2 writes") and "1 retried after 503" in summary
+                         and time.time() - started_busy >= 1, "deltafeed simulate honours Retry-After", summary)
+            verify("after deltafeed simulate through a busy proxy", server.feed())
 
             # The checks can fail: a page whose JSON Patch answers lose their last item operation
             # must notice the disagreement and refetch, and a 410 must make it refetch too.
