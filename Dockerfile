@@ -1,5 +1,6 @@
 # deltafeed in a container: build with the Swift 6.3 toolchain, run on slim Debian with only the
-# runtime libraries, as a non-root user. Mirrors scripts/run: same binary, same defaults.
+# runtime libraries, as a non-root user. Mirrors scripts/run: same binary, same defaults. The live
+# feed page (/demo) is compiled into the binary, so nothing else needs copying.
 #   docker build -t deltafeed .
 #   docker run -p 8080:8080 -e DELTAFEED_ADMIN_TOKEN=change-me -v deltafeed-data:/data deltafeed
 

@@ -83,14 +83,17 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            // The live feed page (/demo): compiled into the binary as byte arrays, so nothing
+            // ships beside it and no Foundation Bundle is needed. See DemoAssets.swift.
+            resources: [.embedInCode("Demo")]
         ),
         // Reference client: fetch a feed, apply deltas, keep a copy. No server code.
         .target(name: "DeltaFeedClient", dependencies: ["JSONBytes"]),
         .executableTarget(
             name: "deltafeed",
             dependencies: [
-                "DeltaFeedServer", "EventHTTP", "FeedIndex", "FeedService", "FeedStore",
+                "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "EventHTTP", "FeedIndex", "FeedService", "FeedStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

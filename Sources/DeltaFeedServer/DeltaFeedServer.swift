@@ -57,6 +57,9 @@ public final class DeltaFeedServer: Sendable {
         FeedRoutes(service: configuration.service, viewers: viewers, storageReads: pools.storageReads).register(in: &router)
         DiffRoute(compute: pools.compute).register(in: &router)
         AdminRoutes(service: configuration.service, admin: admin, viewers: viewers, writes: pools.writes).register(in: &router)
+        if configuration.demo {
+            DemoRoutes().register(in: &router)
+        }
         var http = configuration.http
         var metrics = PrometheusMetricsFactory(registry: registry)
         // Requests here take microseconds; the default buckets start at 5 ms.
@@ -104,6 +107,8 @@ public struct DeltaFeedServerConfiguration: Sendable {
     public var viewerTokens: ViewerTokens?
     /// Writes that may wait for the writer before new ones get 503 `overloaded`.
     public var writeQueue: Int = 4096
+    /// Whether `GET /demo` serves the live feed page (read-only; on by default).
+    public var demo: Bool = true
 
     /// A configuration serving `service`, with the given HTTP settings and a fresh registry.
     public init(

@@ -11,7 +11,7 @@ struct Deltafeed: ParsableCommand {
             Every option also reads an environment variable (named beside it); a flag on the \
             command line wins over the variable, which wins over the default.
             """,
-        subcommands: [Serve.self, Seed.self, Token.self],
+        subcommands: [Serve.self, Seed.self, Token.self, Simulate.self],
         defaultSubcommand: Serve.self
     )
 }

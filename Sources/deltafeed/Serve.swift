@@ -53,6 +53,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Secret (32 bytes or more) that signs viewer tokens; when set, feeds, deltas and user profiles need Authorization: Bearer with a token for that viewer (deltafeed token) or the admin token (env DELTAFEED_VIEWER_SECRET, which keeps it out of the process list; default: none, feeds readable by anyone).")
     var viewerSecret: String?
 
+    @Flag(inversion: .prefixedNo, help: "Serve the live feed page at GET /demo (env DELTAFEED_DEMO=0 turns it off; default on).")
+    var demo: Bool?
+
     @Option(help: "Snapshots kept per viewer for deltas (env DELTAFEED_SNAPSHOTS_PER_VIEWER; default 16).")
     var snapshotsPerViewer: Int?
 
@@ -159,9 +162,13 @@ struct Serve: ParsableCommand {
         // Block the stop signals before any worker thread exists, so every thread inherits the
         // mask and only `stopSignals.wait()` below receives them.
         let stopSignals = StopSignals()
-        let server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
-            service: service, adminToken: token, viewerTokens: viewerTokens, http: http))
+        var configuration = DeltaFeedServerConfiguration(service: service, adminToken: token, viewerTokens: viewerTokens, http: http)
+        configuration.demo = try demo ?? (resolved(nil as Int?, env: "DELTAFEED_DEMO", default: 1) != 0)
+        let server = try DeltaFeedServer.start(configuration: configuration)
         logger.notice("deltafeed listening on http://\(http.host):\(server.http.port) with \(http.threads) threads, store \(path)")
+        if configuration.demo {
+            logger.notice("live feed page: http://\(http.host == "0.0.0.0" ? "127.0.0.1" : http.host):\(server.http.port)/demo")
+        }
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGINT ? "SIGINT" : "SIGTERM"); draining (a second signal exits at once)")
         stopSignals.exitOnNextSignal()

@@ -26,19 +26,21 @@ final class TestServer {
 
     init(
         seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .sockets,
-        storeOptions: FeedStore.Options = FeedStore.Options(), viewerTokens: ViewerTokens? = nil
+        storeOptions: FeedStore.Options = FeedStore.Options(), viewerTokens: ViewerTokens? = nil, demo: Bool = true
     ) throws {
         store = try FeedStore.temporary(options: storeOptions)
         try store.seed(seed)
-        server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
-            service: FeedService(store: store), adminToken: TestServer.adminToken, viewerTokens: viewerTokens,
+        var configuration = DeltaFeedServerConfiguration(
+            service: try FeedService(store: store), adminToken: TestServer.adminToken, viewerTokens: viewerTokens,
             http: {
                 var http = HTTPServerConfiguration()
                 http.port = 0
                 http.threads = 2
                 http.logger.logLevel = .error
                 return http
-            }()))
+            }())
+        configuration.demo = demo
+        server = try DeltaFeedServer.start(configuration: configuration)
         baseURL = URL(string: "http://127.0.0.1:\(server.http.port)")!
         switch stack {
         case .sockets: transport = TimingTransport(SocketTransport(timeout: 20))

@@ -1,0 +1,159 @@
+// The live feed page: a viewer picker, the feed (FeedView) kept current by FeedClient, and a
+// panel listing each delta as it arrives. Query: ?viewer=ID&width=320…1200&interval=MS.
+// window.deltafeedDemo exposes the client and counters for the browser test.
+import { FeedClient } from './feed-client.js';
+import { FeedView } from './feed-view.js';
+
+const WIDTHS = [320, 375, 390, 414, 600, 768, 1024, 1200];
+const MIN_WIDTH = 320;
+const MAX_WIDTH = 1200;
+const $ = (id) => document.getElementById(id);
+const parameters = new URLSearchParams(location.search);
+
+function positiveInteger(text) {
+  return /^[1-9][0-9]{0,17}$/.test(text ?? '') ? Number(text) : null;
+}
+
+function kib(bytes) {
+  return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+function setStatus(text) {
+  $('status').textContent = text;
+}
+
+function describeStep(step) {
+  const where = step.target === 'items' ? `s${step.section} items` : 'sections';
+  const values = step.items ?? step.sections;
+  const ids = values ? ` ${values.map((value) => value.id).join(', ')}` : '';
+  if (step.op === 'move') return `${step.op} ${where} ${step.from} → ${step.to}`;
+  return `${step.op} ${where} @${step.index}×${step.count}${ids}`;
+}
+
+function logDelta(number, { sequential, bytes, feedBytes }) {
+  const entry = document.createElement('li');
+  const head = document.createElement('div');
+  const changes = sequential.change_count;
+  head.textContent = `${changes} change${changes === 1 ? '' : 's'} → ${sequential.snapshot.slice(0, 8)}`;
+  const sizes = document.createElement('div');
+  sizes.className = 'sizes';
+  const share = (value) => `${Math.max(0.1, (100 * value) / feedBytes).toFixed(1)} %`;
+  sizes.textContent = `sequential ${kib(bytes.sequential)} (${share(bytes.sequential)}) · JSON Patch ${kib(bytes.jsonpatch)} (${share(bytes.jsonpatch)}) · full feed ${kib(feedBytes)}`;
+  const ops = document.createElement('ul');
+  ops.className = 'ops';
+  const shown = sequential.operations.slice(0, 12);
+  for (const step of shown) {
+    const line = document.createElement('li');
+    line.className = `op-${step.op}`;
+    line.textContent = describeStep(step);
+    ops.append(line);
+  }
+  if (sequential.operations.length > shown.length) {
+    const more = document.createElement('li');
+    more.textContent = `… ${sequential.operations.length - shown.length} more`;
+    ops.append(more);
+  }
+  entry.append(head, sizes, ops);
+  entry.value = number;
+  const log = $('log');
+  log.prepend(entry);
+  while (log.children.length > 60) log.lastElementChild.remove();
+}
+
+async function showPeople() {
+  const people = $('people');
+  for (let id = 1; id <= 8; id++) {
+    const response = await fetch(`/v1/users/${id}`);
+    if (!response.ok) continue;
+    const user = await response.json();
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.textContent = `${user.display_name} · @${user.handle} · #${user.id}`;
+    button.addEventListener('click', () => open(user.id, Number($('width').value)));
+    people.append(button);
+  }
+}
+
+function open(viewer, width) {
+  const query = new URLSearchParams(location.search);
+  query.set('viewer', String(viewer));
+  query.set('width', String(width));
+  location.search = query.toString();
+}
+
+function setUpPicker(viewer, width) {
+  const select = $('width');
+  for (const value of new Set([...WIDTHS, width].sort((a, b) => a - b))) {
+    const option = document.createElement('option');
+    option.value = String(value);
+    option.textContent = `${value} pt`;
+    select.append(option);
+  }
+  select.value = String(width);
+  if (viewer !== null) $('viewer').value = String(viewer);
+  $('picker').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const chosen = positiveInteger($('viewer').value);
+    if (chosen === null) {
+      setStatus('the viewer is a positive integer id');
+      return;
+    }
+    open(chosen, Number(select.value));
+  });
+}
+
+async function main() {
+  const viewer = positiveInteger(parameters.get('viewer'));
+  const requestedWidth = positiveInteger(parameters.get('width'));
+  const width = Math.min(MAX_WIDTH, Math.max(MIN_WIDTH, requestedWidth ?? 390));
+  const interval = Math.max(50, positiveInteger(parameters.get('interval')) ?? 1000);
+  setUpPicker(viewer, width);
+  const demo = { client: null, viewer, width, deltas: 0, feeds: 0, errors: [] };
+  window.deltafeedDemo = demo;
+  if (viewer === null) {
+    await showPeople();
+    demo.ready = true;
+    return;
+  }
+  $('choose').hidden = true;
+  $('phone').hidden = false;
+  $('panel').hidden = false;
+  const phone = $('phone');
+  phone.style.width = `${width + 2}px`;
+  $('feed').style.width = `${width}px`;
+  const view = new FeedView($('feed'), { animate: parameters.get('animate') !== '0' });
+  let deltaBytes = 0;
+  let feedBytesTotal = 0;
+  const client = new FeedClient({
+    viewer, width, interval, view,
+    onFeed: ({ reason }) => {
+      demo.feeds += 1;
+      setStatus(reason === null ? `viewer ${viewer} at ${width} pt: waiting for writes` : `fetched the feed again: ${reason}`);
+    },
+    onDelta: (delta) => {
+      demo.deltas += 1;
+      deltaBytes += delta.bytes.sequential;
+      feedBytesTotal += delta.feedBytes;
+      logDelta(demo.deltas, delta);
+      $('totals').textContent = `${demo.deltas} deltas, ${kib(deltaBytes)} sequential against ${kib(feedBytesTotal)} of full feeds (${((100 * deltaBytes) / feedBytesTotal).toFixed(1)} %)`;
+      setStatus(`snapshot ${delta.document.snapshot.slice(0, 8)}`);
+    },
+    onError: (error) => {
+      demo.errors.push(String(error.message ?? error));
+      setStatus(`retrying: ${error.message ?? error}`);
+      console.warn('deltafeed:', error);
+    },
+  });
+  demo.client = client;
+  if (parameters.get('poll') === '0') {
+    await client.fetchFeed();
+  } else {
+    await client.start();
+  }
+  demo.ready = true;
+}
+
+main().catch((error) => {
+  setStatus(`could not start: ${error.message}`);
+  console.error('deltafeed demo:', error);
+});

@@ -1,0 +1,449 @@
+// deltafeed web client: keeps one viewer's feed document current from deltas.
+//
+// An ES module with no dependencies and no build step. It fetches
+// GET /v1/users/{viewer}/feed once, then polls GET …/feed/delta?since=SNAPSHOT in two forms:
+//   - the sequential form is applied step by step to the list a view shows (each step is handed
+//     to the view as it is applied, as Android's ListUpdateCallback receives it);
+//   - the JSON Patch form (RFC 6902) is applied to the client's own copy of the feed document.
+// After every delta the two results must agree (same sections, items, versions and data, and
+// the view's own account of what it shows); when they do not, or the server answers 410 for a
+// snapshot it no longer holds, the client fetches the feed again and says why.
+//
+// The rules mirror the reference Swift client (DeltaFeedClient): every position is checked at
+// the moment its step runs, counts must match the values carried, and a delta must start from
+// the snapshot held. Anything else is a DeltaApplyError naming the step.
+
+/** A delta that does not apply to the document held; `operation` names the failing step. */
+export class DeltaApplyError extends Error {
+  constructor(message, operation = null) {
+    super(operation === null ? message : `${operation}: ${message}`);
+    this.name = 'DeltaApplyError';
+    this.operation = operation;
+  }
+}
+
+/** An answer the server should not have given (a status or body the API does not describe). */
+export class FeedHTTPError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.name = 'FeedHTTPError';
+    this.status = status;
+  }
+}
+
+// MARK: - JSON values
+
+/** Deep equality of JSON values (object members in any order). */
+export function jsonEqual(a, b) {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) {
+    if (!Object.prototype.hasOwnProperty.call(b, key) || !jsonEqual(a[key], b[key])) return false;
+  }
+  return true;
+}
+
+const clone = (value) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
+
+// MARK: - JSON Patch (RFC 6902)
+
+/** The unescaped tokens of a JSON Pointer (RFC 6901). */
+function pointerTokens(pointer) {
+  if (pointer === '') return [];
+  if (typeof pointer !== 'string' || !pointer.startsWith('/')) {
+    throw new Error(`pointer ${JSON.stringify(pointer)} must start with /`);
+  }
+  return pointer.slice(1).split('/').map((token) => {
+    if (/~[^01]|~$/.test(token)) throw new Error(`pointer ${JSON.stringify(pointer)} has a ~ not followed by 0 or 1`);
+    return token.replace(/~1/g, '/').replace(/~0/g, '~');
+  });
+}
+
+/** An array index token: decimal without a leading zero, below `length` (or equal, or `-`, when `allowEnd`). */
+function arrayIndex(token, length, allowEnd) {
+  if (token === '-') {
+    if (!allowEnd) throw new Error('"-" names no existing element');
+    return length;
+  }
+  if (!/^(0|[1-9][0-9]*)$/.test(token)) throw new Error(`"${token}" is not an array index`);
+  const index = Number(token);
+  if (!(index < length || (allowEnd && index === length))) {
+    throw new Error(`index ${index} is out of range (${length} elements)`);
+  }
+  return index;
+}
+
+function containerAt(document, tokens) {
+  let node = document;
+  for (const token of tokens) {
+    if (Array.isArray(node)) node = node[arrayIndex(token, node.length, false)];
+    else if (node !== null && typeof node === 'object') {
+      if (!Object.prototype.hasOwnProperty.call(node, token)) throw new Error(`no member "${token}"`);
+      node = node[token];
+    } else throw new Error(`cannot look up "${token}" in a ${node === null ? 'null' : typeof node}`);
+  }
+  return node;
+}
+
+function patchStep(document, operation) {
+  const tokens = pointerTokens(operation.path);
+  const parentOf = (path) => {
+    if (path.length === 0) return [null, null];
+    const parent = containerAt(document, path.slice(0, -1));
+    if (parent === null || typeof parent !== 'object') throw new Error('the parent is not a container');
+    return [parent, path[path.length - 1]];
+  };
+  const add = (path, value) => {
+    const [parent, last] = parentOf(path);
+    if (parent === null) return value;
+    if (Array.isArray(parent)) parent.splice(arrayIndex(last, parent.length, true), 0, value);
+    else parent[last] = value;
+    return document;
+  };
+  const remove = (path) => {
+    const [parent, last] = parentOf(path);
+    if (parent === null) throw new Error('cannot remove the whole document');
+    if (Array.isArray(parent)) return parent.splice(arrayIndex(last, parent.length, false), 1)[0];
+    if (!Object.prototype.hasOwnProperty.call(parent, last)) throw new Error(`no member "${last}"`);
+    const value = parent[last];
+    delete parent[last];
+    return value;
+  };
+  switch (operation.op) {
+    case 'add':
+      if (!('value' in operation)) throw new Error('add needs a value');
+      return add(tokens, clone(operation.value));
+    case 'remove':
+      remove(tokens);
+      return document;
+    case 'replace': {
+      if (!('value' in operation)) throw new Error('replace needs a value');
+      const [parent, last] = parentOf(tokens);
+      if (parent === null) return clone(operation.value);
+      if (Array.isArray(parent)) parent[arrayIndex(last, parent.length, false)] = clone(operation.value);
+      else if (!Object.prototype.hasOwnProperty.call(parent, last)) throw new Error(`no member "${last}"`);
+      else parent[last] = clone(operation.value);
+      return document;
+    }
+    case 'move': {
+      if (typeof operation.from !== 'string') throw new Error('move needs from');
+      const from = pointerTokens(operation.from);
+      if (from.join('/') === tokens.join('/') && from.length === tokens.length) return document;
+      if (tokens.length > from.length && from.every((token, i) => token === tokens[i])) {
+        throw new Error(`cannot move ${operation.from} into its own child`);
+      }
+      return add(tokens, remove(from));
+    }
+    case 'copy':
+      if (typeof operation.from !== 'string') throw new Error('copy needs from');
+      return add(tokens, clone(containerAt(document, pointerTokens(operation.from))));
+    case 'test':
+      if (!jsonEqual(containerAt(document, tokens), operation.value)) throw new Error('test failed');
+      return document;
+    default:
+      throw new Error(`unknown op ${JSON.stringify(operation.op)}`);
+  }
+}
+
+/**
+ * Applies RFC 6902 operations in order to a copy of `document` and returns it; `document`
+ * itself is never changed, so a patch that fails half-way leaves nothing half-patched.
+ * @throws {DeltaApplyError} naming the first operation that does not apply.
+ */
+export function applyJSONPatch(document, operations) {
+  let result = clone(document);
+  operations.forEach((operation, offset) => {
+    try {
+      result = patchStep(result, operation);
+    } catch (error) {
+      throw new DeltaApplyError(`${operation.op} ${operation.path}: ${error.message}`, `patch[${offset}]`);
+    }
+  });
+  return result;
+}
+
+// MARK: - Sequential form
+
+function checkCount(count, values, name) {
+  if (!Number.isInteger(count) || count <= 0) throw new DeltaApplyError(`count ${count} must be positive`, name);
+  if (values !== undefined && (!Array.isArray(values) || values.length !== count)) {
+    throw new DeltaApplyError(`count ${count} but ${Array.isArray(values) ? values.length : 'no'} values`, name);
+  }
+}
+
+function checkRange(index, lower, upper, what, name) {
+  if (!Number.isInteger(index) || index < lower || index > upper) {
+    throw new DeltaApplyError(`${what} ${index} is out of range (${upper < lower ? 'empty' : `${lower}…${upper}`})`, name);
+  }
+}
+
+/**
+ * Applies a sequential delta (`operations` in order, each position valid when it runs) to a
+ * copy of `document` and returns it. Each step is passed to `listener` right after it is
+ * applied to the copy (ListUpdateCallback style): `removed(section, index, count)`,
+ * `inserted(section, index, values)`, `moved(section, from, to)`, `changed(section, index,
+ * values)`, where `section` is null for steps on the section list and otherwise the index of
+ * the section at that moment. Finally section versions, the snapshot and the cursor are taken
+ * from the delta's header.
+ * @throws {DeltaApplyError} for a delta from another snapshot, an unknown section, a position
+ *   out of range at the moment of its step, or a count that differs from the values carried.
+ */
+export function applySequential(document, delta, listener = null) {
+  if (delta.since !== document.snapshot) {
+    throw new DeltaApplyError(`the delta starts from ${delta.since}, the document is ${document.snapshot}`);
+  }
+  const result = clone(document);
+  delta.operations.forEach((step, offset) => {
+    const name = `operations[${offset}]`;
+    let list;
+    let section = null;
+    if (step.target === 'sections') {
+      list = result.sections;
+    } else if (step.target === 'items') {
+      section = step.section;
+      checkRange(section, 0, result.sections.length - 1, 'section', name);
+      list = result.sections[section].items;
+    } else {
+      throw new DeltaApplyError(`unknown target ${JSON.stringify(step.target)}`, name);
+    }
+    const values = step.target === 'sections' ? step.sections : step.items;
+    switch (step.op) {
+      case 'remove':
+        checkCount(step.count, undefined, name);
+        checkRange(step.index, 0, list.length - step.count, 'index', name);
+        list.splice(step.index, step.count);
+        listener?.removed(section, step.index, step.count);
+        break;
+      case 'insert':
+        checkCount(step.count, values, name);
+        checkRange(step.index, 0, list.length, 'index', name);
+        list.splice(step.index, 0, ...clone(values));
+        listener?.inserted(section, step.index, list.slice(step.index, step.index + step.count));
+        break;
+      case 'move': {
+        checkRange(step.from, 0, list.length - 1, 'from', name);
+        checkRange(step.to, 0, list.length - 1, 'to', name);
+        const [element] = list.splice(step.from, 1);
+        list.splice(step.to, 0, element);
+        listener?.moved(section, step.from, step.to);
+        break;
+      }
+      case 'change':
+        checkCount(step.count, values, name);
+        checkRange(step.index, 0, list.length - step.count, 'index', name);
+        list.splice(step.index, step.count, ...clone(values));
+        listener?.changed(section, step.index, list.slice(step.index, step.index + step.count));
+        break;
+      default:
+        throw new DeltaApplyError(`unknown op ${JSON.stringify(step.op)}`, name);
+    }
+  });
+  if (!Array.isArray(delta.section_versions) || delta.section_versions.length !== result.sections.length) {
+    throw new DeltaApplyError(`the result has ${result.sections.length} sections, section_versions ${delta.section_versions?.length}`);
+  }
+  result.sections.forEach((section, index) => { section.version = delta.section_versions[index]; });
+  result.snapshot = delta.snapshot;
+  result.next_cursor = delta.next_cursor ?? null;
+  return result;
+}
+
+// MARK: - Agreement
+
+/**
+ * Where two feed documents differ, as a sentence, or null when they are equal: section ids,
+ * kinds and versions, then item ids, versions and data, then everything else.
+ */
+export function documentDifference(a, b) {
+  if (a.sections.length !== b.sections.length) return `${a.sections.length} sections against ${b.sections.length}`;
+  for (let s = 0; s < a.sections.length; s++) {
+    const [x, y] = [a.sections[s], b.sections[s]];
+    if (x.id !== y.id || x.kind !== y.kind) return `section ${s} is ${x.id} (${x.kind}) against ${y.id} (${y.kind})`;
+    if (x.version !== y.version) return `section ${x.id} has version ${x.version} against ${y.version}`;
+    if (x.items.length !== y.items.length) return `section ${x.id} has ${x.items.length} items against ${y.items.length}`;
+    for (let i = 0; i < x.items.length; i++) {
+      if (x.items[i].id !== y.items[i].id) return `section ${x.id} item ${i} is ${x.items[i].id} against ${y.items[i].id}`;
+      if (!jsonEqual(x.items[i], y.items[i])) return `item ${x.items[i].id} in ${x.id} differs`;
+    }
+  }
+  return jsonEqual(a, b) ? null : 'the documents differ outside their sections';
+}
+
+/** `[{id, items: [id…]}…]`: the structure a view must show for `document`. */
+export function structureOf(document) {
+  return document.sections.map((section) => ({ id: section.id, items: section.items.map((item) => item.id) }));
+}
+
+// MARK: - The client
+
+const byteLength = (text) => new TextEncoder().encode(text).length;
+
+/**
+ * Keeps one viewer's feed current. `view` (optional) receives `reset(document)` for a whole
+ * feed, then per delta `begin()`, each sequential step (see applySequential), and
+ * `end(document)`; if it has `structure()`, what it returns (`[{id, items: [id…]}…]`) must
+ * match the document after every delta.
+ *
+ * Callbacks: `onFeed({document, bytes, reason})` after every full fetch (reason null for the
+ * first), `onDelta({sequential, patch, bytes, feedBytes, document})` after every delta applied,
+ * `onError(error)` for failures the client retries.
+ */
+export class FeedClient {
+  constructor({
+    baseURL = '', viewer, width = null, limit = null, stackAds = false, interval = 1000,
+    view = null, fetch = globalThis.fetch.bind(globalThis), onFeed = () => {}, onDelta = () => {}, onError = () => {},
+  }) {
+    if (!Number.isInteger(viewer) || viewer <= 0) throw new TypeError(`viewer must be a positive integer, not ${viewer}`);
+    Object.assign(this, { baseURL, viewer, width, limit, stackAds, interval, view, fetch, onFeed, onDelta, onError });
+    this.document = null;
+    this.stats = { deltas: 0, unchanged: 0, refetches: 0, retries: 0 };
+    this.refetchReasons = [];
+    this.timer = null;
+    this.running = false;
+    this.busy = null;
+  }
+
+  url(path, parameters = {}) {
+    const query = new URLSearchParams();
+    if (this.limit !== null) query.set('limit', String(this.limit));
+    if (this.width !== null) query.set('width', String(this.width));
+    if (this.stackAds) query.set('stack_ads', 'true');
+    for (const [name, value] of Object.entries(parameters)) query.set(name, value);
+    return `${this.baseURL}/v1/users/${this.viewer}${path}?${query}`;
+  }
+
+  async request(url) {
+    const response = await this.fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
+    const text = response.status === 304 ? '' : await response.text();
+    if (response.status === 503) {
+      const seconds = Number(response.headers.get('Retry-After')) || 1;
+      throw Object.assign(new FeedHTTPError(503, `${url}: busy, retry after ${seconds}s`), { retryAfter: seconds });
+    }
+    return { status: response.status, text, json: text ? JSON.parse(text) : null };
+  }
+
+  /** Fetches the whole feed and shows it; `reason` says why when it is not the first fetch. */
+  async fetchFeed(reason = null) {
+    const answer = await this.request(this.url('/feed'));
+    if (answer.status !== 200) throw new FeedHTTPError(answer.status, `GET feed answered ${answer.status}: ${answer.text}`);
+    this.document = answer.json;
+    if (reason !== null) {
+      this.stats.refetches += 1;
+      this.refetchReasons.push(reason);
+    }
+    this.view?.reset(clone(this.document));
+    this.onFeed({ document: this.document, bytes: byteLength(answer.text), reason });
+    return this.document;
+  }
+
+  /**
+   * Asks once for what changed and applies it. Resolves to 'unchanged', 'applied' or
+   * 'refetched' (after a 410, or when the two forms disagreed).
+   */
+  async refresh() {
+    if (this.document === null) {
+      await this.fetchFeed();
+      return 'refetched';
+    }
+    const since = this.document.snapshot;
+    // Both forms from the same snapshot; a write landing between the two requests makes them
+    // describe different new snapshots, so ask again (the server caches rendered deltas).
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const sequential = await this.request(this.url('/feed/delta', { since, format: 'sequential' }));
+      if (sequential.status === 410) {
+        await this.fetchFeed(`410 ${sequential.json?.error?.code ?? ''} for snapshot ${since}`.trim());
+        return 'refetched';
+      }
+      if (sequential.status === 304) {
+        this.stats.unchanged += 1;
+        return 'unchanged';
+      }
+      if (sequential.status !== 200) throw new FeedHTTPError(sequential.status, `GET delta answered ${sequential.status}: ${sequential.text}`);
+      const patch = await this.request(this.url('/feed/delta', { since, format: 'jsonpatch' }));
+      if (patch.status === 410) {
+        await this.fetchFeed(`410 ${patch.json?.error?.code ?? ''} for snapshot ${since}`.trim());
+        return 'refetched';
+      }
+      if (patch.status === 200 && patch.json.snapshot === sequential.json.snapshot) {
+        return this.apply(sequential, patch);
+      }
+      if (patch.status !== 200 && patch.status !== 304) throw new FeedHTTPError(patch.status, `GET delta answered ${patch.status}: ${patch.text}`);
+      this.stats.retries += 1;
+    }
+    await this.fetchFeed('the sequential and JSON Patch deltas kept describing different snapshots');
+    return 'refetched';
+  }
+
+  async apply(sequential, patch) {
+    const feedBefore = this.document;
+    let shown;
+    let patched;
+    try {
+      patched = applyJSONPatch(feedBefore, patch.json.patch);
+      this.view?.begin();
+      try {
+        shown = applySequential(feedBefore, sequential.json, this.view);
+      } finally {
+        this.view?.end(shown ?? null);
+      }
+      const difference = documentDifference(shown, patched);
+      if (difference !== null) throw new DeltaApplyError(`the sequential and JSON Patch results disagree: ${difference}`);
+      if (this.view?.structure) {
+        const onScreen = JSON.stringify(this.view.structure());
+        if (onScreen !== JSON.stringify(structureOf(patched))) {
+          throw new DeltaApplyError('the view does not show the patched document');
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof DeltaApplyError)) throw error;
+      console.error(`deltafeed: delta ${feedBefore.snapshot} → ${patch.json.snapshot} did not apply: ${error.message}`);
+      await this.fetchFeed(error.message);
+      return 'refetched';
+    }
+    this.document = patched;
+    this.stats.deltas += 1;
+    this.onDelta({
+      sequential: sequential.json, patch: patch.json, document: patched,
+      bytes: { sequential: byteLength(sequential.text), jsonpatch: byteLength(patch.text) },
+      feedBytes: byteLength(JSON.stringify(patched)),
+    });
+    return 'applied';
+  }
+
+  /** Fetches the feed, then refreshes every `interval` ms until stop(). */
+  async start() {
+    this.running = true;
+    await this.fetchFeed();
+    this.schedule(this.interval);
+  }
+
+  schedule(delay) {
+    if (!this.running) return;
+    this.timer = setTimeout(async () => {
+      let next = this.interval;
+      try {
+        this.busy = this.refresh();
+        await this.busy;
+      } catch (error) {
+        next = error.retryAfter ? error.retryAfter * 1000 : Math.max(this.interval, 2000);
+        this.onError(error);
+      } finally {
+        this.busy = null;
+      }
+      this.schedule(next);
+    }, delay);
+  }
+
+  /** Stops polling (a refresh in flight still completes). */
+  stop() {
+    this.running = false;
+    clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,263 @@
+import ArgumentParser
+import DeltaFeedClient
+import Deterministic
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `deltafeed simulate`: a stream of realistic writes through the HTTP API, aimed at what one
+/// viewer sees, so a feed page (`/demo`) or any client following that viewer visibly moves.
+struct Simulate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write to a running server at a steady rate: likes, new videos by followed authors, follows, title edits.",
+        discussion: """
+            Every write goes through the HTTP API with the admin token, so the server's index, \
+            caches and snapshots see it as they would any client's. Before each write the \
+            viewer's feed is read, and the write is drawn from what it shows: likes on its \
+            videos (popular ones change places), a new video by an author of its newest videos, \
+            following a suggested user or unfollowing a followed author (sections move), a new \
+            title (an item changes in place). A 503 is retried after its Retry-After. Stops \
+            after --count writes or --duration seconds, whichever comes first, and prints one \
+            summary line.
+            """
+    )
+
+    @Option(help: "Base URL of the server (env DELTAFEED_URL; default http://127.0.0.1:8080).")
+    var url: String?
+
+    @Option(help: "Bearer token of the write routes (env DELTAFEED_ADMIN_TOKEN).")
+    var adminToken: String?
+
+    @Option(help: "Whose feed the writes are aimed at.")
+    var viewer: Int64 = 1
+
+    @Option(help: "Writes per second (0.1…1000).")
+    var rate: Double = 5
+
+    @Option(help: "Stop after this many seconds (default 60 when --count is not given).")
+    var duration: Double?
+
+    @Option(help: "Stop after this many writes.")
+    var count: Int?
+
+    @Option(help: "Seed of the random choices (default: a new one each run, printed).")
+    var seed: UInt64?
+
+    func validate() throws {
+        guard (0.1...1000).contains(rate) else { throw ValidationError("--rate must be 0.1…1000 writes per second, not \(rate).") }
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds.") }
+        if let count, count <= 0 { throw ValidationError("--count must be positive.") }
+        guard viewer > 0 else { throw ValidationError("--viewer must be a positive user id.") }
+    }
+
+    func run() throws {
+        let base = try resolved(url, env: "DELTAFEED_URL", default: "http://127.0.0.1:8080")
+        guard let baseURL = URL(string: base.hasSuffix("/") ? String(base.dropLast()) : base), baseURL.scheme == "http", baseURL.host != nil else {
+            throw ValidationError("--url must be an http:// URL such as http://127.0.0.1:8080, not \(base).")
+        }
+        guard let token = try resolved(adminToken, env: "DELTAFEED_ADMIN_TOKEN") else {
+            throw ValidationError("writes need the server's admin token: pass --admin-token or set DELTAFEED_ADMIN_TOKEN.")
+        }
+        let seed = self.seed ?? UInt64.random(in: 1...UInt64.max >> 1)
+        let api = SimulationAPI(baseURL: baseURL, token: token, transport: SocketTransport(timeout: 10))
+        var planner = WritePlanner(viewer: viewer, seed: seed)
+        let limitSeconds = duration ?? (count == nil ? 60 : .infinity)
+        let limitCount = count ?? .max
+        let interval = 1 / rate
+        var tally = SimulationTally()
+        let progress = SimulationProgress()
+        let start = Date()
+        var next = start
+        FileHandle.standardError.write(Data("simulate: writing to \(base) for viewer \(viewer) at \(rate)/s (seed \(seed))\n".utf8))
+        while tally.written + tally.failed < limitCount, Date().timeIntervalSince(start) < limitSeconds {
+            let feed = try api.feed(viewer: viewer)
+            guard let write = planner.next(feed: feed) else {
+                throw SimulationError("viewer \(viewer)'s feed shows nothing to write to (no videos, no suggestions).")
+            }
+            try api.perform(write, tally: &tally)
+            progress.update(tally, elapsed: Date().timeIntervalSince(start))
+            next += interval
+            let wait = next.timeIntervalSinceNow
+            if wait > 0 { Thread.sleep(forTimeInterval: wait) } else { next = Date() }
+        }
+        progress.finish()
+        print(tally.summary(elapsed: Date().timeIntervalSince(start)))
+    }
+}
+
+/// Why the simulation stopped early: the server refused the token, the viewer does not exist, the
+/// server cannot be reached. Printed as `Error: <message>` without the usage text.
+struct SimulationError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// One write: an HTTP request on the API and what kind of change it is.
+struct SimulatedWrite: Equatable {
+    enum Kind: String, CaseIterable {
+        case like = "likes", video = "new videos", follow = "follows", unfollow = "unfollows", title = "title edits"
+    }
+
+    var kind: Kind
+    var method: String
+    var path: String
+    var body: String?
+}
+
+/// Draws the next write from what the viewer's feed shows now. Deterministic for a seed.
+struct WritePlanner {
+    let viewer: Int64
+    private var random: SplitMix64
+
+    init(viewer: Int64, seed: UInt64) {
+        self.viewer = viewer
+        random = SplitMix64(seed: seed)
+    }
+
+    private static let titles = [
+        "Sunrise over the harbour", "One-pan pasta in 9 minutes", "Street food at midnight", "Skate park first try",
+        "Tiny apartment makeover", "Cat vs. cucumber, again", "Rainy day lo-fi set", "How I fixed my bike",
+    ]
+
+    /// The next write, or nil when the feed shows no video and no suggestion.
+    mutating func next(feed: FeedDocument) -> SimulatedWrite? {
+        let videos = feed.sections.filter { $0.kind.hasPrefix("video_grid") }.flatMap(\.items).filter { $0.kind == "video" }
+        // The first grid section holds followed authors' newest videos (when there are any).
+        let recentAuthors = feed.sections.first { $0.kind.hasPrefix("video_grid") }?.items.compactMap { $0.data["author"]?["id"]?.int64Value } ?? []
+        let suggested = feed.sections.filter { $0.kind == "follow_suggestions" }.flatMap(\.items).compactMap { $0.data["user"]?["id"]?.int64Value }
+        var kinds: [(SimulatedWrite.Kind, Int)] = []
+        if !videos.isEmpty { kinds += [(.like, 50), (.title, 10)] }
+        if !recentAuthors.isEmpty { kinds += [(.video, 20), (.unfollow, 8)] }
+        if !suggested.isEmpty { kinds.append((.follow, 12)) }
+        guard !kinds.isEmpty else { return nil }
+        var pick = choose(kinds.reduce(0) { $0 + $1.1 })
+        let kind = kinds.first { entry in
+            defer { pick -= entry.1 }
+            return pick < entry.1
+        }!.0
+        switch kind {
+        case .like:
+            let video = videos[choose(videos.count)].data["video"]
+            let id = video?["id"]?.int64Value ?? 0
+            let likes = video?["like_count"]?.int64Value ?? 0
+            return SimulatedWrite(kind: .like, method: "PATCH", path: "/v1/videos/\(id)", body: #"{"like_count":\#(likes + 1 + Int64(choose(400)))}"#)
+        case .title:
+            let id = videos[choose(videos.count)].data["video"]?["id"]?.int64Value ?? 0
+            let title = "\(Self.titles[choose(Self.titles.count)]) #\(choose(1000))"
+            return SimulatedWrite(kind: .title, method: "PATCH", path: "/v1/videos/\(id)", body: #"{"title":"\#(title)"}"#)
+        case .video:
+            let author = recentAuthors[choose(recentAuthors.count)]
+            let title = Self.titles[choose(Self.titles.count)]
+            let body = #"{"author_id":\#(author),"title":"\#(title)","thumbnail_url":"https://cdn.deltafeed.example/thumbs/sim-\#(choose(1_000_000)).jpg","duration_seconds":\#(5 + choose(300))}"#
+            return SimulatedWrite(kind: .video, method: "POST", path: "/v1/videos", body: body)
+        case .unfollow:
+            let author = recentAuthors[choose(recentAuthors.count)]
+            return SimulatedWrite(kind: .unfollow, method: "DELETE", path: "/v1/users/\(viewer)/follows/\(author)", body: nil)
+        case .follow:
+            let user = suggested[choose(suggested.count)]
+            return SimulatedWrite(kind: .follow, method: "PUT", path: "/v1/users/\(viewer)/follows/\(user)", body: nil)
+        }
+    }
+
+    private mutating func choose(_ count: Int) -> Int {
+        Int(random.next(below: UInt64(count)))
+    }
+}
+
+/// Counts of writes by kind, failures and 503 retries; renders the summary line.
+struct SimulationTally {
+    var byKind: [SimulatedWrite.Kind: Int] = [:]
+    var written = 0
+    var failed = 0
+    var retried = 0
+
+    func summary(elapsed: Double) -> String {
+        let kinds = SimulatedWrite.Kind.allCases.map { "\(byKind[$0, default: 0]) \($0.rawValue)" }.joined(separator: ", ")
+        let perSecond = elapsed > 0 ? Double(written) / elapsed : 0
+        return "simulate: \(written) writes in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.1f", perSecond))/s): \(kinds); \(failed) failed, \(retried) retried after 503"
+    }
+}
+
+/// The few API calls the simulation makes.
+struct SimulationAPI {
+    let baseURL: URL
+    let token: String
+    let transport: SocketTransport
+    /// 503 answers retried per write before it counts as failed.
+    static let maximumRetries = 10
+
+    func feed(viewer: Int64) throws -> FeedDocument {
+        let response = try send(FeedHTTPRequest(method: "GET", url: url("/v1/users/\(viewer)/feed")))
+        guard response.status == 200 else {
+            throw SimulationError("GET /v1/users/\(viewer)/feed answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+        }
+        return try FeedDocument(parsing: response.body)
+    }
+
+    func perform(_ write: SimulatedWrite, tally: inout SimulationTally) throws {
+        var request = FeedHTTPRequest(method: write.method, url: url(write.path), headers: ["Authorization": "Bearer \(token)"])
+        if let body = write.body {
+            request.body = Array(body.utf8)
+            request.headers["Content-Type"] = "application/json"
+        }
+        for _ in 0...Self.maximumRetries {
+            let response = try send(request)
+            switch response.status {
+            case 200...299:
+                tally.written += 1
+                tally.byKind[write.kind, default: 0] += 1
+                return
+            case 401, 403:
+                throw SimulationError("\(write.method) \(write.path) answered \(response.status): check the admin token (\(String(decoding: response.body, as: UTF8.self))).")
+            case 503:
+                tally.retried += 1
+                let seconds = response.header("Retry-After").flatMap(Double.init) ?? 1
+                Thread.sleep(forTimeInterval: min(max(seconds, 0.1), 30))
+            default:
+                // A conflict such as following someone already followed: the feed moved on; count it.
+                tally.failed += 1
+                if tally.failed <= 3 {
+                    FileHandle.standardError.write(Data("simulate: \(write.method) \(write.path) answered \(response.status): \(String(decoding: response.body, as: UTF8.self))\n".utf8))
+                }
+                return
+            }
+        }
+        tally.failed += 1
+    }
+
+    private func url(_ path: String) -> URL {
+        URL(string: baseURL.absoluteString + path)!
+    }
+
+    private func send(_ request: FeedHTTPRequest) throws -> FeedHTTPResponse {
+        do {
+            return try transport.send(request)
+        } catch {
+            throw SimulationError("cannot reach \(baseURL.absoluteString): \(error)")
+        }
+    }
+}
+
+/// The running count on standard error: redrawn in place on a terminal, a line every 5 s otherwise.
+final class SimulationProgress {
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private var lastLine = Date.distantPast
+
+    func update(_ tally: SimulationTally, elapsed: Double) {
+        if isTerminal {
+            FileHandle.standardError.write(Data("\r\(tally.summary(elapsed: elapsed))\u{1B}[K".utf8))
+        } else if Date().timeIntervalSince(lastLine) >= 5 {
+            lastLine = Date()
+            FileHandle.standardError.write(Data("\(tally.summary(elapsed: elapsed))\n".utf8))
+        }
+    }
+
+    func finish() {
+        if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}

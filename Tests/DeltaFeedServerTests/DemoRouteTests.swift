@@ -1,0 +1,88 @@
+import DeltaFeedClient
+import Foundation
+import Testing
+
+/// `GET /demo` and the files the page loads: content types, caching, 404s, no way out of the
+/// table of compiled-in files.
+@Suite("Demo page routes", .serialized)
+struct DemoRouteTests {
+    @Test("GET /demo answers the page as HTML with a CSP, a strong ETag and no-cache; If-None-Match of it answers 304")
+    func pageIsHTMLWithETag() throws {
+        let server = try TestServer(seed: .init(users: 5, videos: 10, ads: 1, seed: 1))
+        defer { server.stop() }
+        let page = try server.request("GET", "/demo", token: nil)
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(page.header("Cache-Control") == "no-cache")
+        #expect(page.header("X-Content-Type-Options") == "nosniff")
+        #expect(page.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
+        #expect(String(decoding: page.body, as: UTF8.self).contains("<script type=\"module\" src=\"demo/demo.js\">"))
+        let etag = try #require(page.header("ETag"))
+        #expect(etag.wholeMatch(of: /"[0-9a-f]{16}"/) != nil)
+
+        let again = try server.request("GET", "/demo", token: nil, headers: ["If-None-Match": etag])
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        #expect(again.header("ETag") == etag)
+        let stale = try server.request("GET", "/demo", token: nil, headers: ["If-None-Match": "\"0000000000000000\""])
+        #expect(stale.status == 200)
+        #expect(stale.body == page.body)
+
+        let head = try server.request("HEAD", "/demo", token: nil)
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(head.header("ETag") == etag)
+    }
+
+    @Test("Every file the page and its modules refer to is served, with the content type of its extension")
+    func everyReferencedFileIsServed() throws {
+        let server = try TestServer(seed: .init(users: 5, videos: 10, ads: 1, seed: 1))
+        defer { server.stop() }
+        let page = String(decoding: try server.request("GET", "/demo", token: nil).body, as: UTF8.self)
+        var pending = page.matches(of: /(?:href|src)="demo\/([^"]+)"/).map { String($0.1) }
+        #expect(pending.sorted() == ["demo.css", "demo.js"])
+        var served: Set<String> = []
+        while let name = pending.popLast() {
+            guard served.insert(name).inserted else { continue }
+            let response = try server.request("GET", "/demo/\(name)", token: nil)
+            #expect(response.status == 200, "\(name)")
+            let type = response.header("Content-Type")
+            if name.hasSuffix(".js") {
+                #expect(type == "text/javascript; charset=utf-8", "\(name)")
+                // Modules import their siblings as ./name.js.
+                pending += String(decoding: response.body, as: UTF8.self).matches(of: /from '\.\/([^']+)'/).map { String($0.1) }
+            } else {
+                #expect(type == "text/css; charset=utf-8", "\(name)")
+            }
+            #expect(response.header("ETag") != nil)
+            #expect(response.header("Content-Security-Policy") == nil)
+        }
+        #expect(served == ["demo.css", "demo.js", "feed-client.js", "feed-view.js"])
+    }
+
+    @Test("Unknown names, encoded path traversal and deeper paths under /demo answer 404 not_found")
+    func unknownAssetsAre404() throws {
+        let server = try TestServer(seed: .init(users: 5, videos: 10, ads: 1, seed: 1))
+        defer { server.stop() }
+        for path in [
+            "/demo/missing.js", "/demo/..%2FPackage.swift", "/demo/%2e%2e", "/demo/..%2f..%2fetc%2fpasswd",
+            "/demo/DemoAssets.swift", "/demo/feed-client.js/extra", "/demo/FEED-CLIENT.JS", "/demo/feed-client.js%00",
+        ] {
+            let response = try server.request("GET", path, token: nil)
+            #expect(response.status == 404, "\(path)")
+            #expect(response.header("Content-Type") == "application/json", "\(path)")
+            #expect(try response.json()["error"]?["code"] == "not_found", "\(path)")
+        }
+        let post = try server.request("POST", "/demo/demo.js", raw: "{}")
+        #expect(post.status == 405)
+        #expect(post.header("Allow") == "GET, HEAD")
+    }
+
+    @Test("With the demo turned off, /demo and its files answer 404")
+    func demoOffIs404() throws {
+        let server = try TestServer(seed: .init(users: 5, videos: 10, ads: 1, seed: 1), demo: false)
+        defer { server.stop() }
+        #expect(try server.request("GET", "/demo", token: nil).status == 404)
+        #expect(try server.request("GET", "/demo/feed-client.js", token: nil).status == 404)
+    }
+}

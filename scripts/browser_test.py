@@ -1,0 +1,458 @@
+"""The browser test of the live feed page (/demo), run by scripts/browser-test.
+
+Starts deltafeed on a free loopback port with a small seeded store in a temporary folder,
+opens /demo for one viewer in headless Chromium (Playwright driving Debian's /usr/bin/chromium),
+and performs random writes through the API. After each write that changes the viewer's feed it
+waits for the page to apply the delta, then checks:
+
+  - the page's DOM (section ids, item ids in order, each item's visible text) equals the same
+    feed rendered from scratch by a second page that fetched it fresh;
+  - the DOM's ids equal the fresh feed JSON's, and each video shows its title;
+  - the page applied a delta (it did not fetch the whole feed again).
+
+At the end: no console errors or page errors in any page, no refetch at all, one delta per
+feed change; `deltafeed simulate` drives the page the same way, and waits out a 503's Retry-After (through
+a loopback proxy that refuses its first write); a page whose JSON Patch answers
+are corrupted notices the disagreement and refetches, and so does one that gets a 410; the
+README's example, run verbatim, follows a write; the page lays out two grid columns inside its
+width at 320 and 1200 points. Saves before/after screenshots of one delta
+under .build/browser-test/. Prints "browser: N passed, M failed" and exits non-zero on failure.
+
+    python3 scripts/browser_test.py --binary .build/debug/deltafeed [--writes 50] [--seed N]
+"""
+
+import argparse
+import http.server
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from playwright.sync_api import sync_playwright
+
+TOKEN = "browser-test-token"
+VIEWER = 1
+WIDTH = 390
+CHROMIUM = "/usr/bin/chromium"
+
+READY = "() => window.deltafeedDemo !== undefined && window.deltafeedDemo.ready === true"
+
+# Reads the page's DOM as the test compares it: live elements only (ghosts fading out carry no ids).
+EXTRACT = """() => [...document.querySelectorAll('#feed [data-section-id]')].map(section => ({
+  id: section.dataset.sectionId,
+  items: [...section.querySelectorAll('[data-item-id]')].map(item => ({id: item.dataset.itemId, text: item.innerText}))
+}))"""
+
+
+class Server:
+    """deltafeed serve on a free loopback port with a seeded temporary store; stopped by PID."""
+
+    def __init__(self, binary):
+        self.binary = binary
+        self.work = tempfile.mkdtemp(prefix="deltafeed-browser.")
+        self.process = None
+        self.port = None
+
+    def start(self):
+        store = os.path.join(self.work, "store.sqlite")
+        subprocess.run([self.binary, "seed", "--db", store, "--users", "100", "--videos", "600", "--ads", "6", "--seed", "7"],
+                       check=True, stdout=subprocess.DEVNULL)
+        self.log_path = os.path.join(self.work, "server.log")
+        log = open(self.log_path, "w")
+        self.process = subprocess.Popen(
+            [self.binary, "serve", "--db", store, "--host", "127.0.0.1", "--port", "0", "--threads", "2",
+             "--admin-token", TOKEN, "--log-level", "notice"], stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 30
+        while time.time() < deadline and self.port is None:
+            match = re.search(r"listening on http://127\.0\.0\.1:(\d+) ", open(self.log_path).read())
+            if match:
+                self.port = int(match.group(1))
+            elif self.process.poll() is not None:
+                break
+            else:
+                time.sleep(0.1)
+        if self.port is None:
+            raise RuntimeError("the server did not start; its log:\n" + open(self.log_path).read())
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                text = response.read().decode()
+                return response.status, json.loads(text) if text else None
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def feed(self):
+        status, feed = self.call("GET", f"/v1/users/{VIEWER}/feed?width={WIDTH}")
+        if status != 200:
+            raise RuntimeError(f"GET feed answered {status}: {feed}")
+        return feed
+
+
+def random_write(rng, feed, kind=None):
+    """One write drawn from what the feed shows (of `kind` if given): (kind, method, path, body)."""
+    videos = [item["data"] for section in feed["sections"] if section["kind"].startswith("video_grid")
+              for item in section["items"] if item["kind"] == "video"]
+    authors = [video["author"]["id"] for video in videos[:6] if video["author"]]
+    suggested = [item["data"]["user"]["id"] for section in feed["sections"] if section["kind"] == "follow_suggestions"
+                 for item in section["items"]]
+    ads = [item["data"]["id"] for section in feed["sections"] for item in section["items"] if item["kind"] == "ad"]
+    choices = ["like"] * 4 + ["title", "video", "video", "delete"]
+    if suggested:
+        choices += ["follow"]
+    if authors:
+        choices += ["unfollow"]
+    if ads:
+        choices += ["ad"]
+    kind = kind or rng.choice(choices)
+    video = rng.choice(videos)["video"]
+    if kind == "like":
+        return kind, "PATCH", f"/v1/videos/{video['id']}", {"like_count": video["like_count"] + rng.randint(1, 500)}
+    if kind == "title":
+        return kind, "PATCH", f"/v1/videos/{video['id']}", {"title": f"Edited in the browser test #{rng.randint(1, 10**6)}"}
+    if kind == "delete":
+        return kind, "DELETE", f"/v1/videos/{video['id']}", None
+    if kind == "video":
+        author = rng.choice(authors) if authors else rng.randint(1, 100)
+        return kind, "POST", "/v1/videos", {"author_id": author, "title": f"Fresh upload {rng.randint(1, 10**6)}",
+                                            "thumbnail_url": "https://cdn.deltafeed.example/thumbs/t.jpg", "duration_seconds": rng.randint(5, 300)}
+    if kind == "follow":
+        return kind, "PUT", f"/v1/users/{VIEWER}/follows/{rng.choice(suggested)}", None
+    if kind == "unfollow":
+        return kind, "DELETE", f"/v1/users/{VIEWER}/follows/{rng.choice(authors)}", None
+    return kind, "PATCH", f"/v1/ads/{rng.choice(ads)}", {"title": f"Sale ends soon {rng.randint(1, 10**6)}"}
+
+
+def wait_until(page, expression, arg=None, timeout=10.0):
+    """Polls `expression` (a function of `arg`) in the page until it is true. Playwright's own
+    wait_for_function evaluates strings with eval, which the page's Content-Security-Policy
+    rightly refuses; page.evaluate goes through the debugger protocol and is not affected."""
+    deadline = time.time() + timeout
+    while True:
+        if page.evaluate(expression, arg):
+            return
+        if time.time() > deadline:
+            raise TimeoutError(f"{expression} stayed false for {timeout} s")
+        time.sleep(0.03)
+
+
+def busy_proxy(target):
+    """A loopback proxy to `target` that answers the first write with 503 and Retry-After: 1,
+    as a server whose writes queue is full would. Returns (server, its base URL)."""
+    state = {"refused": 0}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def forward(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            if self.command != "GET" and state["refused"] == 0:
+                state["refused"] += 1
+                payload = b'{"error":{"code":"overloaded","message":"busy"}}'
+                self.send_response(503)
+                self.send_header("Retry-After", "1")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                return
+            request = urllib.request.Request(target + self.path, data=body, method=self.command,
+                                             headers={k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type")})
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    status, payload = response.status, response.read()
+            except urllib.error.HTTPError as error:
+                status, payload = error.code, error.read()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = forward
+
+        def log_message(self, *arguments):
+            pass
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    return proxy, f"http://127.0.0.1:{proxy.server_address[1]}"
+
+
+def readme_example():
+    """The HTML block after the readme-example marker in README.md."""
+    text = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    match = re.search(r"<!-- readme-example[^>]*-->\n```html\n(.*?)```", text, re.S)
+    if not match:
+        raise RuntimeError("README.md has no readme-example block")
+    return match.group(1)
+
+
+def wait_for_message(page, messages, prefix, timeout=10.0):
+    """Waits until a console message starting with `prefix` arrived (Playwright's sync API
+    delivers events only while it is called, hence wait_for_timeout rather than sleep)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if any(message.startswith(prefix) for message in messages):
+            return True
+        page.wait_for_timeout(50)
+    return False
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, condition, name, detail=""):
+        if condition:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL {name}{': ' + detail if detail else ''}", file=sys.stderr)
+        return condition
+
+
+def first_difference(live, fresh):
+    if len(live) != len(fresh):
+        return f"{len(live)} sections on the page, {len(fresh)} rendered fresh: {[s['id'] for s in live]} vs {[s['id'] for s in fresh]}"
+    for mine, theirs in zip(live, fresh):
+        if mine["id"] != theirs["id"]:
+            return f"section {mine['id']} where a fresh render has {theirs['id']}"
+        if [i["id"] for i in mine["items"]] != [i["id"] for i in theirs["items"]]:
+            return f"section {mine['id']} items {[i['id'] for i in mine['items']]} vs {[i['id'] for i in theirs['items']]}"
+        for a, b in zip(mine["items"], theirs["items"]):
+            if a["text"] != b["text"]:
+                return f"item {a['id']} shows {a['text']!r}, a fresh render {b['text']!r}"
+    return None
+
+
+def json_difference(live, feed):
+    expected = [(s["id"], [i["id"] for i in s["items"]]) for s in feed["sections"]]
+    shown = [(s["id"], [i["id"] for i in s["items"]]) for s in live]
+    if shown != expected:
+        return f"the DOM shows {shown}, the feed JSON says {expected}"
+    texts = {i["id"]: i["text"] for s in live for i in s["items"]}
+    for section in feed["sections"]:
+        for item in section["items"]:
+            if item["kind"] == "video" and item["data"]["video"]["title"] not in texts[item["id"]]:
+                return f"{item['id']} does not show its title {item['data']['video']['title']!r}"
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--writes", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=int(os.environ.get("BROWSER_SEED", "0")) or random.randrange(1, 10**6))
+    parser.add_argument("--artifacts", default=".build/browser-test")
+    arguments = parser.parse_args()
+    os.makedirs(arguments.artifacts, exist_ok=True)
+    rng = random.Random(arguments.seed)
+    checks = Checks()
+    started = time.time()
+    server = Server(arguments.binary)
+    console_errors = []
+    deltas_expected = 0
+    kinds = {}
+    try:
+        server.start()
+        print(f"browser test: server on {server.base}, viewer {VIEWER}, width {WIDTH}, {arguments.writes} writes, seed {arguments.seed} (BROWSER_SEED={arguments.seed} repeats it)")
+        with sync_playwright() as playwright:
+            # Two pages side by side: keep Chromium from throttling the one in the background.
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
+                "--no-sandbox", "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                "--disable-backgrounding-occluded-windows"])
+
+            def new_page():
+                return browser.new_context(viewport={"width": 1000, "height": 1000}).new_page()
+
+            def watch(page, name):
+                page.on("console", lambda message: message.type == "error" and console_errors.append(f"{name}: {message.text}"))
+                page.on("pageerror", lambda error: console_errors.append(f"{name}: {error}"))
+                return page
+
+            live = watch(new_page(), "live page")
+            fresh = watch(new_page(), "fresh page")
+            live.goto(f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&interval=100")
+            wait_until(live, READY, timeout=15)
+            fresh_url = f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&poll=0&animate=0"
+
+            def verify(label, feed):
+                """Waits for the live page to show `feed`, then compares it with a fresh render."""
+                try:
+                    wait_until(live, "s => window.deltafeedDemo.client.document.snapshot === s", feed["snapshot"])
+                except Exception as error:
+                    shown = live.evaluate("window.deltafeedDemo.client.document.snapshot")
+                    return checks.check(False, label, f"the page stayed at snapshot {shown}, the feed is {feed['snapshot']} ({str(error).splitlines()[0]})")
+                fresh.goto(fresh_url)
+                wait_until(fresh, READY)
+                fresh_snapshot = fresh.evaluate("window.deltafeedDemo.client.document.snapshot")
+                if not checks.check(fresh_snapshot == feed["snapshot"], label, f"the fresh page fetched {fresh_snapshot}, expected {feed['snapshot']}"):
+                    return False
+                shown, rendered = live.evaluate(EXTRACT), fresh.evaluate(EXTRACT)
+                difference = first_difference(shown, rendered) or json_difference(shown, feed)
+                return checks.check(difference is None, label, difference or "")
+
+            feed = server.feed()
+            verify("initial render", feed)
+            screenshot_at = max(1, arguments.writes // 5)
+            for number in range(1, arguments.writes + 1):
+                # The screenshot pair shows a new video arriving at the top of the grid.
+                kind, method, path, body = random_write(rng, feed, "video" if number == screenshot_at else None)
+                kinds[kind] = kinds.get(kind, 0) + 1
+                if number == screenshot_at:
+                    live.screenshot(path=os.path.join(arguments.artifacts, "before.png"))
+                status, answer = server.call(method, path, body)
+                label = f"write {number} ({kind} {method} {path})"
+                # A follow of a user already followed, or the like, may conflict; it changes nothing.
+                checks.check(status < 500, label + " answered", f"{status} {answer}")
+                after = server.feed()
+                if after["snapshot"] == feed["snapshot"]:
+                    feed = after
+                    continue
+                deltas_expected += 1
+                verify(label, after)
+                feed = after
+                if number == screenshot_at:
+                    live.wait_for_timeout(600)  # let the animation finish
+                    live.screenshot(path=os.path.join(arguments.artifacts, "after.png"))
+            stats = live.evaluate("window.deltafeedDemo.client.stats")
+            reasons = live.evaluate("window.deltafeedDemo.client.refetchReasons")
+            checks.check(stats["refetches"] == 0, "no refetch", f"{stats['refetches']} refetches: {reasons}")
+            checks.check(stats["deltas"] == deltas_expected, "one delta per feed change",
+                         f"{stats['deltas']} deltas applied, {deltas_expected} feed changes")
+
+            # deltafeed simulate drives the same page.
+            simulate = subprocess.run(
+                [arguments.binary, "simulate", "--url", server.base, "--admin-token", TOKEN, "--viewer", str(VIEWER),
+                 "--count", "10", "--rate", "20", "--seed", str(arguments.seed)], capture_output=True, text=True, timeout=60)
+            summary = simulate.stdout.strip().splitlines()[-1] if simulate.stdout.strip() else simulate.stderr.strip()
+            checks.check(simulate.returncode == 0 and re.match(r"simulate: 10 writes in [0-9.]+ s", summary) is not None,
+                         "deltafeed simulate", summary)
+            verify("after deltafeed simulate", server.feed())
+            stats = live.evaluate("window.deltafeedDemo.client.stats")
+            checks.check(stats["refetches"] == 0, "no refetch after simulate", str(live.evaluate("window.deltafeedDemo.client.refetchReasons")))
+
+            # simulate waits out a 503's Retry-After and then writes.
+            proxy, proxy_base = busy_proxy(server.base)
+            started_busy = time.time()
+            busy = subprocess.run(
+                [arguments.binary, "simulate", "--url", proxy_base, "--admin-token", TOKEN, "--viewer", str(VIEWER),
+                 "--count", "2", "--rate", "50", "--seed", str(arguments.seed)], capture_output=True, text=True, timeout=60)
+            proxy.shutdown()
+            summary = busy.stdout.strip().splitlines()[-1] if busy.stdout.strip() else busy.stderr.strip()
+            checks.check(busy.returncode == 0 and summary.startswith("simulate: 2 writes") and "1 retried after 503" in summary
+                         and time.time() - started_busy >= 1, "deltafeed simulate honours Retry-After", summary)
+            verify("after deltafeed simulate through a busy proxy", server.feed())
+
+            # The checks can fail: a page whose JSON Patch answers lose their last item operation
+            # must notice the disagreement and refetch, and a 410 must make it refetch too.
+            faulty = new_page()
+            faults = {"patch": 0, "gone": 0}
+
+            def corrupt_patch(route):
+                response = route.fetch()
+                body = response.json() if response.status == 200 else None
+                if body and faults["patch"] == 0:
+                    operations = [op for op in body["patch"] if "/items/" in op["path"]]
+                    if operations:
+                        body["patch"].remove(operations[-1])
+                        faults["patch"] += 1
+                        return route.fulfill(response=response, body=json.dumps(body))
+                return route.fulfill(response=response)
+
+            def gone_once(route):
+                if faults["gone"] == 0 and faults["patch"] == 1:
+                    faults["gone"] += 1
+                    return route.fulfill(status=410, content_type="application/json",
+                                         body='{"error":{"code":"snapshot_expired","message":"test"}}')
+                return route.continue_()
+
+            faulty.route(re.compile(r".*/feed/delta\?.*format=jsonpatch.*"), corrupt_patch)
+            faulty.route(re.compile(r".*/feed/delta\?.*format=sequential.*"), gone_once)
+            faulty.goto(f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&interval=100")
+            wait_until(faulty, READY, timeout=15)
+            for attempt in range(2):
+                feed = server.feed()
+                _, _, path, body = random_write(rng, feed, "like")
+                server.call("PATCH", path, body)
+                after = server.feed()
+                try:
+                    wait_until(faulty, "s => window.deltafeedDemo.client.document.snapshot === s", after["snapshot"])
+                except TimeoutError:
+                    pass
+            reasons = faulty.evaluate("window.deltafeedDemo.client.refetchReasons")
+            checks.check(len(reasons) == 2 and "disagree" in reasons[0] and reasons[1].startswith("410 snapshot_expired"),
+                         "a corrupted JSON Patch and a 410 each make the page refetch", json.dumps(reasons))
+            faulty.close()
+
+            # The README's example, verbatim, on a page of this origin: it must follow a write.
+            # (Inside a page with an icon: Chromium asks for /favicon.ico otherwise, and its 404 is a console error.)
+            example = '<!doctype html><html><head><link rel="icon" href="data:,"></head><body>' + readme_example() + "</body></html>"
+            messages = []
+            page = watch(new_page(), "README example")
+            page.on("console", lambda message: messages.append(message.text))
+            page.route(f"{server.base}/readme-example.html",
+                       lambda route: route.fulfill(status=200, content_type="text/html; charset=utf-8", body=example))
+            page.goto(f"{server.base}/readme-example.html")
+            before = server.feed()
+            wait_for_message(page, messages, f"feed {before['snapshot']}: {len(before['sections'])} sections")
+            video = next(item["data"]["video"] for section in before["sections"] for item in section["items"] if item["kind"] == "video")
+            server.call("PATCH", f"/v1/videos/{video['id']}", {"title": "Seen by the README example"})
+            after = server.feed()
+            checks.check(wait_for_message(page, messages, f"now {after['snapshot']}, ") and any(m.startswith("change video:") for m in messages),
+                         "README example follows a write", " | ".join(messages[-5:]))
+            page.close()
+
+            # The page at the narrowest and widest widths: two grid columns, nothing wider than the feed
+            # (but the suggestions carousel, which scrolls sideways).
+            for width in (320, 1200):
+                page = watch(new_page(), f"page at {width}")
+                page.goto(f"{server.base}/demo?viewer={VIEWER}&width={width}&poll=0")
+                wait_until(page, READY)
+                layout = page.evaluate("""() => {
+                  const feed = document.getElementById('feed').getBoundingClientRect();
+                  const cells = [...document.querySelectorAll('#feed .kind-video')].map(n => n.getBoundingClientRect());
+                  const overflow = [...document.querySelectorAll('#feed [data-item-id]:not(.kind-user)')].filter(n => {
+                    const r = n.getBoundingClientRect(); return r.right > feed.right + 0.5 || r.left < feed.left - 0.5; }).length;
+                  return {feed: feed.width, twoColumns: cells.length >= 2 && Math.abs(cells[0].top - cells[1].top) < 1 && cells[1].left > cells[0].right, overflow};
+                }""")
+                checks.check(abs(layout["feed"] - width) < 1 and layout["twoColumns"] and layout["overflow"] == 0,
+                             f"layout at {width} pt", json.dumps(layout))
+                page.close()
+            checks.check(not console_errors, "no console errors", "; ".join(console_errors[:5]))
+            browser.close()
+    finally:
+        server.stop()
+    elapsed = time.time() - started
+    print(f"browser test: {deltas_expected} deltas checked against fresh renders ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}) in {elapsed:.1f} s")
+    print(f"browser test: screenshots of one delta: {arguments.artifacts}/before.png, {arguments.artifacts}/after.png")
+    print(f"browser: {checks.passed} passed, {checks.failed} failed")
+    return 0 if checks.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
