@@ -192,7 +192,9 @@ struct SimulationAPI {
     static let maximumRetries = 10
 
     func feed(viewer: Int64) throws -> FeedDocument {
-        let response = try send(FeedHTTPRequest(method: "GET", url: url("/v1/users/\(viewer)/feed")))
+        // With the admin token, which also reads the feed of a server started with --viewer-secret.
+        let response = try send(FeedHTTPRequest(
+            method: "GET", url: url("/v1/users/\(viewer)/feed"), headers: ["Authorization": "Bearer \(token)"]))
         guard response.status == 200 else {
             throw SimulationError("GET /v1/users/\(viewer)/feed answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
         }
