@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// The `deltafeed` command: `serve` runs the HTTP service; `seed` fills a store with demo data;
-/// `token` prints a viewer token.
+/// `token` prints a viewer token; `simulate` writes through the API so a feed visibly moves.
 @main
 struct Deltafeed: ParsableCommand {
     static let configuration = CommandConfiguration(
