@@ -98,7 +98,7 @@ extension FeedStore {
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     public func storedChangeVersion() throws(FeedStoreError) -> Int64 {
-        try typedRead { reader throws(FeedStoreError) in try reader.changeVersion() }
+        try reading { reader throws(FeedStoreError) in try reader.changeVersion() }
     }
 
     /// Deletes change-log entries older than the newest `keep`, so the log does not grow

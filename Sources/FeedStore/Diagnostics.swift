@@ -5,7 +5,7 @@ extension FeedStore {
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     public func journalMode() throws(FeedStoreError) -> String {
-        try typedRead { reader throws(FeedStoreError) in
+        try reading { reader throws(FeedStoreError) in
             try mappingErrors { try String.fetchOne(reader.db, sql: "PRAGMA journal_mode") ?? "" }
         }
     }

@@ -13,7 +13,7 @@ extension FeedStore {
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(n) over every content row; about a second for 500,000 videos.
     public func contentDigest() throws(FeedStoreError) -> String {
-        try typedRead { reader throws(FeedStoreError) in
+        try reading { reader throws(FeedStoreError) in
             try mappingErrors {
                 var hasher = StableHasher()
                 for sql in [

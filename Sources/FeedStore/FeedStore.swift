@@ -181,7 +181,7 @@ public final class FeedStore: Sendable {
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     @discardableResult
     public func refreshChangeVersion() throws(FeedStoreError) -> Int64 {
-        let version = try typedRead { reader throws(FeedStoreError) in try reader.changeVersion() }
+        let version = try reading { reader throws(FeedStoreError) in try reader.changeVersion() }
         return cachedChangeVersion.raise(to: version)
     }
 
@@ -204,152 +204,10 @@ public final class FeedStore: Sendable {
         }
     }
 
-    /// Typed-throws variant of ``read(_:)`` for closures that only throw ``FeedStoreError``.
-    func typedRead<T>(_ body: (FeedReader) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
+    /// ``read(_:)`` for reads that throw only ``FeedStoreError`` (every ``FeedReader`` method
+    /// does), keeping the error's type: `try store.reading { try $0.followees(of: 7) }`.
+    public func reading<T>(_ body: (FeedReader) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
         try mappingErrors { try pool.read { db in try body(FeedReader(db)) } }
-    }
-
-    /// The user with this id, or `nil`. See ``FeedReader/user(id:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n).
-    public func user(id: Int64) throws(FeedStoreError) -> User? {
-        try typedRead { reader throws(FeedStoreError) in try reader.user(id: id) }
-    }
-
-    /// The user with this handle, or `nil`. See ``FeedReader/user(handle:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n).
-    public func user(handle: String) throws(FeedStoreError) -> User? {
-        try typedRead { reader throws(FeedStoreError) in try reader.user(handle: handle) }
-    }
-
-    /// The users with these ids, keyed by id (e.g. the authors of a page of videos). See
-    /// ``FeedReader/users(ids:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(m log n) for m ids.
-    public func users(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: User] {
-        try typedRead { reader throws(FeedStoreError) in try reader.users(ids: ids) }
-    }
-
-    /// The ids of the users `userID` follows, ascending. See ``FeedReader/followees(of:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n + k) for k followees.
-    public func followees(of userID: Int64) throws(FeedStoreError) -> [Int64] {
-        try typedRead { reader throws(FeedStoreError) in try reader.followees(of: userID) }
-    }
-
-    /// The ids of the users who follow `userID`, ascending, at most `limit`. See
-    /// ``FeedReader/followers(of:limit:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n + limit).
-    public func followers(of userID: Int64, limit: Int = 1000) throws(FeedStoreError) -> [Int64] {
-        try typedRead { reader throws(FeedStoreError) in try reader.followers(of: userID, limit: limit) }
-    }
-
-    /// Whether `follower` follows `followee`. See ``FeedReader/isFollowing(follower:followee:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n).
-    public func isFollowing(follower: Int64, followee: Int64) throws(FeedStoreError) -> Bool {
-        try typedRead { reader throws(FeedStoreError) in try reader.isFollowing(follower: follower, followee: followee) }
-    }
-
-    /// The video with this id, or `nil`. See ``FeedReader/video(id:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n).
-    public func video(id: Int64) throws(FeedStoreError) -> Video? {
-        try typedRead { reader throws(FeedStoreError) in try reader.video(id: id) }
-    }
-
-    /// The videos with these ids, keyed by id. See ``FeedReader/videos(ids:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(m log n) for m ids.
-    public func videos(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: Video] {
-        try typedRead { reader throws(FeedStoreError) in try reader.videos(ids: ids) }
-    }
-
-    /// Videos by the authors `viewer` follows, newest first, at most `limit`. See
-    /// ``FeedReader/followedVideos(viewer:limit:before:includeOwn:)`` for the parameters and the
-    /// algorithm.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O((k + limit) · log n) for k followed authors; independent of store size.
-    public func followedVideos(
-        viewer: Int64, limit: Int, before: VideoCursor? = nil, includeOwn: Bool = false
-    ) throws(FeedStoreError) -> [Video] {
-        try typedRead { reader throws(FeedStoreError) in
-            try reader.followedVideos(viewer: viewer, limit: limit, before: before, includeOwn: includeOwn)
-        }
-    }
-
-    /// The videos of one author, newest first, at most `limit`. See
-    /// ``FeedReader/videos(authorID:limit:before:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n + limit).
-    public func videos(authorID: Int64, limit: Int, before: VideoCursor? = nil) throws(FeedStoreError) -> [Video] {
-        try typedRead { reader throws(FeedStoreError) in
-            try reader.videos(authorID: authorID, limit: limit, before: before)
-        }
-    }
-
-    /// The most liked videos first, skipping some authors, at most `limit`. See
-    /// ``FeedReader/popularVideos(limit:excludingAuthors:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n + limit + skipped rows).
-    public func popularVideos(limit: Int, excludingAuthors: Set<Int64> = []) throws(FeedStoreError) -> [Video] {
-        try typedRead { reader throws(FeedStoreError) in
-            try reader.popularVideos(limit: limit, excludingAuthors: excludingAuthors)
-        }
-    }
-
-    /// The active ads by id and the ad epoch they were read at. See ``FeedReader/activeAds()``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n + a) for a active ads.
-    public func activeAds() throws(FeedStoreError) -> AdInventory {
-        try typedRead { reader throws(FeedStoreError) in try reader.activeAds() }
-    }
-
-    /// Every ad, active or not, ordered by id. See ``FeedReader/allAds()``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(a) for a ads.
-    public func allAds() throws(FeedStoreError) -> [Ad] {
-        try typedRead { reader throws(FeedStoreError) in try reader.allAds() }
-    }
-
-    /// The ad with this id (active or not), or `nil`. See ``FeedReader/ad(id:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n).
-    public func ad(id: Int64) throws(FeedStoreError) -> Ad? {
-        try typedRead { reader throws(FeedStoreError) in try reader.ad(id: id) }
-    }
-
-    /// The current ad epoch. See ``AdInventory/epoch``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(1).
-    public func adEpoch() throws(FeedStoreError) -> Int64 {
-        try typedRead { reader throws(FeedStoreError) in try reader.adEpoch() }
-    }
-
-    /// Up to `limit` users `viewer` may want to follow, best first. See
-    /// ``FeedReader/followSuggestions(for:limit:)`` for the ranking.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(h log h) for the h edges of `viewer`'s 2-hop neighbourhood.
-    public func followSuggestions(for viewer: Int64, limit: Int = 10) throws(FeedStoreError) -> [FollowSuggestion] {
-        try typedRead { reader throws(FeedStoreError) in try reader.followSuggestions(for: viewer, limit: limit) }
     }
 
     /// The snapshot `id` saved for `viewer`, or `nil`. See ``FeedReader/snapshot(id:viewer:)``.
@@ -357,7 +215,7 @@ public final class FeedStore: Sendable {
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(log n).
     public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
-        try typedRead { reader throws(FeedStoreError) in try reader.snapshot(id: id, viewer: viewer) }
+        try reading { reader throws(FeedStoreError) in try reader.snapshot(id: id, viewer: viewer) }
     }
 
     /// Row counts of every table. See ``FeedReader/counts()``.
@@ -365,7 +223,7 @@ public final class FeedStore: Sendable {
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(n); for start-up and operators.
     public func counts() throws(FeedStoreError) -> StoreCounts {
-        try typedRead { reader throws(FeedStoreError) in try reader.counts() }
+        try reading { reader throws(FeedStoreError) in try reader.counts() }
     }
 
     /// Whether the store holds no users, videos or ads (seed on first start only when `true`).
@@ -373,7 +231,7 @@ public final class FeedStore: Sendable {
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(1).
     public func isEmpty() throws(FeedStoreError) -> Bool {
-        try typedRead { reader throws(FeedStoreError) in try reader.isEmpty() }
+        try reading { reader throws(FeedStoreError) in try reader.isEmpty() }
     }
 
     // MARK: - Writing

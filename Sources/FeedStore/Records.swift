@@ -69,7 +69,7 @@ public struct User: Sendable, Hashable, Codable, Identifiable {
     }
 }
 
-extension User: FetchableRecord, PersistableRecord {
+extension User: FetchableRecord, TableRecord {
     /// The table name, `users`.
     public static let databaseTableName = "users"
 
@@ -84,19 +84,6 @@ extension User: FetchableRecord, PersistableRecord {
         followerCount = row[CodingKeys.followerCount.rawValue]
         followingCount = row[CodingKeys.followingCount.rawValue]
         createdAt = row[CodingKeys.createdAt.rawValue]
-    }
-
-    /// Encodes every column, for GRDB's `insert`/`update`/`save`.
-    ///
-    /// - Throws: never in practice; the signature is GRDB's.
-    public func encode(to container: inout PersistenceContainer) throws {
-        container[CodingKeys.id.rawValue] = id
-        container[CodingKeys.handle.rawValue] = handle
-        container[CodingKeys.displayName.rawValue] = displayName
-        container[CodingKeys.avatarURL.rawValue] = avatarURL
-        container[CodingKeys.followerCount.rawValue] = followerCount
-        container[CodingKeys.followingCount.rawValue] = followingCount
-        container[CodingKeys.createdAt.rawValue] = createdAt
     }
 }
 
@@ -144,7 +131,7 @@ public struct Video: Sendable, Hashable, Codable, Identifiable {
     /// ``updatedAt`` as a `Date`.
     public var updatedDate: Date { date(fromMilliseconds: updatedAt) }
     /// The position of this video in the "newest first" order, usable as a page cursor for
-    /// ``FeedStore/followedVideos(viewer:limit:before:includeOwn:)``.
+    /// ``FeedReader/followedVideos(viewer:limit:before:includeOwn:)``.
     public var feedCursor: VideoCursor { VideoCursor(createdAt: createdAt, id: id) }
 
     /// The snake_case column names, also used as `Codable` keys.
@@ -170,7 +157,7 @@ public struct Video: Sendable, Hashable, Codable, Identifiable {
     }
 }
 
-extension Video: FetchableRecord, PersistableRecord {
+extension Video: FetchableRecord, TableRecord {
     /// The table name, `videos`.
     public static let databaseTableName = "videos"
 
@@ -188,26 +175,11 @@ extension Video: FetchableRecord, PersistableRecord {
         createdAt = row[CodingKeys.createdAt.rawValue]
         updatedAt = row[CodingKeys.updatedAt.rawValue]
     }
-
-    /// Encodes every column, for GRDB's `insert`/`update`/`save`.
-    ///
-    /// - Throws: never in practice; the signature is GRDB's.
-    public func encode(to container: inout PersistenceContainer) throws {
-        container[CodingKeys.id.rawValue] = id
-        container[CodingKeys.authorID.rawValue] = authorID
-        container[CodingKeys.title.rawValue] = title
-        container[CodingKeys.thumbnailURL.rawValue] = thumbnailURL
-        container[CodingKeys.durationSeconds.rawValue] = durationSeconds
-        container[CodingKeys.likeCount.rawValue] = likeCount
-        container[CodingKeys.viewCount.rawValue] = viewCount
-        container[CodingKeys.createdAt.rawValue] = createdAt
-        container[CodingKeys.updatedAt.rawValue] = updatedAt
-    }
 }
 
 /// A position in the "newest first" video order (`created_at` descending, `id` descending).
 ///
-/// ``FeedStore/followedVideos(viewer:limit:before:includeOwn:)`` returns the videos strictly
+/// ``FeedReader/followedVideos(viewer:limit:before:includeOwn:)`` returns the videos strictly
 /// after this position, so passing the ``Video/feedCursor`` of the last video of a page gives the
 /// next page.
 public struct VideoCursor: Sendable, Hashable, Codable {
@@ -239,7 +211,7 @@ public struct Ad: Sendable, Hashable, Codable, Identifiable {
     public var targetURL: String
     /// Relative selection weight, 1…1000.
     public var weight: Int64
-    /// Whether the ad may be shown. Only active ads are returned by ``FeedStore/activeAds()``.
+    /// Whether the ad may be shown. Only active ads are returned by ``FeedReader/activeAds()``.
     public var active: Bool
     /// Time of creation or last update, Unix milliseconds.
     public var updatedAt: Int64
@@ -283,7 +255,7 @@ public struct Ad: Sendable, Hashable, Codable, Identifiable {
     }
 }
 
-extension Ad: FetchableRecord, PersistableRecord {
+extension Ad: FetchableRecord, TableRecord {
     /// The table name, `ads`.
     public static let databaseTableName = "ads"
 
@@ -299,20 +271,6 @@ extension Ad: FetchableRecord, PersistableRecord {
         weight = row[CodingKeys.weight.rawValue]
         active = row[CodingKeys.active.rawValue]
         updatedAt = row[CodingKeys.updatedAt.rawValue]
-    }
-
-    /// Encodes every column, for GRDB's `insert`/`update`/`save`.
-    ///
-    /// - Throws: never in practice; the signature is GRDB's.
-    public func encode(to container: inout PersistenceContainer) throws {
-        container[CodingKeys.id.rawValue] = id
-        container[CodingKeys.advertiser.rawValue] = advertiser
-        container[CodingKeys.title.rawValue] = title
-        container[CodingKeys.imageURL.rawValue] = imageURL
-        container[CodingKeys.targetURL.rawValue] = targetURL
-        container[CodingKeys.weight.rawValue] = weight
-        container[CodingKeys.active.rawValue] = active
-        container[CodingKeys.updatedAt.rawValue] = updatedAt
     }
 }
 
@@ -363,7 +321,7 @@ public struct Follow: Sendable, Hashable, Codable {
     }
 }
 
-extension Follow: FetchableRecord, PersistableRecord {
+extension Follow: FetchableRecord, TableRecord {
     /// The table name, `follows`.
     public static let databaseTableName = "follows"
 
@@ -375,18 +333,9 @@ extension Follow: FetchableRecord, PersistableRecord {
         followeeID = row[CodingKeys.followeeID.rawValue]
         createdAt = row[CodingKeys.createdAt.rawValue]
     }
-
-    /// Encodes every column, for GRDB's `insert`/`update`/`save`.
-    ///
-    /// - Throws: never in practice; the signature is GRDB's.
-    public func encode(to container: inout PersistenceContainer) throws {
-        container[CodingKeys.followerID.rawValue] = followerID
-        container[CodingKeys.followeeID.rawValue] = followeeID
-        container[CodingKeys.createdAt.rawValue] = createdAt
-    }
 }
 
-/// A user the viewer may want to follow, returned by ``FeedStore/followSuggestions(for:limit:)``.
+/// A user the viewer may want to follow, returned by ``FeedReader/followSuggestions(for:limit:)``.
 public struct FollowSuggestion: Sendable, Hashable, Codable {
     /// The suggested user.
     public var user: User
@@ -443,7 +392,7 @@ public struct StoredSnapshot: Sendable, Hashable, Codable {
     }
 }
 
-extension StoredSnapshot: FetchableRecord, PersistableRecord {
+extension StoredSnapshot: FetchableRecord, TableRecord {
     /// The table name, `snapshots`.
     public static let databaseTableName = "snapshots"
 
@@ -455,16 +404,6 @@ extension StoredSnapshot: FetchableRecord, PersistableRecord {
         viewerID = row[CodingKeys.viewerID.rawValue]
         createdAt = row[CodingKeys.createdAt.rawValue]
         structure = row[CodingKeys.structure.rawValue]
-    }
-
-    /// Encodes every column, for GRDB's `insert`/`update`/`save`.
-    ///
-    /// - Throws: never in practice; the signature is GRDB's.
-    public func encode(to container: inout PersistenceContainer) throws {
-        container[CodingKeys.id.rawValue] = id
-        container[CodingKeys.viewerID.rawValue] = viewerID
-        container[CodingKeys.createdAt.rawValue] = createdAt
-        container[CodingKeys.structure.rawValue] = structure
     }
 }
 

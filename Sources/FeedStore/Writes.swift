@@ -63,7 +63,7 @@ extension FeedStore {
             }
         }
         guard newDisplayName != nil || newAvatar != nil else {
-            guard let user = try user(id: id) else { throw .notFound(entity: .user, id: String(id)) }
+            guard let user = try reading({ reader throws(FeedStoreError) in try reader.user(id: id) }) else { throw .notFound(entity: .user, id: String(id)) }
             return user
         }
         return try write(change: { PendingChange(kind: .userUpdated, key: $0.id) }) { db in
@@ -169,7 +169,7 @@ extension FeedStore {
         let changesSomething = newTitle != nil || newThumbnail != nil || newDuration != nil
             || newLikes != nil || newViews != nil
         guard changesSomething else {
-            guard let video = try video(id: id) else { throw .notFound(entity: .video, id: String(id)) }
+            guard let video = try reading({ reader throws(FeedStoreError) in try reader.video(id: id) }) else { throw .notFound(entity: .video, id: String(id)) }
             return video
         }
         let updatedAt = now
@@ -308,7 +308,7 @@ extension FeedStore {
         let changesSomething = newAdvertiser != nil || newTitle != nil || newImage != nil
             || newTarget != nil || newWeight != nil || active != nil
         guard changesSomething else {
-            guard let ad = try ad(id: id) else { throw .notFound(entity: .ad, id: String(id)) }
+            guard let ad = try reading({ reader throws(FeedStoreError) in try reader.ad(id: id) }) else { throw .notFound(entity: .ad, id: String(id)) }
             return ad
         }
         let updatedAt = now

@@ -177,7 +177,7 @@ struct SnapshotExpiryTests {
         let first = try fixture.snapshot(viewer: 1)
         // A new video by someone viewer 1 follows makes the next feed a new snapshot, and keeping
         // one snapshot per viewer prunes the first.
-        let followee = try #require(try fixture.store.followees(of: 1).first)
+        let followee = try #require(try fixture.store.read { try $0.followees(of: 1) }.first)
         _ = try fixture.write("POST", "/v1/videos", #"{"author_id":\#(followee),"title":"new","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
         let second = try fixture.snapshot(viewer: 1)
         #expect(first != second)

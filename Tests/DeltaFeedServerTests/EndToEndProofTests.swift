@@ -82,7 +82,7 @@ private struct Proof {
         random = SplitMix64(seed: seed)
         // A viewer chosen by the seed among those following at least 8 people (a long feed of
         // followed videos before the popular ones), or DELTAFEED_PROOF_VIEWER.
-        let candidates = try (1...60).map(Int64.init).filter { try server.store.followees(of: $0).count >= 8 }
+        let candidates = try (1...60).map(Int64.init).filter { viewer in try server.store.read { try $0.followees(of: viewer) }.count >= 8 }
         let chosen = candidates.isEmpty ? 1 : candidates.randomElement(using: &random)!
         viewer = ProcessInfo.processInfo.environment["DELTAFEED_PROOF_VIEWER"].flatMap { Int64($0) } ?? chosen
         videos = Array(1...400)
@@ -228,7 +228,7 @@ private struct Proof {
     }
 
     mutating func performRandomWrite() throws -> Write {
-        let followees = try server.store.followees(of: viewer)
+        let followees = try server.store.read { try $0.followees(of: viewer) }
         let roll = Int.random(in: 0..<100, using: &random)
         switch roll {
         case 0..<14:  // a new video by someone the viewer follows: lands at the top of the grid
@@ -312,7 +312,7 @@ private struct Proof {
         case 93..<97:  // someone else follows or unfollows: suggestions and their counts move
             let follower = users.filter { $0 != viewer }.randomElement(using: &random)!
             let followee = (followees.isEmpty ? users : followees).filter { $0 != follower }.randomElement(using: &random)!
-            if try server.store.isFollowing(follower: follower, followee: followee) {
+            if try server.store.read { try $0.isFollowing(follower: follower, followee: followee) } {
                 try expectStatus(try server.request("DELETE", "/v1/users/\(follower)/follows/\(followee)"), [204], "DELETE follow")
                 return Write(kind: "other unfollows", description: "user \(follower) unfollows \(followee)")
             }

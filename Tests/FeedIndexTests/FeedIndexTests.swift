@@ -90,7 +90,7 @@ struct FeedIndexCatchUpTests {
         let store = try seededStore()
         let index = try FeedIndex(loadingFrom: store)
         let victim: Int64 = 1
-        let followers = try store.followers(of: victim)
+        let followers = try store.read { try $0.followers(of: victim) }
         #expect(!followers.isEmpty)
         try store.deleteUser(id: victim)
         #expect(try index.catchUp(from: store) == 1)
@@ -112,7 +112,7 @@ struct FeedIndexCatchUpTests {
         let index = try FeedIndex(loadingFrom: store)
         let other = try FeedStore(path: store.path)  // a second process on the same file
         let video = try other.createVideo(authorID: 2, title: "From elsewhere", thumbnailURL: "https://x.example/a.jpg", durationSeconds: 9)
-        if try !other.isFollowing(follower: 3, followee: 2) { try other.follow(follower: 3, followee: 2) }
+        if try !other.read({ try $0.isFollowing(follower: 3, followee: 2) }) { try other.follow(follower: 3, followee: 2) }
         #expect(index.read { $0.video(video.id) } == nil)
         try index.catchUp(from: store)
         #expect(index.read { $0.video(video.id)?.value } == video)

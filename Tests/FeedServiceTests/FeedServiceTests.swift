@@ -34,7 +34,7 @@ struct FeedCompositionTests {
         let before = try service.feed(viewer: 1, parameters: FeedParameters(limit: 60))
         let adSlots = before.sections.filter { $0.kind == .ad }.map(\.id)
         #expect(!adSlots.isEmpty)
-        let followee = try #require(try service.store.followees(of: 1).first)
+        let followee = try #require(try service.store.read { try $0.followees(of: 1) }.first)
         _ = try service.write { store throws(FeedStoreError) in
             try store.createVideo(authorID: followee, title: "fresh", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
         }

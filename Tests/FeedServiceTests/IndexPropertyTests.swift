@@ -48,7 +48,7 @@ struct IndexPropertyTests {
     private func expectServedEqualsOracle(
         service: FeedService, store: FeedStore, viewer: Int64, parameters: FeedParameters, step: Int
     ) throws {
-        let exists = try store.user(id: viewer) != nil
+        let exists = try store.reading { reader throws(FeedStoreError) in try reader.user(id: viewer) } != nil
         guard exists else {
             #expect(throws: FeedError.viewerNotFound(viewer)) { try service.feed(viewer: viewer, parameters: parameters) }
             return
@@ -94,7 +94,7 @@ struct RandomWriter {
         let users = try store.counts().users
         func someUser() throws(FeedStoreError) -> Int64 { Int64(random.next(below: UInt64(max(1, users + 8)))) + 1 }
         func someVideo() throws(FeedStoreError) -> Int64? {
-            try store.popularVideos(limit: 300).randomElement(using: &random)?.id
+            try store.reading { reader throws(FeedStoreError) in try reader.popularVideos(limit: 300) }.randomElement(using: &random)?.id
         }
         let kind = random.next(below: 100)
         do {
@@ -126,7 +126,7 @@ struct RandomWriter {
                 counts["follow", default: 0] += 1
             case 75..<85:
                 let follower = try someUser()
-                guard let followee = try store.followees(of: follower).randomElement(using: &random) else { return false }
+                guard let followee = try store.reading { reader throws(FeedStoreError) in try reader.followees(of: follower) }.randomElement(using: &random) else { return false }
                 try store.unfollow(follower: follower, followee: followee)
                 counts["unfollow", default: 0] += 1
             case 85..<89:
@@ -144,7 +144,7 @@ struct RandomWriter {
                     targetURL: "https://ads.example", weight: Int64(random.next(below: 100)) + 1)
                 counts["new ad", default: 0] += 1
             default:
-                guard let ad = try store.allAds().randomElement(using: &random) else { return false }
+                guard let ad = try store.reading { reader throws(FeedStoreError) in try reader.allAds() }.randomElement(using: &random) else { return false }
                 if random.next(below: 2) == 0 {
                     try store.updateAd(id: ad.id, active: !ad.active)
                 } else {

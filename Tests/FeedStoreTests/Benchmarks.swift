@@ -39,27 +39,29 @@ struct FeedStoreBenchmarks {
         let seedTime = try milliseconds { try store.seed(DemoSeed(users: users, videos: videos, ads: 40, seed: 42)) }
         let counts = try store.counts()
         let viewers = (1...200).map { Int64(1 + ($0 * 7919) % users) }
-        let followees = try viewers.map { try store.followees(of: $0).count }
+        let followees = try viewers.map { viewer in try store.read { try $0.followees(of: viewer) }.count }
         // The viewer following the most authors, to show the worst case of the merge.
-        let heaviest = try (1...Int64(users)).max { try store.user(id: $0)!.followingCount < store.user(id: $1)!.followingCount }!
+        let heaviest = try (1...Int64(users)).max { a, b in
+            try store.read { try $0.user(id: a) }!.followingCount < store.read { try $0.user(id: b) }!.followingCount
+        }!
 
-        _ = try store.followedVideos(viewer: viewers[0], limit: 50)  // warm the caches
-        let followed = try median(rounds: 200) { _ = try store.followedVideos(viewer: viewers[$0], limit: 50) }
-        let followedHeavy = try median(rounds: 50) { _ in _ = try store.followedVideos(viewer: heaviest, limit: 50) }
+        _ = try store.read { try $0.followedVideos(viewer: viewers[0], limit: 50) }  // warm the caches
+        let followed = try median(rounds: 200) { round in _ = try store.read { try $0.followedVideos(viewer: viewers[round], limit: 50) } }
+        let followedHeavy = try median(rounds: 50) { _ in _ = try store.read { try $0.followedVideos(viewer: heaviest, limit: 50) } }
         let followedPage2 = try median(rounds: 200) { round in
-            let first = try store.followedVideos(viewer: viewers[round], limit: 50)
+            let first = try store.read { try $0.followedVideos(viewer: viewers[round], limit: 50) }
             if let cursor = first.last?.feedCursor {
-                _ = try store.followedVideos(viewer: viewers[round], limit: 50, before: cursor)
+                _ = try store.read { try $0.followedVideos(viewer: viewers[round], limit: 50, before: cursor) }
             }
         }
-        let popular = try median(rounds: 200) { _ in _ = try store.popularVideos(limit: 50) }
+        let popular = try median(rounds: 200) { _ in _ = try store.read { try $0.popularVideos(limit: 50) } }
         let popularExcluding = try median(rounds: 200) { round in
-            let exclude = Set(try store.followees(of: viewers[round]))
-            _ = try store.popularVideos(limit: 50, excludingAuthors: exclude)
+            let exclude = Set(try store.read { try $0.followees(of: viewers[round]) })
+            _ = try store.read { try $0.popularVideos(limit: 50, excludingAuthors: exclude) }
         }
-        let suggestions = try median(rounds: 200) { _ = try store.followSuggestions(for: viewers[$0]) }
+        let suggestions = try median(rounds: 200) { round in _ = try store.read { try $0.followSuggestions(for: viewers[round]) } }
         let authors = try median(rounds: 200) { round in
-            _ = try store.users(ids: (0..<50).map { Int64(1 + (round * 50 + $0) % users) })
+            _ = try store.read { reader in try reader.users(ids: (0..<50).map { Int64(1 + (round * 50 + $0) % users) }) }
         }
         let snapshot = try median(rounds: 200) { round in
             try store.saveSnapshot(id: "snap\(round)", viewer: viewers[round % 10], structure: Data(count: 2048))
@@ -72,7 +74,7 @@ struct FeedStoreBenchmarks {
         print("""
             [bench] users=\(counts.users) videos=\(counts.videos) ads=\(counts.ads) follows=\(counts.follows) \
             mean followees=\(followees.reduce(0, +) / followees.count) heaviest viewer follows \
-            \(try store.user(id: heaviest)!.followingCount)
+            \(try store.read { try $0.user(id: heaviest) }!.followingCount)
             [bench]   seed                          \(String(format: "%9.1f", seedTime)) ms
             [bench]     of which row generation     \(String(format: "%9.1f", generationTime)) ms
             [bench]   followedVideos(limit 50)      \(String(format: "%9.3f", followed)) ms (median, 200 viewers)

@@ -33,10 +33,10 @@ struct ConcurrencyTests {
                         if video?.likeCount != version - baseVersion {
                             errors.append("inconsistent snapshot: version \(version), likes \(String(describing: video?.likeCount))")
                         }
-                        _ = try store.followedVideos(viewer: viewer, limit: 30)
-                        _ = try store.popularVideos(limit: 20, excludingAuthors: [viewer])
-                        _ = try store.followSuggestions(for: viewer)
-                        _ = try store.activeAds()
+                        _ = try store.read { try $0.followedVideos(viewer: viewer, limit: 30) }
+                        _ = try store.read { try $0.popularVideos(limit: 20, excludingAuthors: [viewer]) }
+                        _ = try store.read { try $0.followSuggestions(for: viewer) }
+                        _ = try store.read { try $0.activeAds() }
                         if store.changeVersion < version - 1 {
                             errors.append("cached version behind by more than one commit")
                         }
@@ -62,7 +62,7 @@ struct ConcurrencyTests {
 
         #expect(errors.messages.isEmpty, "\(errors.messages.prefix(5))")
         #expect(store.changeVersion == baseVersion + Int64(writes))
-        #expect(try store.video(id: watched.id)?.likeCount == Int64(writes))
+        #expect(try store.read { try $0.video(id: watched.id) }?.likeCount == Int64(writes))
     }
 }
 

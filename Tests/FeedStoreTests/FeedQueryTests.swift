@@ -24,42 +24,42 @@ struct FeedQueryTests {
         clock.advance(by: 1)
         let c2 = try makeVideo(store, author: c, title: "c2")   // t = 10004
 
-        #expect(try store.followedVideos(viewer: viewer, limit: 10).map(\.title) == ["c2", "b2", "c1", "b1"])
-        #expect(try store.followedVideos(viewer: viewer, limit: 2).map(\.id) == [c2.id, b2.id])
-        #expect(try store.followedVideos(viewer: viewer, limit: 0).isEmpty)
-        #expect(try store.followedVideos(viewer: viewer, limit: 10, includeOwn: true).map(\.title)
+        #expect(try store.read { try $0.followedVideos(viewer: viewer, limit: 10) }.map(\.title) == ["c2", "b2", "c1", "b1"])
+        #expect(try store.read { try $0.followedVideos(viewer: viewer, limit: 2) }.map(\.id) == [c2.id, b2.id])
+        #expect(try store.read { try $0.followedVideos(viewer: viewer, limit: 0) }.isEmpty)
+        #expect(try store.read { try $0.followedVideos(viewer: viewer, limit: 10, includeOwn: true) }.map(\.title)
             == ["c2", "own", "b2", "c1", "b1"])
-        #expect(try store.followedVideos(viewer: d, limit: 10).isEmpty, "follows nobody")
+        #expect(try store.read { try $0.followedVideos(viewer: d, limit: 10) }.isEmpty, "follows nobody")
 
-        #expect(try store.videos(authorID: c, limit: 10).map(\.id) == [c2.id, c1.id])
-        #expect(try store.videos(authorID: c, limit: 10, before: c2.feedCursor).map(\.id) == [c1.id])
-        #expect(try store.videos(authorID: 404, limit: 10).isEmpty)
+        #expect(try store.read { try $0.videos(authorID: c, limit: 10) }.map(\.id) == [c2.id, c1.id])
+        #expect(try store.read { try $0.videos(authorID: c, limit: 10, before: c2.feedCursor) }.map(\.id) == [c1.id])
+        #expect(try store.read { try $0.videos(authorID: 404, limit: 10) }.isEmpty)
 
-        let firstPage = try store.followedVideos(viewer: viewer, limit: 2)
-        let secondPage = try store.followedVideos(viewer: viewer, limit: 2, before: firstPage.last!.feedCursor)
+        let firstPage = try store.read { try $0.followedVideos(viewer: viewer, limit: 2) }
+        let secondPage = try store.read { try $0.followedVideos(viewer: viewer, limit: 2, before: firstPage.last!.feedCursor) }
         #expect(secondPage.map(\.id) == [c1.id, b1.id])
-        #expect(try store.followedVideos(viewer: viewer, limit: 2, before: secondPage.last!.feedCursor).isEmpty)
+        #expect(try store.read { try $0.followedVideos(viewer: viewer, limit: 2, before: secondPage.last!.feedCursor) }.isEmpty)
     }
 
     @Test("Followed videos match a brute-force computation on a seeded store, across limits and pages")
     func followedVideosMatchBruteForce() throws {
         let store = try makeStore()
         try store.seed(DemoSeed(users: 60, videos: 3000, ads: 0, seed: 7, followsPerUser: 1...20))
-        let all = try store.videos(ids: 1...3000)
+        let all = try store.read { try $0.videos(ids: 1...3000) }
         #expect(all.count == 3000)
         let newestFirst = all.values.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
         for viewer in Int64(1)...60 {
-            let followees = Set(try store.followees(of: viewer))
+            let followees = Set(try store.read { try $0.followees(of: viewer) })
             let expected = newestFirst.filter { followees.contains($0.authorID) }
             for limit in [1, 7, 50, 400] {
-                let got = try store.followedVideos(viewer: viewer, limit: limit)
+                let got = try store.read { try $0.followedVideos(viewer: viewer, limit: limit) }
                 #expect(got == Array(expected.prefix(limit)), "viewer \(viewer) limit \(limit)")
             }
             // Paging through everything yields the full list once.
             var paged: [Video] = []
             var cursor: VideoCursor?
             while true {
-                let page = try store.followedVideos(viewer: viewer, limit: 37, before: cursor)
+                let page = try store.read { try $0.followedVideos(viewer: viewer, limit: 37, before: cursor) }
                 if page.isEmpty { break }
                 paged += page
                 cursor = page.last!.feedCursor
@@ -72,15 +72,15 @@ struct FeedQueryTests {
     func hugeLimitsAreClamped() throws {
         let store = try makeStore()
         try store.seed(DemoSeed(users: 5, videos: 3000, ads: 0, seed: 11, followsPerUser: 4...4))
-        let followed = try store.followedVideos(viewer: 1, limit: Int.max)
+        let followed = try store.read { try $0.followedVideos(viewer: 1, limit: Int.max) }
         #expect(followed.count == FeedStore.maximumLimit)
-        let all = try store.videos(ids: 1...3000).values.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
-        let authors = Set(try store.followees(of: 1))
+        let all = try store.read { try $0.videos(ids: 1...3000) }.values.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+        let authors = Set(try store.read { try $0.followees(of: 1) })
         #expect(followed == Array(all.filter { authors.contains($0.authorID) }.prefix(FeedStore.maximumLimit)))
-        #expect(try store.popularVideos(limit: Int.max).count == FeedStore.maximumLimit)
-        #expect(try store.popularVideos(limit: Int.max, excludingAuthors: [1]).count == FeedStore.maximumLimit)
-        #expect(try store.followSuggestions(for: 1, limit: Int.max).count == 0, "user 1 follows everyone else")
-        #expect(try store.followers(of: 2, limit: Int.max).count <= 4)
+        #expect(try store.read { try $0.popularVideos(limit: Int.max) }.count == FeedStore.maximumLimit)
+        #expect(try store.read { try $0.popularVideos(limit: Int.max, excludingAuthors: [1]) }.count == FeedStore.maximumLimit)
+        #expect(try store.read { try $0.followSuggestions(for: 1, limit: Int.max) }.count == 0, "user 1 follows everyone else")
+        #expect(try store.read { try $0.followers(of: 2, limit: Int.max) }.count <= 4)
     }
 
     @Test("Popular videos come by like count descending, ties by id descending, skipping excluded authors")
@@ -91,11 +91,11 @@ struct FeedQueryTests {
         let v2 = try makeVideo(store, author: ids[1], likes: 50)
         let v3 = try makeVideo(store, author: ids[2], likes: 5)
         let v4 = try makeVideo(store, author: ids[1], likes: 7)
-        #expect(try store.popularVideos(limit: 10).map(\.id) == [v2.id, v4.id, v3.id, v1.id])
-        #expect(try store.popularVideos(limit: 2).map(\.id) == [v2.id, v4.id])
-        #expect(try store.popularVideos(limit: 10, excludingAuthors: [ids[1]]).map(\.id) == [v3.id, v1.id])
-        #expect(try store.popularVideos(limit: 1, excludingAuthors: [ids[1]]).map(\.id) == [v3.id])
-        #expect(try store.popularVideos(limit: 0).isEmpty)
+        #expect(try store.read { try $0.popularVideos(limit: 10) }.map(\.id) == [v2.id, v4.id, v3.id, v1.id])
+        #expect(try store.read { try $0.popularVideos(limit: 2) }.map(\.id) == [v2.id, v4.id])
+        #expect(try store.read { try $0.popularVideos(limit: 10, excludingAuthors: [ids[1]]) }.map(\.id) == [v3.id, v1.id])
+        #expect(try store.read { try $0.popularVideos(limit: 1, excludingAuthors: [ids[1]]) }.map(\.id) == [v3.id])
+        #expect(try store.read { try $0.popularVideos(limit: 0) }.isEmpty)
     }
 
     /// The hand-built graph of the suggestion tests (user n has handle un):
@@ -124,34 +124,34 @@ struct FeedQueryTests {
     @Test("Follow suggestions rank by mutual followees, then follower count, then id, then fill by popularity")
     func followSuggestionsExactOrder() throws {
         let store = try Self.suggestionGraph()
-        let suggestions = try store.followSuggestions(for: 1)
+        let suggestions = try store.read { try $0.followSuggestions(for: 1) }
         #expect(suggestions.map(\.user.id) == [5, 7, 6, 8, 11, 12, 9, 10])
         #expect(suggestions.map(\.mutualCount) == [3, 2, 2, 1, 0, 0, 0, 0])
         #expect(suggestions[0].user.handle == "u5")
         #expect(suggestions[0].user.followerCount == 3)
-        #expect(try store.followSuggestions(for: 1, limit: 6).map(\.user.id) == [5, 7, 6, 8, 11, 12])
-        #expect(try store.followSuggestions(for: 1, limit: 2).map(\.user.id) == [5, 7])
-        #expect(try store.followSuggestions(for: 1, limit: 0).isEmpty)
+        #expect(try store.read { try $0.followSuggestions(for: 1, limit: 6) }.map(\.user.id) == [5, 7, 6, 8, 11, 12])
+        #expect(try store.read { try $0.followSuggestions(for: 1, limit: 2) }.map(\.user.id) == [5, 7])
+        #expect(try store.read { try $0.followSuggestions(for: 1, limit: 0) }.isEmpty)
     }
 
     @Test("A viewer who follows nobody gets the most followed users, never themselves")
     func followSuggestionsForNewcomer() throws {
         let store = try Self.suggestionGraph()
         // Follower counts: 7:4, 5:3, 11:3, 2:2, 6:2, then 1, 3, 4, 8, 12 with 1 each.
-        let suggestions = try store.followSuggestions(for: 11, limit: 10)
+        let suggestions = try store.read { try $0.followSuggestions(for: 11, limit: 10) }
         #expect(suggestions.map(\.user.id) == [7, 5, 2, 6, 1, 3, 4, 8, 12, 9])
         #expect(suggestions.allSatisfy { $0.mutualCount == 0 })
-        #expect(try store.followSuggestions(for: 999, limit: 3).map(\.user.id) == [7, 5, 11])
+        #expect(try store.read { try $0.followSuggestions(for: 999, limit: 3) }.map(\.user.id) == [7, 5, 11])
     }
 
     @Test("Follow suggestions match a brute-force ranking on a seeded store")
     func followSuggestionsMatchBruteForce() throws {
         let store = try makeStore()
         try store.seed(DemoSeed(users: 150, videos: 0, ads: 0, seed: 3, followsPerUser: 2...12))
-        let users = try store.users(ids: 1...150)
+        let users = try store.read { try $0.users(ids: 1...150) }
         var followees: [Int64: Set<Int64>] = [:]
         for id in users.keys {
-            followees[id] = Set(try store.followees(of: id))
+            followees[id] = Set(try store.read { try $0.followees(of: id) })
         }
         for viewer in Int64(1)...150 {
             var mutual: [Int64: Int64] = [:]
@@ -168,7 +168,7 @@ struct FeedQueryTests {
                     return l > r
                 }
                 .prefix(10)
-            let got = try store.followSuggestions(for: viewer)
+            let got = try store.read { try $0.followSuggestions(for: viewer) }
             #expect(got.map(\.user.id) == ranked.map(\.id), "viewer \(viewer)")
             #expect(got.map(\.mutualCount) == ranked.map { mutual[$0.id] ?? 0 }, "viewer \(viewer)")
         }

@@ -20,7 +20,7 @@ struct SchemaTests {
         #expect(try store.isEmpty())
         #expect(try store.counts() == StoreCounts(users: 0, videos: 0, ads: 0, follows: 0, snapshots: 0))
         #expect(store.changeVersion == 0)
-        #expect(try store.adEpoch() == 0)
+        #expect(try store.read { try $0.adEpoch() } == 0)
     }
 
     @Test("The store runs in WAL journal mode")
@@ -43,7 +43,7 @@ struct SchemaTests {
         #expect(FileManager.default.fileExists(atPath: path))
         let reopened = try FeedStore(path: path)
         #expect(reopened.changeVersion == 2)
-        #expect(try reopened.user(handle: "alice")?.displayName == "Alice")
+        #expect(try reopened.read { try $0.user(handle: "alice") }?.displayName == "Alice")
         #expect(try reopened.appliedMigrations().count == 2)
     }
 

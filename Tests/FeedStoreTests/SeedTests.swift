@@ -13,7 +13,7 @@ struct SeedTests {
         try first.seed(demo)
         try second.seed(demo)
         #expect(try first.contentDigest() == second.contentDigest())
-        #expect(try first.followSuggestions(for: 1) == second.followSuggestions(for: 1))
+        #expect(try first.read { try $0.followSuggestions(for: 1) } == second.read { try $0.followSuggestions(for: 1) })
 
         let other = try makeStore()
         try other.seed(DemoSeed(users: 300, videos: 6000, ads: 40, seed: 43))
@@ -29,7 +29,7 @@ struct SeedTests {
         #expect(try store.counts() == counts)
         #expect(try !store.isEmpty())
         #expect(store.changeVersion == 1)
-        #expect(try store.adEpoch() == 1)
+        #expect(try store.read { try $0.adEpoch() } == 1)
 
         // Progress: increasing, ending exactly at the total.
         let total = 2000 + counts.follows + 50_000 + 40
@@ -38,7 +38,7 @@ struct SeedTests {
         #expect(reports.count > 50)
 
         // Follow graph: everyone follows 5…50 others, and the head is heavy.
-        let users = try store.users(ids: 1...2000)
+        let users = try store.read { try $0.users(ids: 1...2000) }
         #expect(users.values.allSatisfy { (5...50).contains($0.followingCount) })
         #expect(counts.follows == Int(users.values.reduce(0) { $0 + $1.followingCount }))
         let byFollowers = users.values.map(\.followerCount).sorted(by: >)
@@ -52,7 +52,7 @@ struct SeedTests {
         #expect(Set(users.values.map(\.handle)).count == 2000)
 
         // Videos: ids in time order, inside the last 30 days, valid fields, heavy-tailed likes.
-        let sample = try store.videos(ids: stride(from: 1, through: 50_000, by: 97))
+        let sample = try store.read { try $0.videos(ids: stride(from: 1, through: 50_000, by: 97)) }
         let thirtyDays: Int64 = 30 * 24 * 3600 * 1000
         for video in sample.values {
             #expect(video.createdAt < DemoSeed.defaultBaseTime && video.createdAt >= DemoSeed.defaultBaseTime - thirtyDays)
@@ -63,17 +63,17 @@ struct SeedTests {
         }
         let ordered = sample.values.sorted { $0.id < $1.id }
         #expect(zip(ordered, ordered.dropFirst()).allSatisfy { $0.createdAt <= $1.createdAt })
-        let top = try store.popularVideos(limit: 1)[0]
+        let top = try store.read { try $0.popularVideos(limit: 1) }[0]
         let likes = sample.values.map(\.likeCount).sorted()
         #expect(top.likeCount > 100 * max(1, likes[likes.count / 2]), "top \(top.likeCount), median \(likes[likes.count / 2])")
 
-        let ads = try store.activeAds().ads
+        let ads = try store.read { try $0.activeAds() }.ads
         #expect((20...40).contains(ads.count))
         #expect(ads.allSatisfy { (1...1000).contains($0.weight) && $0.imageURL.hasPrefix("https://cdn.deltafeed.example/ads/") })
 
         // Every viewer's feed and suggestions are non-empty.
-        #expect(try store.followedVideos(viewer: 1, limit: 20).count == 20)
-        #expect(try store.followSuggestions(for: 1).count == 10)
+        #expect(try store.read { try $0.followedVideos(viewer: 1, limit: 20) }.count == 20)
+        #expect(try store.read { try $0.followSuggestions(for: 1) }.count == 10)
     }
 
     @Test("Seeding a store that has content is a conflict and changes nothing")
@@ -132,19 +132,19 @@ struct SeedSchemaTests {
         #expect(reports.last! == (counts.users + counts.follows + counts.videos + counts.ads,
                                   counts.users + counts.follows + counts.videos + counts.ads))
 
-        let users = try store.users(ids: 1...120)
+        let users = try store.read { try $0.users(ids: 1...120) }
         for user in users.values {
-            #expect(user.followerCount == Int64(try store.followers(of: user.id).count), "user \(user.id)")
-            #expect(user.followingCount == Int64(try store.followees(of: user.id).count), "user \(user.id)")
+            #expect(user.followerCount == Int64(try store.read { try $0.followers(of: user.id) }.count), "user \(user.id)")
+            #expect(user.followingCount == Int64(try store.read { try $0.followees(of: user.id) }.count), "user \(user.id)")
         }
         // The triggers work again after the bulk load.
         let (a, b) = (Int64(1), Int64(2))
-        if try store.isFollowing(follower: a, followee: b) {
+        if try store.read { try $0.isFollowing(follower: a, followee: b) } {
             try store.unfollow(follower: a, followee: b)
-            #expect(try store.user(id: b)!.followerCount == users[b]!.followerCount - 1)
+            #expect(try store.read { try $0.user(id: b) }!.followerCount == users[b]!.followerCount - 1)
         } else {
             try store.follow(follower: a, followee: b)
-            #expect(try store.user(id: b)!.followerCount == users[b]!.followerCount + 1)
+            #expect(try store.read { try $0.user(id: b) }!.followerCount == users[b]!.followerCount + 1)
         }
         // The handle stays unique.
         #expect(throws: FeedStoreError.self) {

@@ -146,7 +146,7 @@ struct ValidationTests {
         #expect(throws: FeedStoreError.notFound(entity: .follow, id: "2->1")) {
             try store.unfollow(follower: ids[1], followee: ids[0])
         }
-        #expect(try store.user(id: ids[1])?.followerCount == 1)
+        #expect(try store.read { try $0.user(id: ids[1]) }?.followerCount == 1)
     }
 
     @Test("Updating or deleting a missing row is not found")

@@ -12,18 +12,18 @@ struct WriteTests {
         try store.follow(follower: ids[2], followee: ids[1])
         try store.follow(follower: ids[3], followee: ids[1])
         try store.follow(follower: ids[1], followee: ids[0])
-        var users = try store.users(ids: ids)
+        var users = try store.read { try $0.users(ids: ids) }
         #expect(users[ids[1]]?.followerCount == 3)
         #expect(users[ids[1]]?.followingCount == 1)
         #expect(users[ids[0]]?.followerCount == 1)
         #expect(users[ids[0]]?.followingCount == 1)
-        #expect(try store.followees(of: ids[0]) == [ids[1]])
-        #expect(try store.followers(of: ids[1]) == [ids[0], ids[2], ids[3]])
-        #expect(try store.isFollowing(follower: ids[2], followee: ids[1]))
-        #expect(try !store.isFollowing(follower: ids[1], followee: ids[2]))
+        #expect(try store.read { try $0.followees(of: ids[0]) } == [ids[1]])
+        #expect(try store.read { try $0.followers(of: ids[1]) } == [ids[0], ids[2], ids[3]])
+        #expect(try store.read { try $0.isFollowing(follower: ids[2], followee: ids[1]) })
+        #expect(try !store.read { try $0.isFollowing(follower: ids[1], followee: ids[2]) })
 
         try store.unfollow(follower: ids[2], followee: ids[1])
-        users = try store.users(ids: ids)
+        users = try store.read { try $0.users(ids: ids) }
         #expect(users[ids[1]]?.followerCount == 2)
         #expect(users[ids[2]]?.followingCount == 0)
         #expect(try store.counts().follows == 3)
@@ -39,7 +39,7 @@ struct WriteTests {
         try makeVideo(store, author: ids[1])
         try makeVideo(store, author: ids[0])
         try store.deleteUser(id: ids[1])
-        let users = try store.users(ids: ids)
+        let users = try store.read { try $0.users(ids: ids) }
         #expect(users[ids[1]] == nil)
         #expect(users[ids[0]]?.followingCount == 0)
         #expect(users[ids[2]]?.followerCount == 0)
@@ -63,7 +63,7 @@ struct WriteTests {
         #expect(updated.viewCount == video.viewCount)
         #expect(updated.createdAt == 1_000)
         #expect(updated.updatedAt == 1_500)
-        #expect(try store.video(id: video.id) == updated)
+        #expect(try store.read { try $0.video(id: video.id) } == updated)
 
         let version = store.changeVersion
         #expect(try store.updateVideo(id: video.id) == updated)
@@ -73,7 +73,7 @@ struct WriteTests {
         let counted = try store.addToVideoCounts(id: video.id, likes: 5, views: 100)
         #expect(counted.likeCount == 15 && counted.viewCount == 100 && counted.updatedAt == 1_501)
         try store.deleteVideo(id: video.id)
-        #expect(try store.video(id: video.id) == nil)
+        #expect(try store.read { try $0.video(id: video.id) } == nil)
     }
 
     @Test("Ids are never reused after a deletion")
@@ -96,7 +96,7 @@ struct WriteTests {
         #expect(removed.avatarURL == nil && removed.displayName == "Ann")
         let set = try store.updateUser(id: user.id, avatarURL: "https://a.example/2.jpg")
         #expect(set.avatarURL == "https://a.example/2.jpg")
-        #expect(try store.user(id: user.id) == set)
+        #expect(try store.read { try $0.user(id: user.id) } == set)
     }
 
     @Test("The change version increases on every write and never on a failed write")
@@ -154,23 +154,23 @@ struct WriteTests {
         let a1 = try store.createAd(advertiser: "A", title: "One", imageURL: u, targetURL: u, weight: 1)
         let a2 = try store.createAd(advertiser: "B", title: "Two", imageURL: u, targetURL: u, weight: 2, active: false)
         let a3 = try store.createAd(advertiser: "C", title: "Three", imageURL: u, targetURL: u, weight: 3)
-        var inventory = try store.activeAds()
+        var inventory = try store.read { try $0.activeAds() }
         #expect(inventory.ads.map(\.id) == [a1.id, a3.id])
         #expect(inventory.epoch == 3)
 
         let author = try store.createUser(handle: "a", displayName: "A").id
         try makeVideo(store, author: author)
-        #expect(try store.activeAds().epoch == 3, "content writes do not touch the ad epoch")
+        #expect(try store.read { try $0.activeAds() }.epoch == 3, "content writes do not touch the ad epoch")
 
         try store.updateAd(id: a2.id, active: true)
-        inventory = try store.activeAds()
+        inventory = try store.read { try $0.activeAds() }
         #expect(inventory.ads.map(\.id) == [a1.id, a2.id, a3.id])
         #expect(inventory.epoch == 4)
         try store.deleteAd(id: a1.id)
-        #expect(try store.activeAds().epoch == 5)
-        #expect(try store.activeAds().ads.map(\.id) == [a2.id, a3.id])
-        #expect(try store.ad(id: a1.id) == nil)
-        #expect(try store.allAds().map(\.id) == [a2.id, a3.id])
+        #expect(try store.read { try $0.activeAds() }.epoch == 5)
+        #expect(try store.read { try $0.activeAds() }.ads.map(\.id) == [a2.id, a3.id])
+        #expect(try store.read { try $0.ad(id: a1.id) } == nil)
+        #expect(try store.read { try $0.allAds() }.map(\.id) == [a2.id, a3.id])
     }
 
     @Test("Records encode to JSON with snake_case keys")
