@@ -27,12 +27,14 @@ extension FeedDocument {
         try checkStart(batch.header)
 
         // Sections.
-        let inserted = try payloads(batch.insertedSections, key: \.index, name: "inserted_sections", operation: "sections.inserts", expected: batch.sections.inserts)
+        let inserted = try payloads(
+            batch.insertedSections, key: \.index, name: "inserted_sections", operation: "sections.inserts", expected: batch.sections.inserts)
         var sectionLevel = try BatchLevel.apply(
             old: sections, deletes: batch.sections.deletes, reloads: batch.sections.reloads,
             moves: batch.sections.moves, inserts: batch.sections.inserts,
             level: .sections, payload: { inserted[$0]!.section })
-        let reloadedByOld = try payloads(batch.reloadedSections, key: \.oldIndex, name: "reloaded_sections", operation: "sections.reloads", expected: batch.sections.reloads)
+        let reloadedByOld = try payloads(
+            batch.reloadedSections, key: \.oldIndex, name: "reloaded_sections", operation: "sections.reloads", expected: batch.sections.reloads)
         for (oldIndex, reload) in reloadedByOld {
             let position = sectionLevel.newIndexOfOld[oldIndex]!
             guard reload.index == position else {
@@ -189,10 +191,11 @@ struct BatchLevel<Element> {
         for index in reloads { try claim(index, .reload, "reloads") }
         for move in moves { try claim(move.from, .move, "moves") }
 
-        let levelName = switch level {
-        case .sections: "sections"
-        case .items(let oldSection, _): "items of old section \(oldSection)"
-        }
+        let levelName =
+            switch level {
+            case .sections: "sections"
+            case .items(let oldSection, _): "items of old section \(oldSection)"
+            }
         let newCount = old.count - deletes.count + inserts.count
         guard newCount >= 0 else {
             throw .countMismatch("\(levelName): \(old.count) old − \(deletes.count) deletes + \(inserts.count) inserts is negative")

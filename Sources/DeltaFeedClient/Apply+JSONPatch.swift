@@ -213,7 +213,7 @@ extension JSONValue {
         }
         let digits = token.utf8
         guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              digits.count == 1 || digits.first != UInt8(ascii: "0"), let index = Int(token)
+            digits.count == 1 || digits.first != UInt8(ascii: "0"), let index = Int(token)
         else { throw PointerError("\"\(token)\" is not an array index") }
         guard index < count || (allowEnd && index == count) else {
             throw PointerError("index \(index) is out of range (\(count) elements)")

@@ -1,7 +1,7 @@
+import Foundation
 // JSONValue, the type of every item's data, lives in JSONBytes (shared with the server's body
 // parser); clients get it with `import DeltaFeedClient`.
 @_exported import JSONBytes
-import Foundation
 
 /// A reference client of a deltafeed server: it fetches one page of a viewer's feed, keeps it,
 /// and keeps it current with deltas, the way an app's list screen would.
@@ -132,9 +132,10 @@ public final class DeltaFeedClient {
         guard let document else { throw .noDocument }
         let items = [URLQueryItem(name: "format", value: format.rawValue)] + query.items
         let payload = body == .document ? document.json : document.structureJSON
-        let response = try send(FeedHTTPRequest(
-            method: "POST", url: url("feed/delta", items),
-            headers: ["Content-Type": "application/json"], body: payload.serialized()))
+        let response = try send(
+            FeedHTTPRequest(
+                method: "POST", url: url("feed/delta", items),
+                headers: ["Content-Type": "application/json"], body: payload.serialized()))
         return try handleDelta(response, to: document)
     }
 

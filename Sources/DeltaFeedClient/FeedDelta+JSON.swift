@@ -161,31 +161,35 @@ extension FeedDelta.Batch {
         insertedSections = []
         for (offset, value) in try object.array("inserted_sections").enumerated() {
             let entry = try JSONObjectReader(value, path: "inserted_sections[\(offset)]")
-            insertedSections.append(FeedDelta.InsertedSection(
-                index: try entry.index("index"),
-                section: try FeedDocument.Section(json: try entry.required("section"), path: entry.memberPath("section"))))
+            insertedSections.append(
+                FeedDelta.InsertedSection(
+                    index: try entry.index("index"),
+                    section: try FeedDocument.Section(json: try entry.required("section"), path: entry.memberPath("section"))))
         }
         reloadedSections = []
         for (offset, value) in try object.array("reloaded_sections").enumerated() {
             let entry = try JSONObjectReader(value, path: "reloaded_sections[\(offset)]")
-            reloadedSections.append(FeedDelta.ReloadedSection(
-                oldIndex: try entry.index("old_index"), index: try entry.index("index"),
-                section: try FeedDocument.Section(json: try entry.required("section"), path: entry.memberPath("section"))))
+            reloadedSections.append(
+                FeedDelta.ReloadedSection(
+                    oldIndex: try entry.index("old_index"), index: try entry.index("index"),
+                    section: try FeedDocument.Section(json: try entry.required("section"), path: entry.memberPath("section"))))
         }
         insertedItems = []
         for (offset, value) in try object.array("inserted_items").enumerated() {
             let entry = try JSONObjectReader(value, path: "inserted_items[\(offset)]")
-            insertedItems.append(FeedDelta.InsertedItem(
-                path: try decodePath(try entry.required("path"), path: entry.memberPath("path")),
-                item: try FeedDocument.Item(json: try entry.required("item"), path: entry.memberPath("item"))))
+            insertedItems.append(
+                FeedDelta.InsertedItem(
+                    path: try decodePath(try entry.required("path"), path: entry.memberPath("path")),
+                    item: try FeedDocument.Item(json: try entry.required("item"), path: entry.memberPath("item"))))
         }
         reloadedItems = []
         for (offset, value) in try object.array("reloaded_items").enumerated() {
             let entry = try JSONObjectReader(value, path: "reloaded_items[\(offset)]")
-            reloadedItems.append(FeedDelta.ReloadedItem(
-                oldPath: try decodePath(try entry.required("old_path"), path: entry.memberPath("old_path")),
-                path: try decodePath(try entry.required("path"), path: entry.memberPath("path")),
-                item: try FeedDocument.Item(json: try entry.required("item"), path: entry.memberPath("item"))))
+            reloadedItems.append(
+                FeedDelta.ReloadedItem(
+                    oldPath: try decodePath(try entry.required("old_path"), path: entry.memberPath("old_path")),
+                    path: try decodePath(try entry.required("path"), path: entry.memberPath("path")),
+                    item: try FeedDocument.Item(json: try entry.required("item"), path: entry.memberPath("item"))))
         }
     }
 
@@ -203,16 +207,19 @@ extension FeedDelta.Batch {
             "moves": .array(items.moves.map { .array([$0.from.json, $0.to.json]) }),
             "reloads": .array(items.reloads.map(\.json)),
         ])
-        members["inserted_sections"] = .array(insertedSections.map {
-            .object(["index": .int(Int64($0.index)), "section": $0.section.json])
-        })
-        members["reloaded_sections"] = .array(reloadedSections.map {
-            .object(["old_index": .int(Int64($0.oldIndex)), "index": .int(Int64($0.index)), "section": $0.section.json])
-        })
+        members["inserted_sections"] = .array(
+            insertedSections.map {
+                .object(["index": .int(Int64($0.index)), "section": $0.section.json])
+            })
+        members["reloaded_sections"] = .array(
+            reloadedSections.map {
+                .object(["old_index": .int(Int64($0.oldIndex)), "index": .int(Int64($0.index)), "section": $0.section.json])
+            })
         members["inserted_items"] = .array(insertedItems.map { .object(["path": $0.path.json, "item": $0.item.json]) })
-        members["reloaded_items"] = .array(reloadedItems.map {
-            .object(["old_path": $0.oldPath.json, "path": $0.path.json, "item": $0.item.json])
-        })
+        members["reloaded_items"] = .array(
+            reloadedItems.map {
+                .object(["old_path": $0.oldPath.json, "path": $0.path.json, "item": $0.item.json])
+            })
     }
 }
 
@@ -290,11 +297,15 @@ extension FeedDelta.Operation {
         case .removeItems(let section, let index, let count):
             return .object(["op": "remove", "target": "items", "section": int(section), "index": int(index), "count": int(count)])
         case .insertItems(let section, let index, let count, let items):
-            return .object(["op": "insert", "target": "items", "section": int(section), "index": int(index), "count": int(count), "items": .array(items.map(\.json))])
+            return .object([
+                "op": "insert", "target": "items", "section": int(section), "index": int(index), "count": int(count), "items": .array(items.map(\.json)),
+            ])
         case .moveItem(let section, let from, let to):
             return .object(["op": "move", "target": "items", "section": int(section), "from": int(from), "to": int(to)])
         case .changeItems(let section, let index, let count, let items):
-            return .object(["op": "change", "target": "items", "section": int(section), "index": int(index), "count": int(count), "items": .array(items.map(\.json))])
+            return .object([
+                "op": "change", "target": "items", "section": int(section), "index": int(index), "count": int(count), "items": .array(items.map(\.json)),
+            ])
         }
     }
 }

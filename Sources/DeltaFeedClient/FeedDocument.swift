@@ -214,14 +214,15 @@ extension FeedDocument {
         .object([
             "snapshot": .string(snapshot),
             "viewer": .int(viewer),
-            "sections": .array(sections.map { section in
-                .object([
-                    "id": .string(section.id),
-                    "kind": .string(section.kind),
-                    "version": .string(section.version),
-                    "items": .array(section.items.map { .object(["id": .string($0.id), "version": .string($0.version)]) }),
-                ])
-            }),
+            "sections": .array(
+                sections.map { section in
+                    .object([
+                        "id": .string(section.id),
+                        "kind": .string(section.kind),
+                        "version": .string(section.version),
+                        "items": .array(section.items.map { .object(["id": .string($0.id), "version": .string($0.version)]) }),
+                    ])
+                }),
         ])
     }
 

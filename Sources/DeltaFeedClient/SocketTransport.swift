@@ -46,7 +46,7 @@ public struct SocketTransport: FeedHTTPTransport {
             FeedHTTPTransportError(reason: "\(request.method) \(request.url): \(reason)")
         }
         guard let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false),
-              components.scheme?.lowercased() == "http", let host = components.host, !host.isEmpty
+            components.scheme?.lowercased() == "http", let host = components.host, !host.isEmpty
         else { throw failure("SocketTransport speaks plain http:// only") }
         let port = components.port ?? 80
         var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
@@ -170,7 +170,9 @@ private struct Socket {
                 if errno == EINTR { continue }
                 // A server that sent a complete response may reset instead of closing cleanly.
                 if errno == ECONNRESET, HTTPResponseParser.isComplete(received) { return .success(received) }
-                return .failure(SocketError(reason: errno == EAGAIN || errno == EWOULDBLOCK ? "no response within the timeout" : "recv: \(String(cString: strerror(errno)))"))
+                return .failure(
+                    SocketError(
+                        reason: errno == EAGAIN || errno == EWOULDBLOCK ? "no response within the timeout" : "recv: \(String(cString: strerror(errno)))"))
             }
             received.append(contentsOf: chunk[0..<count])
             guard received.count <= limit else { return .failure(SocketError(reason: "response larger than \(limit) bytes")) }

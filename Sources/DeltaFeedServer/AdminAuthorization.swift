@@ -72,7 +72,8 @@ enum BearerCredential {
         let scheme = Array("bearer".utf8)
         let space = UInt8(ascii: " ")
         guard bytes.count > scheme.count, bytes[scheme.count] == space,
-              zip(bytes, scheme).allSatisfy({ lowercasedASCII($0) == $1 }) else {
+            zip(bytes, scheme).allSatisfy({ lowercasedASCII($0) == $1 })
+        else {
             throw unauthorized("Authorization must use the Bearer scheme: Bearer <\(credential)>.")
         }
         let presented = bytes[scheme.count...].drop(while: { $0 == space })

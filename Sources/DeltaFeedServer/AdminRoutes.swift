@@ -68,7 +68,8 @@ struct AdminRoutes {
             let body = try JSONObjectBody(request.body, allowed: videoFields)
             let (authorID, title, thumbnailURL, duration) = (
                 try body.requiredInt("author_id"), try body.requiredString("title"),
-                try body.requiredString("thumbnail_url"), try body.requiredInt("duration_seconds"))
+                try body.requiredString("thumbnail_url"), try body.requiredInt("duration_seconds")
+            )
             let (likes, views) = (try body.int("like_count") ?? 0, try body.int("view_count") ?? 0)
             return committing(AdminRoutes.created) { store throws(FeedStoreError) in
                 try store.createVideo(
@@ -104,7 +105,8 @@ struct AdminRoutes {
             let body = try JSONObjectBody(request.body, allowed: adFields)
             let (advertiser, title, imageURL, targetURL) = (
                 try body.requiredString("advertiser"), try body.requiredString("title"),
-                try body.requiredString("image_url"), try body.requiredString("target_url"))
+                try body.requiredString("image_url"), try body.requiredString("target_url")
+            )
             let (weight, active) = (try body.int("weight") ?? 100, try body.bool("active") ?? true)
             return committing(AdminRoutes.created) { store throws(FeedStoreError) in
                 try store.createAd(
@@ -116,7 +118,8 @@ struct AdminRoutes {
             let body = try JSONObjectBody(request.body, allowed: adFields)
             let id = try request.id("id")
             let (advertiser, title, imageURL, targetURL) = (
-                try body.string("advertiser"), try body.string("title"), try body.string("image_url"), try body.string("target_url"))
+                try body.string("advertiser"), try body.string("title"), try body.string("image_url"), try body.string("target_url")
+            )
             let (weight, active) = (try body.int("weight"), try body.bool("active"))
             return committing(AdminRoutes.ok) { store throws(FeedStoreError) in
                 try store.updateAd(

@@ -90,8 +90,9 @@ struct FeedRoutes {
         shapes.reserveCapacity(sections.count)
         for (sectionIndex, section) in sections.enumerated() {
             guard case .object(let members) = section,
-                  case .string(let id)? = members["id"], case .string(let kind)? = members["kind"],
-                  case .array(let items)? = members["items"] else {
+                case .string(let id)? = members["id"], case .string(let kind)? = members["kind"],
+                case .array(let items)? = members["items"]
+            else {
                 throw invalid("sections[\(sectionIndex)]: needs string id, string kind and an items array.")
             }
             guard items.count <= maxPostedItems else {
@@ -100,7 +101,8 @@ struct FeedRoutes {
             var itemShapes: [SnapshotStructure.Item] = []
             for (itemIndex, item) in items.enumerated() {
                 guard case .object(let itemMembers) = item,
-                      case .string(let itemID)? = itemMembers["id"], case .string(let version)? = itemMembers["version"] else {
+                    case .string(let itemID)? = itemMembers["id"], case .string(let version)? = itemMembers["version"]
+                else {
                     throw invalid("sections[\(sectionIndex)].items[\(itemIndex)]: needs string id and string version.")
                 }
                 itemShapes.append(SnapshotStructure.Item(id: itemID, version: version))

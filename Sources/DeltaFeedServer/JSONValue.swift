@@ -34,7 +34,8 @@ struct JSONObjectBody {
             throw HTTPError(status: 400, code: "invalid_json", message: "The request body must be a JSON object.")
         }
         if let unknown = members.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw HTTPError(status: 422, code: "unknown_field", message: "\(unknown): not a field of this resource; allowed: \(allowed.sorted().joined(separator: ", ")).")
+            throw HTTPError(
+                status: 422, code: "unknown_field", message: "\(unknown): not a field of this resource; allowed: \(allowed.sorted().joined(separator: ", ")).")
         }
         self.members = members
     }
@@ -72,7 +73,8 @@ struct JSONObjectBody {
         case let number? where number.typeName == "number":
             if let value = number.int64Value { return value }
             let written = number.serialized().prefix(40)
-            let message = number.isIntegral
+            let message =
+                number.isIntegral
                 ? "\(name): must be an integer from \(Int64.min) to \(Int64.max), not \(String(decoding: written, as: UTF8.self))."
                 : "\(name): must be an integer, not \(String(decoding: written, as: UTF8.self)) (it has a fractional part)."
             throw HTTPError(status: 422, code: "invalid_field", message: message)

@@ -16,7 +16,9 @@ extension HTTPRequest {
     func intQuery(_ name: String, in range: ClosedRange<Int>, default fallback: Int?) throws -> Int? {
         guard let raw = query[name] else { return fallback }
         guard let value = Int(raw), range.contains(value) else {
-            throw HTTPError(status: 400, code: "invalid_parameter", message: "\(name) must be an integer in \(range.lowerBound)…\(range.upperBound), not \"\(raw.prefix(40))\".")
+            throw HTTPError(
+                status: 400, code: "invalid_parameter",
+                message: "\(name) must be an integer in \(range.lowerBound)…\(range.upperBound), not \"\(raw.prefix(40))\".")
         }
         return value
     }

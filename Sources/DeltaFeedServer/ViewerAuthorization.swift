@@ -45,8 +45,9 @@ public struct ViewerTokens: Sendable {
 
     /// A token for `viewer` that expires at `expiry`.
     public func token(viewer: Int64, expiresAt expiry: Date, issuedAt: Date = Date()) async throws -> String {
-        try await keys.sign(ViewerClaims(
-            sub: SubjectClaim(value: String(viewer)), exp: ExpirationClaim(value: expiry), iat: IssuedAtClaim(value: issuedAt)))
+        try await keys.sign(
+            ViewerClaims(
+                sub: SubjectClaim(value: String(viewer)), exp: ExpirationClaim(value: expiry), iat: IssuedAtClaim(value: issuedAt)))
     }
 
     /// The viewer a token was issued for.

@@ -61,7 +61,8 @@ public final class HTTPServer: Sendable {
                 // The first listener fixes the port; the others join it through SO_REUSEPORT.
                 let listener = try makeListeningSocket(host: configuration.host, port: port, backlog: configuration.backlog)
                 port = listener.port
-                workers.append(try Worker(index: index, listenerFD: listener.fd, router: router, configuration: configuration, limits: limits, processNonce: nonce))
+                workers.append(
+                    try Worker(index: index, listenerFD: listener.fd, router: router, configuration: configuration, limits: limits, processNonce: nonce))
             }
         } catch {
             // Nothing runs yet: close the listeners and loops already made, then report.
@@ -110,11 +111,13 @@ final class WorkerThread: Sendable {
     init(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
-            body.run()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+                body.run()
+                return nil
+            }, box)
         precondition(result == 0, "pthread_create failed: \(result)")
         handle = thread
     }

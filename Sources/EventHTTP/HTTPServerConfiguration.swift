@@ -1,5 +1,5 @@
-import Logging
 import CoreMetrics
+import Logging
 
 /// How an ``HTTPServer`` listens and what it tolerates.
 public struct HTTPServerConfiguration: Sendable {

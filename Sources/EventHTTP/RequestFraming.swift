@@ -159,18 +159,19 @@ func checkFraming(_ headers: HTTPHeaders, findings: RequestHeadScanner.Findings,
 
 /// RFC 9110 token: one or more of `!#$%&'*+-.^_`|~`, digits and letters.
 func isToken(_ text: String) -> Bool {
-    !text.utf8.isEmpty && text.utf8.allSatisfy { byte in
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            true
-        default:
-            false
+    !text.utf8.isEmpty
+        && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+                UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+                UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                true
+            default:
+                false
+            }
         }
-    }
 }
 
 /// A header name for an error message: quoted, control characters escaped, at most 40 bytes.

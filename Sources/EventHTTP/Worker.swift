@@ -110,7 +110,8 @@ final class Worker: @unchecked Sendable {
         // Every method evhttp knows reaches the router, and so do the ones it does not know
         // (EVHTTP_REQ_UNKNOWN_, 1 << 15, in 2.1): QUERY gets 405 with Allow like any method a
         // path lacks, instead of libevent's 501 HTML page.
-        let methods = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue
+        let methods =
+            EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue
             | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue
             | EVHTTP_REQ_PATCH.rawValue | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue
             | unknownMethodCommand
@@ -218,10 +219,13 @@ final class Worker: @unchecked Sendable {
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let request = cle_connection_current_request(evcon),
-              let previous = cle_request_hook(request, workerRequestArrived, context, workerHeadersParsed) else {
+            let previous = cle_request_hook(request, workerRequestArrived, context, workerHeadersParsed)
+        else {
             if !headerHookUnavailableLogged {
                 headerHookUnavailableLogged = true
-                logger.warning("libevent \(String(cString: event_get_version())) does not have the layout EventHTTP reads: framing checks and body reservations run only after bodies are read, and libevent answers its own refusals with HTML")
+                logger.warning(
+                    "libevent \(String(cString: event_get_version())) does not have the layout EventHTTP reads: framing checks and body reservations run only after bodies are read, and libevent answers its own refusals with HTML"
+                )
             }
             return
         }
@@ -509,7 +513,8 @@ final class Worker: @unchecked Sendable {
                 response = HTTPError(status: 501, code: "not_implemented", message: "CONNECT is not supported: this server is not a proxy.").response
             } else {
                 let allowed = router.allowedMethods(path: path)
-                response = allowed.isEmpty
+                response =
+                    allowed.isEmpty
                     ? HTTPError.notFound("No route for \(path).").response
                     : HTTPError.methodNotAllowed(methodName, allowed: allowed).response
             }
@@ -526,7 +531,8 @@ final class Worker: @unchecked Sendable {
             return .malformedRequest("The chunked body is malformed or larger than \(configuration.maxBodySize) bytes.")
         }
         if findings.overlong || headBytes > configuration.maxHeadersSize {
-            return HTTPError(status: 431, code: "headers_too_large", message: "The request line and headers are larger than \(configuration.maxHeadersSize) bytes.")
+            return HTTPError(
+                status: 431, code: "headers_too_large", message: "The request line and headers are larger than \(configuration.maxHeadersSize) bytes.")
         }
         // Some 2.1.12 builds refuse ambiguous framing (Transfer-Encoding with Content-Length)
         // before the header callback: say which rule the headers broke when they are all there.

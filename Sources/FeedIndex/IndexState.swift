@@ -34,9 +34,10 @@ struct IndexState {
         }
         followerRank.insert(FollowerRankKey(user))
         users[user.id] = Revised(value: user, revision: revision)
-        let profileChanged = before.map {
-            $0.value.handle != user.handle || $0.value.displayName != user.displayName || $0.value.avatarURL != user.avatarURL
-        } ?? true
+        let profileChanged =
+            before.map {
+                $0.value.handle != user.handle || $0.value.displayName != user.displayName || $0.value.avatarURL != user.avatarURL
+            } ?? true
         return .user(
             id: user.id, before: before.map { FollowerRankKey($0.value) }, after: FollowerRankKey(user),
             profileChanged: profileChanged)

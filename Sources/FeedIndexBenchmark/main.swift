@@ -14,8 +14,8 @@ import Foundation
 
 func residentMiB() -> Double {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let kib = Double(line.split(separator: " ").dropFirst().first ?? "")
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kib = Double(line.split(separator: " ").dropFirst().first ?? "")
     else { return 0 }
     return kib / 1024
 }
@@ -42,7 +42,9 @@ let loadStart = clock.now
 let index = try FeedIndex(loadingFrom: store)
 let loadTime = loadStart.duration(to: clock.now)
 let counts = index.counts
-print("index: \(counts.users) users, \(counts.videos) videos, \(counts.follows) follows; loaded in \(loadTime); RSS \(String(format: "%.0f", rssBefore)) → \(String(format: "%.0f", residentMiB())) MiB")
+print(
+    "index: \(counts.users) users, \(counts.videos) videos, \(counts.follows) follows; loaded in \(loadTime); RSS \(String(format: "%.0f", rssBefore)) → \(String(format: "%.0f", residentMiB())) MiB"
+)
 
 let service = try FeedService(store: store, index: index, options: FeedService.Options(pageCacheBytes: 0))
 let viewers = min(2_000, counts.users)

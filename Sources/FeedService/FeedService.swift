@@ -76,8 +76,10 @@ public final class FeedService: Sendable {
         pages = Mutex(ByteBoundedCache(budget: options.pageCacheBytes))
         deltas = Mutex(ByteBoundedCache(budget: options.deltaCacheBytes))
         let retention = store.options.snapshotRetention
-        book = Mutex(SnapshotBook(retention: SnapshotBook.Retention(
-            perViewer: retention.maxPerViewer, maxAge: retention.maxAgeMilliseconds, byteBudget: options.snapshotBytes)))
+        book = Mutex(
+            SnapshotBook(
+                retention: SnapshotBook.Retention(
+                    perViewer: retention.maxPerViewer, maxAge: retention.maxAgeMilliseconds, byteBudget: options.snapshotBytes)))
     }
 
     private var now: Int64 { store.options.clock() }
@@ -293,7 +295,7 @@ public final class FeedService: Sendable {
         }
         let now = self.now
         guard let stored, let structure = try? SnapshotStructure.decode(stored.structure), structure.viewer == viewer,
-              book.withLock({ $0.isFresh(servedAt: stored.createdAt, now: now) })
+            book.withLock({ $0.isFresh(servedAt: stored.createdAt, now: now) })
         else { throw .snapshotUnknown(since) }
         book.withLock { $0.adopt(structure, id: since, servedAt: stored.createdAt) }
         return try delta(from: structure, oldID: since, format: format)
@@ -342,8 +344,9 @@ public final class FeedService: Sendable {
             var upserts: [StoredSnapshot] = []
             upserts.reserveCapacity(pending.upserts.count)
             for (key, value) in pending.upserts {
-                upserts.append(StoredSnapshot(
-                    id: key.id, viewerID: key.viewer, createdAt: value.servedAt, structure: value.structure.encoded()))
+                upserts.append(
+                    StoredSnapshot(
+                        id: key.id, viewerID: key.viewer, createdAt: value.servedAt, structure: value.structure.encoded()))
             }
             do throws(FeedStoreError) {
                 try store.persistSnapshots(

@@ -52,9 +52,11 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     }
 
     init(viewer: Int64, parameters: FeedParameters, page: [FeedSection]) {
-        self.init(viewer: viewer, parameters: parameters, sections: page.map { section in
-            Section(id: section.id, kind: section.kind.rawValue, items: section.items.map { Item(id: $0.id, version: $0.versionText) })
-        })
+        self.init(
+            viewer: viewer, parameters: parameters,
+            sections: page.map { section in
+                Section(id: section.id, kind: section.kind.rawValue, items: section.items.map { Item(id: $0.id, version: $0.versionText) })
+            })
     }
 
     /// The snapshot id: 32 hex digits hashing the viewer, the parameters and every section and
@@ -110,7 +112,8 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
             return text
         }
         guard case .object(let root) = value, case .object(let parameters)? = root["parameters"],
-              case .array(let sections)? = root["sections"] else { throw Malformed() }
+            case .array(let sections)? = root["sections"]
+        else { throw Malformed() }
         var width: Int?
         if let stored = parameters["width"], stored != .null { width = try int(stored) }
         guard case .bool(let stackAds)? = parameters["stack_ads"] else { throw Malformed() }

@@ -74,7 +74,8 @@ final class ItemCache: Sendable {
     }
 
     func suggestion(_ suggestion: Suggestion) -> FeedItem {
-        cached(.suggestion(user: suggestion.user.value.id, mutuals: suggestion.mutualCount), stamp: Stamp(revision: suggestion.user.revision, otherRevision: 0)) {
+        cached(.suggestion(user: suggestion.user.value.id, mutuals: suggestion.mutualCount), stamp: Stamp(revision: suggestion.user.revision, otherRevision: 0))
+        {
             ItemRenderer.suggestion(suggestion.user.value, mutualCount: suggestion.mutualCount)
         }
     }

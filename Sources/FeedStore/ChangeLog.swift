@@ -110,9 +110,11 @@ extension FeedStore {
     @discardableResult
     public func pruneChangeLog(keeping keep: Int64) throws(FeedStoreError) -> Int {
         try writeWithoutVersion { db in
-            try db.cachedStatement(sql: """
-                DELETE FROM change_log WHERE seq <= (SELECT change_version FROM store_meta WHERE id = 1) - ?1
-                """).execute(arguments: [max(0, keep)])
+            try db.cachedStatement(
+                sql: """
+                    DELETE FROM change_log WHERE seq <= (SELECT change_version FROM store_meta WHERE id = 1) - ?1
+                    """
+            ).execute(arguments: [max(0, keep)])
             return db.changesCount
         }
     }

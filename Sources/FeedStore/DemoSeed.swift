@@ -130,10 +130,11 @@ extension FeedStore {
             // through 50,000 random inserts. Unique constraints stay in force throughout.
             let deferredSchema = try Self.dropBulkLoadSchema(db)
 
-            let insertUser = try db.cachedStatement(sql: """
-                INSERT INTO users (id, handle, display_name, avatar_url, follower_count, following_count, created_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                """)
+            let insertUser = try db.cachedStatement(
+                sql: """
+                    INSERT INTO users (id, handle, display_name, avatar_url, follower_count, following_count, created_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    """)
             for user in users {
                 insertUser.setUncheckedArguments([
                     user.id, user.handle, user.displayName, user.avatarURL, user.followerCount,
@@ -143,20 +144,22 @@ extension FeedStore {
                 advance()
             }
 
-            let insertFollow = try db.cachedStatement(sql: """
-                INSERT INTO follows (follower_id, followee_id, created_at) VALUES (?1, ?2, ?3)
-                """)
+            let insertFollow = try db.cachedStatement(
+                sql: """
+                    INSERT INTO follows (follower_id, followee_id, created_at) VALUES (?1, ?2, ?3)
+                    """)
             for follow in follows {
                 insertFollow.setUncheckedArguments([follow.followerID, follow.followeeID, follow.createdAt])
                 try insertFollow.execute()
                 advance()
             }
 
-            let insertVideo = try db.cachedStatement(sql: """
-                INSERT INTO videos (id, author_id, title, thumbnail_url, duration_seconds, like_count,
-                                    view_count, created_at, updated_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                """)
+            let insertVideo = try db.cachedStatement(
+                sql: """
+                    INSERT INTO videos (id, author_id, title, thumbnail_url, duration_seconds, like_count,
+                                        view_count, created_at, updated_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                    """)
             try generator.forEachVideo { video in
                 insertVideo.setUncheckedArguments([
                     video.id, video.authorID, video.title, video.thumbnailURL, video.durationSeconds,
@@ -166,10 +169,11 @@ extension FeedStore {
                 advance()
             }
 
-            let insertAd = try db.cachedStatement(sql: """
-                INSERT INTO ads (id, advertiser, title, image_url, target_url, weight, active, updated_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                """)
+            let insertAd = try db.cachedStatement(
+                sql: """
+                    INSERT INTO ads (id, advertiser, title, image_url, target_url, weight, active, updated_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                    """)
             for ad in generator.makeAds() {
                 insertAd.setUncheckedArguments([
                     ad.id, ad.advertiser, ad.title, ad.imageURL, ad.targetURL, ad.weight, ad.active, ad.updatedAt,
@@ -191,12 +195,14 @@ extension FeedStore {
     /// Drops the secondary indexes and triggers of `users`, `videos` and `follows` and returns
     /// their `CREATE` statements (from `sqlite_master`), indexes first, to run after loading.
     static func dropBulkLoadSchema(_ db: Database) throws -> [String] {
-        let objects = try Row.fetchAll(db, sql: """
-            SELECT type, name, sql FROM sqlite_master
-            WHERE type IN ('index', 'trigger') AND tbl_name IN ('users', 'videos', 'follows')
-              AND sql IS NOT NULL
-            ORDER BY type = 'trigger', name
-            """)
+        let objects = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT type, name, sql FROM sqlite_master
+                WHERE type IN ('index', 'trigger') AND tbl_name IN ('users', 'videos', 'follows')
+                  AND sql IS NOT NULL
+                ORDER BY type = 'trigger', name
+                """)
         var definitions: [String] = []
         for object in objects {
             let type: String = object["type"]
@@ -245,9 +251,10 @@ struct DemoGenerator {
             }
             let displayName = random.pick(Words.firstNames) + " " + random.pick(Words.lastNames)
             let createdAt = demo.baseTime - 30 * Self.day - Int64(random.next(below: UInt64(60 * Self.day)))
-            users.append(User(
-                id: id, handle: handle, displayName: displayName,
-                avatarURL: "https://cdn.deltafeed.example/avatars/\(id).jpg", createdAt: createdAt))
+            users.append(
+                User(
+                    id: id, handle: handle, displayName: displayName,
+                    avatarURL: "https://cdn.deltafeed.example/avatars/\(id).jpg", createdAt: createdAt))
         }
 
         rankedUsers = users.map(\.id)
@@ -325,7 +332,8 @@ struct DemoGenerator {
         var plans: [Plan] = []
         plans.reserveCapacity(demo.videos)
         for _ in 0..<demo.videos {
-            let authorID = random.chance(percent: 30)
+            let authorID =
+                random.chance(percent: 30)
                 ? zipfUser()
                 : Int64(random.next(below: UInt64(demo.users))) + 1
             let createdAt = demo.baseTime - 1 - Int64(random.next(below: UInt64(30 * Self.day - 1)))
@@ -357,11 +365,12 @@ struct DemoGenerator {
             let views = min(raw * Int64(20 + local.next(below: 80)) * audience, 1_000_000_000)
             let likes = views * Int64(5 + local.next(below: 81)) / 1000
 
-            try body(Video(
-                id: id, authorID: plan.authorID, title: title,
-                thumbnailURL: "https://cdn.deltafeed.example/thumbs/\(id).jpg",
-                durationSeconds: duration, likeCount: likes, viewCount: views,
-                createdAt: plan.createdAt, updatedAt: plan.createdAt))
+            try body(
+                Video(
+                    id: id, authorID: plan.authorID, title: title,
+                    thumbnailURL: "https://cdn.deltafeed.example/thumbs/\(id).jpg",
+                    durationSeconds: duration, likeCount: likes, viewCount: views,
+                    createdAt: plan.createdAt, updatedAt: plan.createdAt))
         }
     }
 
@@ -398,12 +407,13 @@ struct DemoGenerator {
             let id = Int64(index + 1)
             let advertiser = random.pick(Words.advertisers)
             let title = random.pick(Words.adPitches).replacingOccurrences(of: "{thing}", with: random.pick(Words.things))
-            ads.append(Ad(
-                id: id, advertiser: advertiser, title: "\(advertiser): \(title)",
-                imageURL: "https://cdn.deltafeed.example/ads/\(id).jpg",
-                targetURL: "https://ads.deltafeed.example/click/\(id)",
-                weight: random.pick(weights), active: random.chance(percent: 85),
-                updatedAt: demo.baseTime - 1 - Int64(random.next(below: UInt64(7 * Self.day - 1)))))
+            ads.append(
+                Ad(
+                    id: id, advertiser: advertiser, title: "\(advertiser): \(title)",
+                    imageURL: "https://cdn.deltafeed.example/ads/\(id).jpg",
+                    targetURL: "https://ads.deltafeed.example/click/\(id)",
+                    weight: random.pick(weights), active: random.chance(percent: 85),
+                    updatedAt: demo.baseTime - 1 - Int64(random.next(below: UInt64(7 * Self.day - 1)))))
         }
         return ads
     }

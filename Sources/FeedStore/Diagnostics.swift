@@ -30,9 +30,11 @@ extension FeedStore {
     /// The names of the tables, indexes and triggers of the schema, sorted.
     func schemaObjects() throws -> [String] {
         try pool.read { db in
-            try String.fetchAll(db, sql: """
-                SELECT type || ' ' || name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY 1
-                """)
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT type || ' ' || name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY 1
+                    """)
         }
     }
 

@@ -190,9 +190,10 @@ public struct FeedReader {
         let limit = min(limit, FeedStore.maximumLimit)
         return try mappingErrors {
             try Int64.fetchAll(
-                db.cachedStatement(sql: """
-                    SELECT follower_id FROM follows WHERE followee_id = ?1 ORDER BY follower_id LIMIT ?2
-                    """),
+                db.cachedStatement(
+                    sql: """
+                        SELECT follower_id FROM follows WHERE followee_id = ?1 ORDER BY follower_id LIMIT ?2
+                        """),
                 arguments: [userID, limit])
         }
     }
@@ -204,9 +205,10 @@ public struct FeedReader {
     public func isFollowing(follower: Int64, followee: Int64) throws(FeedStoreError) -> Bool {
         try mappingErrors {
             try Bool.fetchOne(
-                db.cachedStatement(sql: """
-                    SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND followee_id = ?2)
-                    """),
+                db.cachedStatement(
+                    sql: """
+                        SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND followee_id = ?2)
+                        """),
                 arguments: [follower, followee]) ?? false
         }
     }
@@ -400,11 +402,14 @@ public struct FeedReader {
     ///   10 ms for 500,000 videos). Meant for start-up and operators, not for requests.
     public func counts() throws(FeedStoreError) -> StoreCounts {
         try mappingErrors {
-            guard let row = try Row.fetchOne(db, sql: """
-                SELECT (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM videos),
-                       (SELECT COUNT(*) FROM ads), (SELECT COUNT(*) FROM follows),
-                       (SELECT COUNT(*) FROM snapshots)
-                """)
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM videos),
+                               (SELECT COUNT(*) FROM ads), (SELECT COUNT(*) FROM follows),
+                               (SELECT COUNT(*) FROM snapshots)
+                        """)
             else { return StoreCounts(users: 0, videos: 0, ads: 0, follows: 0, snapshots: 0) }
             return StoreCounts(users: row[0], videos: row[1], ads: row[2], follows: row[3], snapshots: row[4])
         }
@@ -416,10 +421,12 @@ public struct FeedReader {
     /// - Complexity: O(1).
     public func isEmpty() throws(FeedStoreError) -> Bool {
         try mappingErrors {
-            try Bool.fetchOne(db, sql: """
-                SELECT NOT (EXISTS (SELECT 1 FROM users) OR EXISTS (SELECT 1 FROM videos)
-                            OR EXISTS (SELECT 1 FROM ads))
-                """) ?? true
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT NOT (EXISTS (SELECT 1 FROM users) OR EXISTS (SELECT 1 FROM videos)
+                                OR EXISTS (SELECT 1 FROM ads))
+                    """) ?? true
         }
     }
 
@@ -492,9 +499,10 @@ public struct FeedReader {
             let keys = try page(author: author, after: start, count: firstPageSize)
             guard let head = keys.first else { continue }
             heap.push(HeapEntry(key: head, stream: streams.count))
-            streams.append(AuthorStream(
-                author: author, keys: keys, position: 0,
-                exhausted: keys.count < firstPageSize, nextPageSize: firstPageSize * 2))
+            streams.append(
+                AuthorStream(
+                    author: author, keys: keys, position: 0,
+                    exhausted: keys.count < firstPageSize, nextPageSize: firstPageSize * 2))
         }
 
         var ids: [Int64] = []

@@ -246,12 +246,13 @@ public final class FeedStore: Sendable {
         let (value, version) = try mappingErrors {
             try pool.write { db in
                 let value = try body(db)
-                let bump = try db.cachedStatement(sql: """
-                    UPDATE store_meta
-                    SET change_version = change_version + 1, ad_epoch = ad_epoch + ?1
-                    WHERE id = 1
-                    RETURNING change_version
-                    """)
+                let bump = try db.cachedStatement(
+                    sql: """
+                        UPDATE store_meta
+                        SET change_version = change_version + 1, ad_epoch = ad_epoch + ?1
+                        WHERE id = 1
+                        RETURNING change_version
+                        """)
                 guard let version = try Int64.fetchOne(bump, arguments: [touchesAds ? 1 : 0]) else {
                     throw FeedStoreError.storage(code: -1, message: "store_meta row is missing")
                 }

@@ -29,15 +29,19 @@ extension FeedStore {
         let retention = options.snapshotRetention
         let (cutoff, cutoffOverflow) = createdAt.subtractingReportingOverflow(retention.maxAgeMilliseconds)
         try writeWithoutVersion { db in
-            try db.cachedStatement(sql: """
-                INSERT INTO snapshots (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4)
-                ON CONFLICT (viewer_id, id) DO UPDATE
-                SET created_at = excluded.created_at, structure = excluded.structure
-                """).execute(arguments: [viewer, id, createdAt, structure])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO snapshots (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4)
+                    ON CONFLICT (viewer_id, id) DO UPDATE
+                    SET created_at = excluded.created_at, structure = excluded.structure
+                    """
+            ).execute(arguments: [viewer, id, createdAt, structure])
             if !cutoffOverflow {
-                try db.cachedStatement(sql: """
-                    DELETE FROM snapshots WHERE viewer_id = ?1 AND created_at < ?2 AND id <> ?3
-                    """).execute(arguments: [viewer, cutoff, id])
+                try db.cachedStatement(
+                    sql: """
+                        DELETE FROM snapshots WHERE viewer_id = ?1 AND created_at < ?2 AND id <> ?3
+                        """
+                ).execute(arguments: [viewer, cutoff, id])
             }
             try db.cachedStatement(sql: FeedQueries.pruneSnapshotsByCount)
                 .execute(arguments: [viewer, id, retention.maxPerViewer - 1])
@@ -59,11 +63,12 @@ extension FeedStore {
     ) throws(FeedStoreError) {
         for snapshot in upserts { _ = try Validate.snapshotID(snapshot.id) }
         try writeWithoutVersion { db in
-            let upsert = try db.cachedStatement(sql: """
-                INSERT INTO snapshots (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4)
-                ON CONFLICT (viewer_id, id) DO UPDATE
-                SET created_at = excluded.created_at, structure = excluded.structure
-                """)
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO snapshots (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4)
+                    ON CONFLICT (viewer_id, id) DO UPDATE
+                    SET created_at = excluded.created_at, structure = excluded.structure
+                    """)
             for snapshot in upserts {
                 try upsert.execute(arguments: [snapshot.viewerID, snapshot.id, snapshot.createdAt, snapshot.structure])
             }

@@ -37,7 +37,8 @@ enum Validate {
             throw .invalid(field: field, reason: "must be at most 30 characters")
         }
         for byte in bytes {
-            let allowed = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            let allowed =
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || byte == UInt8(ascii: "_")
             guard allowed else {

@@ -28,9 +28,11 @@ extension FeedStore {
         let createdAt = now
         return try write(change: { PendingChange(kind: .userCreated, key: $0.id) }) { db in
             try Self.requireFreeHandle(handle, in: db)
-            try db.cachedStatement(sql: """
-                INSERT INTO users (handle, display_name, avatar_url, created_at) VALUES (?1, ?2, ?3, ?4)
-                """).execute(arguments: [handle, displayName, avatar, createdAt])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO users (handle, display_name, avatar_url, created_at) VALUES (?1, ?2, ?3, ?4)
+                    """
+            ).execute(arguments: [handle, displayName, avatar, createdAt])
             return User(
                 id: db.lastInsertedRowID, handle: handle, displayName: displayName, avatarURL: avatar,
                 createdAt: createdAt)
@@ -123,11 +125,13 @@ extension FeedStore {
             guard try Self.userExists(authorID, in: db) else {
                 throw FeedStoreError.invalid(field: "author_id", reason: "no user with id \(authorID)")
             }
-            try db.cachedStatement(sql: """
-                INSERT INTO videos (author_id, title, thumbnail_url, duration_seconds, like_count,
-                                    view_count, created_at, updated_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
-                """).execute(arguments: [authorID, title, thumbnailURL, durationSeconds, likeCount, viewCount, createdAt])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO videos (author_id, title, thumbnail_url, duration_seconds, like_count,
+                                        view_count, created_at, updated_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
+                    """
+            ).execute(arguments: [authorID, title, thumbnailURL, durationSeconds, likeCount, viewCount, createdAt])
             return Video(
                 id: db.lastInsertedRowID, authorID: authorID, title: title, thumbnailURL: thumbnailURL,
                 durationSeconds: durationSeconds, likeCount: likeCount, viewCount: viewCount,
@@ -166,10 +170,13 @@ extension FeedStore {
         if let durationSeconds { newDuration = try Validate.duration(durationSeconds) }
         if let likeCount { newLikes = try Validate.count(likeCount, field: "like_count") }
         if let viewCount { newViews = try Validate.count(viewCount, field: "view_count") }
-        let changesSomething = newTitle != nil || newThumbnail != nil || newDuration != nil
+        let changesSomething =
+            newTitle != nil || newThumbnail != nil || newDuration != nil
             || newLikes != nil || newViews != nil
         guard changesSomething else {
-            guard let video = try reading({ reader throws(FeedStoreError) in try reader.video(id: id) }) else { throw .notFound(entity: .video, id: String(id)) }
+            guard let video = try reading({ reader throws(FeedStoreError) in try reader.video(id: id) }) else {
+                throw .notFound(entity: .video, id: String(id))
+            }
             return video
         }
         let updatedAt = now
@@ -264,10 +271,12 @@ extension FeedStore {
         let weight = try Validate.weight(weight)
         let updatedAt = now
         return try write(touchesAds: true, change: { PendingChange(kind: .adChanged, key: $0.id) }) { db in
-            try db.cachedStatement(sql: """
-                INSERT INTO ads (advertiser, title, image_url, target_url, weight, active, updated_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                """).execute(arguments: [advertiser, title, imageURL, targetURL, weight, active, updatedAt])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO ads (advertiser, title, image_url, target_url, weight, active, updated_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    """
+            ).execute(arguments: [advertiser, title, imageURL, targetURL, weight, active, updatedAt])
             return Ad(
                 id: db.lastInsertedRowID, advertiser: advertiser, title: title, imageURL: imageURL,
                 targetURL: targetURL, weight: weight, active: active, updatedAt: updatedAt)
@@ -305,7 +314,8 @@ extension FeedStore {
         if let imageURL { newImage = try Validate.url(imageURL, field: "image_url") }
         if let targetURL { newTarget = try Validate.url(targetURL, field: "target_url") }
         if let weight { newWeight = try Validate.weight(weight) }
-        let changesSomething = newAdvertiser != nil || newTitle != nil || newImage != nil
+        let changesSomething =
+            newAdvertiser != nil || newTitle != nil || newImage != nil
             || newTarget != nil || newWeight != nil || active != nil
         guard changesSomething else {
             guard let ad = try reading({ reader throws(FeedStoreError) in try reader.ad(id: id) }) else { throw .notFound(entity: .ad, id: String(id)) }
@@ -323,13 +333,15 @@ extension FeedStore {
             if let newWeight { ad.weight = newWeight }
             if let active { ad.active = active }
             ad.updatedAt = updatedAt
-            try db.cachedStatement(sql: """
-                UPDATE ads SET advertiser = ?2, title = ?3, image_url = ?4, target_url = ?5, weight = ?6,
-                               active = ?7, updated_at = ?8
-                WHERE id = ?1
-                """).execute(arguments: [
-                    id, ad.advertiser, ad.title, ad.imageURL, ad.targetURL, ad.weight, ad.active, ad.updatedAt,
-                ])
+            try db.cachedStatement(
+                sql: """
+                    UPDATE ads SET advertiser = ?2, title = ?3, image_url = ?4, target_url = ?5, weight = ?6,
+                                   active = ?7, updated_at = ?8
+                    WHERE id = ?1
+                    """
+            ).execute(arguments: [
+                id, ad.advertiser, ad.title, ad.imageURL, ad.targetURL, ad.weight, ad.active, ad.updatedAt,
+            ])
             return ad
         }
     }
@@ -372,10 +384,12 @@ extension FeedStore {
                     throw FeedStoreError.notFound(entity: .user, id: String(id))
                 }
             }
-            try db.cachedStatement(sql: """
-                INSERT INTO follows (follower_id, followee_id, created_at) VALUES (?1, ?2, ?3)
-                ON CONFLICT DO NOTHING
-                """).execute(arguments: [follower, followee, createdAt])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO follows (follower_id, followee_id, created_at) VALUES (?1, ?2, ?3)
+                    ON CONFLICT DO NOTHING
+                    """
+            ).execute(arguments: [follower, followee, createdAt])
             guard db.changesCount > 0 else {
                 throw FeedStoreError.conflict(
                     field: "followee_id", reason: "user \(follower) already follows user \(followee)")
@@ -411,22 +425,25 @@ extension FeedStore {
     }
 
     static func requireFreeHandle(_ handle: String, in db: Database) throws {
-        let taken = try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM users WHERE handle = ?1)"),
-            arguments: [handle]) ?? false
+        let taken =
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM users WHERE handle = ?1)"),
+                arguments: [handle]) ?? false
         if taken {
             throw FeedStoreError.conflict(field: "handle", reason: "handle \(handle) is already taken")
         }
     }
 
     static func storeVideoFields(_ video: Video, in db: Database) throws {
-        try db.cachedStatement(sql: """
-            UPDATE videos SET title = ?2, thumbnail_url = ?3, duration_seconds = ?4, like_count = ?5,
-                              view_count = ?6, updated_at = ?7
-            WHERE id = ?1
-            """).execute(arguments: [
-                video.id, video.title, video.thumbnailURL, video.durationSeconds, video.likeCount,
-                video.viewCount, video.updatedAt,
-            ])
+        try db.cachedStatement(
+            sql: """
+                UPDATE videos SET title = ?2, thumbnail_url = ?3, duration_seconds = ?4, like_count = ?5,
+                                  view_count = ?6, updated_at = ?7
+                WHERE id = ?1
+                """
+        ).execute(arguments: [
+            video.id, video.title, video.thumbnailURL, video.durationSeconds, video.likeCount,
+            video.viewCount, video.updatedAt,
+        ])
     }
 }

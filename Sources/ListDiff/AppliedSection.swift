@@ -5,18 +5,18 @@
 /// value (its own content is unchanged) and `items` the rebuilt items; for an
 /// inserted or replaced section, both come from the new list.
 public struct AppliedSection<Section, Item> {
-  /// The section value.
-  public var section: Section
+    /// The section value.
+    public var section: Section
 
-  /// The section's items after the update.
-  public var items: [Item]
+    /// The section's items after the update.
+    public var items: [Item]
 
-  /// Creates a rebuilt section.
-  @inlinable
-  public init(section: Section, items: [Item]) {
-    self.section = section
-    self.items = items
-  }
+    /// Creates a rebuilt section.
+    @inlinable
+    public init(section: Section, items: [Item]) {
+        self.section = section
+        self.items = items
+    }
 }
 
 extension AppliedSection: Equatable where Section: Equatable, Item: Equatable {}

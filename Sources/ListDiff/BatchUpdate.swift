@@ -23,105 +23,105 @@
 /// fill, in order, the new positions that no insert or move claims.
 /// ``apply(to:newElements:)`` executes exactly these semantics.
 public struct BatchUpdate: Hashable, Sendable {
-  /// Old indexes of the elements to delete, ascending.
-  public var deletes: [Int]
+    /// Old indexes of the elements to delete, ascending.
+    public var deletes: [Int]
 
-  /// New indexes of the elements to insert, ascending.
-  public var inserts: [Int]
+    /// New indexes of the elements to insert, ascending.
+    public var inserts: [Int]
 
-  /// Elements to move, old index → new index, in increasing order of new
-  /// index. None of them is updated.
-  public var moves: [Move<Int>]
+    /// Elements to move, old index → new index, in increasing order of new
+    /// index. None of them is updated.
+    public var moves: [Move<Int>]
 
-  /// Old indexes of the elements to reload (updated in place), ascending.
-  public var reloads: [Int]
+    /// Old indexes of the elements to reload (updated in place), ascending.
+    public var reloads: [Int]
 
-  /// Creates a batch update from its four lists.
-  @inlinable
-  public init(deletes: [Int] = [], inserts: [Int] = [], moves: [Move<Int>] = [], reloads: [Int] = []) {
-    self.deletes = deletes
-    self.inserts = inserts
-    self.moves = moves
-    self.reloads = reloads
-  }
+    /// Creates a batch update from its four lists.
+    @inlinable
+    public init(deletes: [Int] = [], inserts: [Int] = [], moves: [Move<Int>] = [], reloads: [Int] = []) {
+        self.deletes = deletes
+        self.inserts = inserts
+        self.moves = moves
+        self.reloads = reloads
+    }
 
-  /// Whether the update has no operation at all.
-  ///
-  /// - Complexity: O(1)
-  public var isEmpty: Bool {
-    deletes.isEmpty && inserts.isEmpty && moves.isEmpty && reloads.isEmpty
-  }
+    /// Whether the update has no operation at all.
+    ///
+    /// - Complexity: O(1)
+    public var isEmpty: Bool {
+        deletes.isEmpty && inserts.isEmpty && moves.isEmpty && reloads.isEmpty
+    }
 }
 
 /// Merges two ascending lists into one ascending list.
 internal func _mergeAscending(_ a: [Int], _ b: [Int]) -> [Int] {
-  if b.isEmpty { return a }
-  if a.isEmpty { return b }
-  var merged: [Int] = []
-  merged.reserveCapacity(a.count + b.count)
-  var x = 0
-  var y = 0
-  while x < a.count && y < b.count {
-    if a[x] <= b[y] {
-      merged.append(a[x]); x += 1
-    } else {
-      merged.append(b[y]); y += 1
+    if b.isEmpty { return a }
+    if a.isEmpty { return b }
+    var merged: [Int] = []
+    merged.reserveCapacity(a.count + b.count)
+    var x = 0
+    var y = 0
+    while x < a.count && y < b.count {
+        if a[x] <= b[y] {
+            merged.append(a[x]); x += 1
+        } else {
+            merged.append(b[y]); y += 1
+        }
     }
-  }
-  merged.append(contentsOf: a[x...])
-  merged.append(contentsOf: b[y...])
-  return merged
+    merged.append(contentsOf: a[x...])
+    merged.append(contentsOf: b[y...])
+    return merged
 }
 
 /// Removes from the ascending list `a` the members of the ascending list `b`.
 internal func _subtractAscending(_ a: [Int], _ b: [Int]) -> [Int] {
-  if b.isEmpty { return a }
-  var result: [Int] = []
-  result.reserveCapacity(a.count)
-  var y = 0
-  for value in a {
-    while y < b.count && b[y] < value { y += 1 }
-    if y < b.count && b[y] == value { continue }
-    result.append(value)
-  }
-  return result
+    if b.isEmpty { return a }
+    var result: [Int] = []
+    result.reserveCapacity(a.count)
+    var y = 0
+    for value in a {
+        while y < b.count && b[y] < value { y += 1 }
+        if y < b.count && b[y] == value { continue }
+        result.append(value)
+    }
+    return result
 }
 
 extension DiffCore {
-  /// The batch form: moved-and-updated pairs become delete + insert, other
-  /// updates become reloads.
-  ///
-  /// - Complexity: O(*d* + *i* + *u* + *v* log *v*), the numbers of deletes,
-  ///   inserts, updates and moves.
-  internal var batch: BatchUpdate {
-    var keptMoves: [Move<Int>] = []
-    var replacedFrom: [Int] = []
-    var replacedTo: [Int] = []
-    for move in moves {
-      if isUpdated[move.from] {
-        replacedFrom.append(move.from)
-        replacedTo.append(move.to)
-      } else {
-        keptMoves.append(move)
-      }
+    /// The batch form: moved-and-updated pairs become delete + insert, other
+    /// updates become reloads.
+    ///
+    /// - Complexity: O(*d* + *i* + *u* + *v* log *v*), the numbers of deletes,
+    ///   inserts, updates and moves.
+    internal var batch: BatchUpdate {
+        var keptMoves: [Move<Int>] = []
+        var replacedFrom: [Int] = []
+        var replacedTo: [Int] = []
+        for move in moves {
+            if isUpdated[move.from] {
+                replacedFrom.append(move.from)
+                replacedTo.append(move.to)
+            } else {
+                keptMoves.append(move)
+            }
+        }
+        if replacedFrom.isEmpty {
+            return BatchUpdate(deletes: deletes, inserts: inserts, moves: moves, reloads: updates)
+        }
+        replacedFrom.sort()
+        return BatchUpdate(
+            deletes: _mergeAscending(deletes, replacedFrom),
+            inserts: _mergeAscending(inserts, replacedTo),
+            moves: keptMoves,
+            reloads: _subtractAscending(updates, replacedFrom))
     }
-    if replacedFrom.isEmpty {
-      return BatchUpdate(deletes: deletes, inserts: inserts, moves: moves, reloads: updates)
-    }
-    replacedFrom.sort()
-    return BatchUpdate(
-      deletes: _mergeAscending(deletes, replacedFrom),
-      inserts: _mergeAscending(inserts, replacedTo),
-      moves: keptMoves,
-      reloads: _subtractAscending(updates, replacedFrom))
-  }
 }
 
 extension IndexDiff {
-  /// The changes as one UIKit batch update (see ``BatchUpdate`` for the
-  /// rules it follows).
-  ///
-  /// - Complexity: O(*d* + *i* + *u* + *v* log *v*), the numbers of deletes,
-  ///   inserts, updates and moves.
-  public var batch: BatchUpdate { _core.batch }
+    /// The changes as one UIKit batch update (see ``BatchUpdate`` for the
+    /// rules it follows).
+    ///
+    /// - Complexity: O(*d* + *i* + *u* + *v* log *v*), the numbers of deletes,
+    ///   inserts, updates and moves.
+    public var batch: BatchUpdate { _core.batch }
 }

@@ -6,137 +6,137 @@
 /// value, so none of them needs to be specialized for the caller's types.
 @usableFromInline
 internal struct DiffCore: Sendable {
-  /// For each old index, the matched new index, or -1 when deleted.
-  @usableFromInline
-  internal let oldToNew: [Int]
+    /// For each old index, the matched new index, or -1 when deleted.
+    @usableFromInline
+    internal let oldToNew: [Int]
 
-  /// For each new index, the matched old index, or -1 when inserted.
-  @usableFromInline
-  internal let newToOld: [Int]
+    /// For each new index, the matched old index, or -1 when inserted.
+    @usableFromInline
+    internal let newToOld: [Int]
 
-  /// For each old index, whether its matched pair is an update.
-  @usableFromInline
-  internal let isUpdated: [Bool]
+    /// For each old index, whether its matched pair is an update.
+    @usableFromInline
+    internal let isUpdated: [Bool]
 
-  /// Deleted old indexes, ascending.
-  @usableFromInline
-  internal let deletes: [Int]
+    /// Deleted old indexes, ascending.
+    @usableFromInline
+    internal let deletes: [Int]
 
-  /// Inserted new indexes, ascending.
-  @usableFromInline
-  internal let inserts: [Int]
+    /// Inserted new indexes, ascending.
+    @usableFromInline
+    internal let inserts: [Int]
 
-  /// Old indexes of updated pairs, ascending.
-  @usableFromInline
-  internal let updates: [Int]
+    /// Old indexes of updated pairs, ascending.
+    @usableFromInline
+    internal let updates: [Int]
 
-  /// Moved pairs, in increasing order of new index.
-  @usableFromInline
-  internal let moves: [Move<Int>]
+    /// Moved pairs, in increasing order of new index.
+    @usableFromInline
+    internal let moves: [Move<Int>]
 
-  /// Derives inserts, deletes, updates and moves from a matching.
-  ///
-  /// - Complexity: O(*n* + *m*) plus O(*c* log *c*) for minimal moves, where
-  ///   *c* is the number of matched pairs (O(*c*) when their order is kept).
-  @usableFromInline
-  internal init(
-    oldToNew: [Int], newToOld: [Int], isUpdated: [Bool], moves strategy: DiffOptions.Moves
-  ) {
-    self.oldToNew = oldToNew
-    self.newToOld = newToOld
-    self.isUpdated = isUpdated
-    let oldCount = oldToNew.count
-    let newCount = newToOld.count
-    var deleteCount = 0
-    var updateCount = 0
-    oldToNew.withUnsafeBufferPointer { oldToNew in
-      isUpdated.withUnsafeBufferPointer { isUpdated in
-        for i in 0..<oldCount {
-          if oldToNew[i] < 0 { deleteCount &+= 1 }
-          if isUpdated[i] { updateCount &+= 1 }
-        }
-      }
-    }
-    let matchedCount = oldCount &- deleteCount
-    let insertCount = newCount &- matchedCount
-    var deletes: [Int] = []
-    var updates: [Int] = []
-    if deleteCount > 0 || updateCount > 0 {
-      deletes.reserveCapacity(deleteCount)
-      updates.reserveCapacity(updateCount)
-      oldToNew.withUnsafeBufferPointer { oldToNew in
-        isUpdated.withUnsafeBufferPointer { isUpdated in
-          for i in 0..<oldCount {
-            if oldToNew[i] < 0 {
-              deletes.append(i)
-            } else if isUpdated[i] {
-              updates.append(i)
+    /// Derives inserts, deletes, updates and moves from a matching.
+    ///
+    /// - Complexity: O(*n* + *m*) plus O(*c* log *c*) for minimal moves, where
+    ///   *c* is the number of matched pairs (O(*c*) when their order is kept).
+    @usableFromInline
+    internal init(
+        oldToNew: [Int], newToOld: [Int], isUpdated: [Bool], moves strategy: DiffOptions.Moves
+    ) {
+        self.oldToNew = oldToNew
+        self.newToOld = newToOld
+        self.isUpdated = isUpdated
+        let oldCount = oldToNew.count
+        let newCount = newToOld.count
+        var deleteCount = 0
+        var updateCount = 0
+        oldToNew.withUnsafeBufferPointer { oldToNew in
+            isUpdated.withUnsafeBufferPointer { isUpdated in
+                for i in 0..<oldCount {
+                    if oldToNew[i] < 0 { deleteCount &+= 1 }
+                    if isUpdated[i] { updateCount &+= 1 }
+                }
             }
-          }
         }
-      }
-    }
-    var inserts: [Int] = []
-    inserts.reserveCapacity(insertCount)
-    var increasing = true
-    let matchedInNewOrder = [Int](unsafeUninitializedCapacity: matchedCount) { matched, initialized in
-      newToOld.withUnsafeBufferPointer { newToOld in
-        var k = 0
-        var last = -1
-        for j in 0..<newCount {
-          let i = newToOld[j]
-          if i < 0 {
-            inserts.append(j)
-          } else {
-            if i < last { increasing = false }
-            last = i
-            matched[k] = i
-            k &+= 1
-          }
-        }
-      }
-      initialized = matchedCount
-    }
-    self.deletes = deletes
-    self.inserts = inserts
-    self.updates = updates
-    if increasing {
-      self.moves = []
-    } else {
-      switch strategy {
-      case .heckel:
-        self.moves = heckelMoves(oldToNew: oldToNew, newToOld: newToOld)
-      case .minimal:
-        let stays = longestIncreasingSubsequence(of: matchedInNewOrder)
-        var moves: [Move<Int>] = []
-        newToOld.withUnsafeBufferPointer { newToOld in
-          stays.withUnsafeBufferPointer { stays in
-            var k = 0
-            for j in 0..<newCount {
-              let i = newToOld[j]
-              if i < 0 { continue }
-              if !stays[k] { moves.append(Move(from: i, to: j)) }
-              k &+= 1
+        let matchedCount = oldCount &- deleteCount
+        let insertCount = newCount &- matchedCount
+        var deletes: [Int] = []
+        var updates: [Int] = []
+        if deleteCount > 0 || updateCount > 0 {
+            deletes.reserveCapacity(deleteCount)
+            updates.reserveCapacity(updateCount)
+            oldToNew.withUnsafeBufferPointer { oldToNew in
+                isUpdated.withUnsafeBufferPointer { isUpdated in
+                    for i in 0..<oldCount {
+                        if oldToNew[i] < 0 {
+                            deletes.append(i)
+                        } else if isUpdated[i] {
+                            updates.append(i)
+                        }
+                    }
+                }
             }
-          }
         }
-        self.moves = moves
-      }
+        var inserts: [Int] = []
+        inserts.reserveCapacity(insertCount)
+        var increasing = true
+        let matchedInNewOrder = [Int](unsafeUninitializedCapacity: matchedCount) { matched, initialized in
+            newToOld.withUnsafeBufferPointer { newToOld in
+                var k = 0
+                var last = -1
+                for j in 0..<newCount {
+                    let i = newToOld[j]
+                    if i < 0 {
+                        inserts.append(j)
+                    } else {
+                        if i < last { increasing = false }
+                        last = i
+                        matched[k] = i
+                        k &+= 1
+                    }
+                }
+            }
+            initialized = matchedCount
+        }
+        self.deletes = deletes
+        self.inserts = inserts
+        self.updates = updates
+        if increasing {
+            self.moves = []
+        } else {
+            switch strategy {
+            case .heckel:
+                self.moves = heckelMoves(oldToNew: oldToNew, newToOld: newToOld)
+            case .minimal:
+                let stays = longestIncreasingSubsequence(of: matchedInNewOrder)
+                var moves: [Move<Int>] = []
+                newToOld.withUnsafeBufferPointer { newToOld in
+                    stays.withUnsafeBufferPointer { stays in
+                        var k = 0
+                        for j in 0..<newCount {
+                            let i = newToOld[j]
+                            if i < 0 { continue }
+                            if !stays[k] { moves.append(Move(from: i, to: j)) }
+                            k &+= 1
+                        }
+                    }
+                }
+                self.moves = moves
+            }
+        }
+        #if DEBUG || LISTDIFF_CHECK_INVARIANTS
+        _checkInvariants()
+        #endif
     }
-    #if DEBUG || LISTDIFF_CHECK_INVARIANTS
-    _checkInvariants()
-    #endif
-  }
 
-  /// The number of elements in the old list.
-  @inlinable
-  internal var oldCount: Int { oldToNew.count }
+    /// The number of elements in the old list.
+    @inlinable
+    internal var oldCount: Int { oldToNew.count }
 
-  /// The number of elements in the new list.
-  @inlinable
-  internal var newCount: Int { newToOld.count }
+    /// The number of elements in the new list.
+    @inlinable
+    internal var newCount: Int { newToOld.count }
 
-  /// The number of pairs present in both lists.
-  @inlinable
-  internal var matchedCount: Int { oldToNew.count &- deletes.count }
+    /// The number of pairs present in both lists.
+    @inlinable
+    internal var matchedCount: Int { oldToNew.count &- deletes.count }
 }

@@ -22,32 +22,32 @@
 ///
 /// Types that are `Equatable` get ``isContentEqual(to:)`` for free, as `==`.
 public protocol Diffable {
-  /// The type of the value that identifies an element across both lists.
-  associatedtype DiffID: Hashable
+    /// The type of the value that identifies an element across both lists.
+    associatedtype DiffID: Hashable
 
-  /// The value that identifies this element across the old and the new list.
-  ///
-  /// Two elements with the same identifier are the same element, perhaps in a
-  /// different place, perhaps with different content.
-  var diffIdentifier: DiffID { get }
+    /// The value that identifies this element across the old and the new list.
+    ///
+    /// Two elements with the same identifier are the same element, perhaps in a
+    /// different place, perhaps with different content.
+    var diffIdentifier: DiffID { get }
 
-  /// Returns whether this element shows the same content as `other`, an
-  /// element with the same ``diffIdentifier``.
-  ///
-  /// Only called on pairs with equal identifiers, and only in the
-  /// ``DiffOptions/Mode-swift.enum/equality`` mode.
-  func isContentEqual(to other: Self) -> Bool
+    /// Returns whether this element shows the same content as `other`, an
+    /// element with the same ``diffIdentifier``.
+    ///
+    /// Only called on pairs with equal identifiers, and only in the
+    /// ``DiffOptions/Mode-swift.enum/equality`` mode.
+    func isContentEqual(to other: Self) -> Bool
 }
 
 extension Diffable where Self: Equatable {
-  /// Returns `self == other`: an `Equatable` element's content is the whole
-  /// value.
-  ///
-  /// - Complexity: The cost of `==`.
-  @inlinable
-  public func isContentEqual(to other: Self) -> Bool {
-    self == other
-  }
+    /// Returns `self == other`: an `Equatable` element's content is the whole
+    /// value.
+    ///
+    /// - Complexity: The cost of `==`.
+    @inlinable
+    public func isContentEqual(to other: Self) -> Bool {
+        self == other
+    }
 }
 
 /// A section of a two-level list: a diffable value (its header, its own
@@ -72,9 +72,9 @@ extension Diffable where Self: Equatable {
 ///       func isContentEqual(to other: Feed) -> Bool { title == other.title }
 ///     }
 public protocol DiffableSection: Diffable {
-  /// The type of the section's items.
-  associatedtype Item: Diffable
+    /// The type of the section's items.
+    associatedtype Item: Diffable
 
-  /// The section's items, in display order.
-  var items: [Item] { get }
+    /// The section's items, in display order.
+    var items: [Item] { get }
 }

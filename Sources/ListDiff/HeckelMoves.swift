@@ -16,22 +16,22 @@
 /// - Complexity: O(*n* + *m*), the lengths of the two lists.
 @usableFromInline
 internal func heckelMoves(oldToNew: [Int], newToOld: [Int]) -> [Move<Int>] {
-  // deletesBefore[i]: number of deleted old indexes below i.
-  var deletesBefore = [Int](repeating: 0, count: oldToNew.count)
-  var deleted = 0
-  for i in oldToNew.indices {
-    deletesBefore[i] = deleted
-    if oldToNew[i] < 0 { deleted &+= 1 }
-  }
-  var moves: [Move<Int>] = []
-  var inserted = 0
-  for j in newToOld.indices {
-    let i = newToOld[j]
-    if i < 0 {
-      inserted &+= 1
-    } else if i &- deletesBefore[i] &+ inserted != j {
-      moves.append(Move(from: i, to: j))
+    // deletesBefore[i]: number of deleted old indexes below i.
+    var deletesBefore = [Int](repeating: 0, count: oldToNew.count)
+    var deleted = 0
+    for i in oldToNew.indices {
+        deletesBefore[i] = deleted
+        if oldToNew[i] < 0 { deleted &+= 1 }
     }
-  }
-  return moves
+    var moves: [Move<Int>] = []
+    var inserted = 0
+    for j in newToOld.indices {
+        let i = newToOld[j]
+        if i < 0 {
+            inserted &+= 1
+        } else if i &- deletesBefore[i] &+ inserted != j {
+            moves.append(Move(from: i, to: j))
+        }
+    }
+    return moves
 }

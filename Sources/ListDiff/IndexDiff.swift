@@ -25,109 +25,109 @@
 /// new order. ``DiffOptions/Moves-swift.enum/heckel`` reports IGListKit's move set
 /// instead.
 public struct IndexDiff<ID: Hashable> {
-  @usableFromInline
-  internal let _core: DiffCore
+    @usableFromInline
+    internal let _core: DiffCore
 
-  /// Identifier → first old index, or the encoded first new index of an
-  /// identifier absent from the old list.
-  @usableFromInline
-  internal let _table: _IdentifierTable<ID>
+    /// Identifier → first old index, or the encoded first new index of an
+    /// identifier absent from the old list.
+    @usableFromInline
+    internal let _table: _IdentifierTable<ID>
 
-  @inlinable
-  internal init(_core: DiffCore, table: _IdentifierTable<ID>) {
-    self._core = _core
-    self._table = table
-  }
+    @inlinable
+    internal init(_core: DiffCore, table: _IdentifierTable<ID>) {
+        self._core = _core
+        self._table = table
+    }
 }
 
 extension IndexDiff: Sendable where ID: Sendable {}
 
 extension IndexDiff {
-  /// The number of elements in the old list.
-  ///
-  /// - Complexity: O(1)
-  public var oldCount: Int { _core.oldCount }
+    /// The number of elements in the old list.
+    ///
+    /// - Complexity: O(1)
+    public var oldCount: Int { _core.oldCount }
 
-  /// The number of elements in the new list.
-  ///
-  /// - Complexity: O(1)
-  public var newCount: Int { _core.newCount }
+    /// The number of elements in the new list.
+    ///
+    /// - Complexity: O(1)
+    public var newCount: Int { _core.newCount }
 
-  /// The indexes, in the new list, of the inserted elements, ascending.
-  ///
-  /// - Complexity: O(1)
-  public var inserts: [Int] { _core.inserts }
+    /// The indexes, in the new list, of the inserted elements, ascending.
+    ///
+    /// - Complexity: O(1)
+    public var inserts: [Int] { _core.inserts }
 
-  /// The indexes, in the old list, of the deleted elements, ascending.
-  ///
-  /// - Complexity: O(1)
-  public var deletes: [Int] { _core.deletes }
+    /// The indexes, in the old list, of the deleted elements, ascending.
+    ///
+    /// - Complexity: O(1)
+    public var deletes: [Int] { _core.deletes }
 
-  /// The indexes, in the old list, of the updated elements (same identifier,
-  /// different content), ascending. An updated element may also be moved.
-  ///
-  /// - Complexity: O(1)
-  public var updates: [Int] { _core.updates }
+    /// The indexes, in the old list, of the updated elements (same identifier,
+    /// different content), ascending. An updated element may also be moved.
+    ///
+    /// - Complexity: O(1)
+    public var updates: [Int] { _core.updates }
 
-  /// The moved elements, old index to new index, in increasing order of new
-  /// index. A moved element may also be updated.
-  ///
-  /// - Complexity: O(1)
-  public var moves: [Move<Int>] { _core.moves }
+    /// The moved elements, old index to new index, in increasing order of new
+    /// index. A moved element may also be updated.
+    ///
+    /// - Complexity: O(1)
+    public var moves: [Move<Int>] { _core.moves }
 
-  /// Whether the two lists differ at all.
-  ///
-  /// - Complexity: O(1)
-  public var hasChanges: Bool { changeCount > 0 }
+    /// Whether the two lists differ at all.
+    ///
+    /// - Complexity: O(1)
+    public var hasChanges: Bool { changeCount > 0 }
 
-  /// The number of inserts, deletes, updates and moves. An element that is
-  /// both updated and moved counts twice.
-  ///
-  /// - Complexity: O(1)
-  public var changeCount: Int {
-    _core.inserts.count + _core.deletes.count + _core.updates.count + _core.moves.count
-  }
-
-  /// The index in the old list of the first element with the identifier
-  /// `id`, or `nil` when the old list has none.
-  ///
-  /// - Complexity: O(1) expected.
-  public func oldIndex(for id: ID) -> Int? {
-    let value = _table.value(for: id)
-    return value >= 0 ? value : nil
-  }
-
-  /// The index in the new list of the first element with the identifier
-  /// `id`, or `nil` when the new list has none.
-  ///
-  /// - Complexity: O(1) expected.
-  public func newIndex(for id: ID) -> Int? {
-    let value = _table.value(for: id)
-    if value >= 0 {
-      // The first occurrences of both lists are matched with each other.
-      let j = _core.oldToNew[value]
-      return j >= 0 ? j : nil
+    /// The number of inserts, deletes, updates and moves. An element that is
+    /// both updated and moved counts twice.
+    ///
+    /// - Complexity: O(1)
+    public var changeCount: Int {
+        _core.inserts.count + _core.deletes.count + _core.updates.count + _core.moves.count
     }
-    return value == _IdentifierTable<ID>.empty ? nil : _IdentifierTable<ID>.decodeNewOnly(value)
-  }
 
-  /// The new index of the element at old index `oldIndex`, or `nil` when it
-  /// was deleted.
-  ///
-  /// - Precondition: `oldIndex` is a valid index of the old list.
-  /// - Complexity: O(1)
-  public func newIndex(forOldIndex oldIndex: Int) -> Int? {
-    let j = _core.oldToNew[oldIndex]
-    return j >= 0 ? j : nil
-  }
+    /// The index in the old list of the first element with the identifier
+    /// `id`, or `nil` when the old list has none.
+    ///
+    /// - Complexity: O(1) expected.
+    public func oldIndex(for id: ID) -> Int? {
+        let value = _table.value(for: id)
+        return value >= 0 ? value : nil
+    }
 
-  /// The old index of the element at new index `newIndex`, or `nil` when it
-  /// was inserted.
-  ///
-  /// - Precondition: `newIndex` is a valid index of the new list.
-  /// - Complexity: O(1)
-  public func oldIndex(forNewIndex newIndex: Int) -> Int? {
-    let i = _core.newToOld[newIndex]
-    return i >= 0 ? i : nil
-  }
+    /// The index in the new list of the first element with the identifier
+    /// `id`, or `nil` when the new list has none.
+    ///
+    /// - Complexity: O(1) expected.
+    public func newIndex(for id: ID) -> Int? {
+        let value = _table.value(for: id)
+        if value >= 0 {
+            // The first occurrences of both lists are matched with each other.
+            let j = _core.oldToNew[value]
+            return j >= 0 ? j : nil
+        }
+        return value == _IdentifierTable<ID>.empty ? nil : _IdentifierTable<ID>.decodeNewOnly(value)
+    }
+
+    /// The new index of the element at old index `oldIndex`, or `nil` when it
+    /// was deleted.
+    ///
+    /// - Precondition: `oldIndex` is a valid index of the old list.
+    /// - Complexity: O(1)
+    public func newIndex(forOldIndex oldIndex: Int) -> Int? {
+        let j = _core.oldToNew[oldIndex]
+        return j >= 0 ? j : nil
+    }
+
+    /// The old index of the element at new index `newIndex`, or `nil` when it
+    /// was inserted.
+    ///
+    /// - Precondition: `newIndex` is a valid index of the new list.
+    /// - Complexity: O(1)
+    public func oldIndex(forNewIndex newIndex: Int) -> Int? {
+        let i = _core.newToOld[newIndex]
+        return i >= 0 ? i : nil
+    }
 }

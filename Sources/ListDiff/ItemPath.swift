@@ -10,29 +10,29 @@
 ///
 /// Paths order by section, then by item.
 public struct ItemPath: Hashable, Comparable, Sendable, CustomStringConvertible {
-  /// The index of the section.
-  public var section: Int
+    /// The index of the section.
+    public var section: Int
 
-  /// The index of the item within its section.
-  public var item: Int
+    /// The index of the item within its section.
+    public var item: Int
 
-  /// Creates the path of the `item`-th item of the `section`-th section.
-  @inlinable
-  public init(section: Int, item: Int) {
-    self.section = section
-    self.item = item
-  }
+    /// Creates the path of the `item`-th item of the `section`-th section.
+    @inlinable
+    public init(section: Int, item: Int) {
+        self.section = section
+        self.item = item
+    }
 
-  /// Returns whether `lhs` comes before `rhs`: by section, then by item.
-  ///
-  /// - Complexity: O(1)
-  @inlinable
-  public static func < (lhs: ItemPath, rhs: ItemPath) -> Bool {
-    lhs.section != rhs.section ? lhs.section < rhs.section : lhs.item < rhs.item
-  }
+    /// Returns whether `lhs` comes before `rhs`: by section, then by item.
+    ///
+    /// - Complexity: O(1)
+    @inlinable
+    public static func < (lhs: ItemPath, rhs: ItemPath) -> Bool {
+        lhs.section != rhs.section ? lhs.section < rhs.section : lhs.item < rhs.item
+    }
 
-  /// The path as `[section, item]`.
-  public var description: String {
-    "[\(section), \(item)]"
-  }
+    /// The path as `[section, item]`.
+    public var description: String {
+        "[\(section), \(item)]"
+    }
 }

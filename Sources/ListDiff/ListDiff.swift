@@ -11,25 +11,25 @@
 /// values of any other type.
 @inlinable @inline(__always)
 internal func _isIdentical<T>(_ a: T, _ b: T) -> Bool {
-  guard T.self is AnyObject.Type else { return false }
-  return (a as AnyObject) === (b as AnyObject)
+    guard T.self is AnyObject.Type else { return false }
+    return (a as AnyObject) === (b as AnyObject)
 }
 
 /// The outcome of the matching pass, before moves are derived.
 @usableFromInline
 internal struct _Matching<ID: Hashable> {
-  @usableFromInline var table: _IdentifierTable<ID>
-  @usableFromInline var oldToNew: [Int]
-  @usableFromInline var newToOld: [Int]
-  @usableFromInline var isUpdated: [Bool]
+    @usableFromInline var table: _IdentifierTable<ID>
+    @usableFromInline var oldToNew: [Int]
+    @usableFromInline var newToOld: [Int]
+    @usableFromInline var isUpdated: [Bool]
 
-  @inlinable
-  init(table: _IdentifierTable<ID>, oldToNew: [Int], newToOld: [Int], isUpdated: [Bool]) {
-    self.table = table
-    self.oldToNew = oldToNew
-    self.newToOld = newToOld
-    self.isUpdated = isUpdated
-  }
+    @inlinable
+    init(table: _IdentifierTable<ID>, oldToNew: [Int], newToOld: [Int], isUpdated: [Bool]) {
+        self.table = table
+        self.oldToNew = oldToNew
+        self.newToOld = newToOld
+        self.isUpdated = isUpdated
+    }
 }
 
 /// Matches the elements of two lists by identifier, k-th occurrence to k-th
@@ -39,138 +39,138 @@ internal struct _Matching<ID: Hashable> {
 ///   lengths of the lists.
 @inlinable
 internal func _matchElements<Element, ID: Hashable>(
-  old: UnsafeBufferPointer<Element>,
-  new: UnsafeBufferPointer<Element>,
-  mode: DiffOptions.Mode,
-  identifier: (Element) -> ID,
-  isContentEqual: (Element, Element) -> Bool
+    old: UnsafeBufferPointer<Element>,
+    new: UnsafeBufferPointer<Element>,
+    mode: DiffOptions.Mode,
+    identifier: (Element) -> ID,
+    isContentEqual: (Element, Element) -> Bool
 ) -> _Matching<ID> {
-  let oldCount = old.count
-  let newCount = new.count
-  var table = _IdentifierTable<ID>(minimumCount: oldCount)
-  let empty = _IdentifierTable<ID>.empty
-  // links[2i]: the next old index with the same identifier as i, or -1.
-  // links[2i + 1], for a first occurrence i: the next old occurrence of its
-  // identifier that is not matched yet, or -1. Interleaved so that the no-
-  // duplicate path touches one cache line per element.
-  var links = [Int](unsafeUninitializedCapacity: 2 &* oldCount) { links, initialized in
-    var i = oldCount
-    while i > 0 {
-      i &-= 1
-      let next = table.exchange(identifier(old[i]), with: i)
-      links[2 &* i] = next == empty ? -1 : next
-      links[2 &* i &+ 1] = i
-    }
-    initialized = 2 &* oldCount
-  }
-  var oldToNew = [Int](repeating: -1, count: oldCount)
-  var newToOld = [Int](repeating: -1, count: newCount)
-  var isUpdated = [Bool](repeating: false, count: oldCount)
-  links.withUnsafeMutableBufferPointer { links in
-    oldToNew.withUnsafeMutableBufferPointer { oldToNew in
-      newToOld.withUnsafeMutableBufferPointer { newToOld in
-        isUpdated.withUnsafeMutableBufferPointer { isUpdated in
-          for j in 0..<newCount {
-            let element = new[j]
-            let id = identifier(element)
-            let first = table.valueOrInsert(id, _IdentifierTable<ID>.encodeNewOnly(j))
-            if first >= 0 {
-              let i = links[2 &* first &+ 1]
-              if i >= 0 {
-                links[2 &* first &+ 1] = links[2 &* i]
-                oldToNew[i] = j
-                newToOld[j] = i
-                switch mode {
-                case .equality:
-                  if !isContentEqual(old[i], element) { isUpdated[i] = true }
-                case .identity:
-                  if !_isIdentical(old[i], element) { isUpdated[i] = true }
-                }
-                continue
-              }
-            }
-          }
+    let oldCount = old.count
+    let newCount = new.count
+    var table = _IdentifierTable<ID>(minimumCount: oldCount)
+    let empty = _IdentifierTable<ID>.empty
+    // links[2i]: the next old index with the same identifier as i, or -1.
+    // links[2i + 1], for a first occurrence i: the next old occurrence of its
+    // identifier that is not matched yet, or -1. Interleaved so that the no-
+    // duplicate path touches one cache line per element.
+    var links = [Int](unsafeUninitializedCapacity: 2 &* oldCount) { links, initialized in
+        var i = oldCount
+        while i > 0 {
+            i &-= 1
+            let next = table.exchange(identifier(old[i]), with: i)
+            links[2 &* i] = next == empty ? -1 : next
+            links[2 &* i &+ 1] = i
         }
-      }
+        initialized = 2 &* oldCount
     }
-  }
-  return _Matching(table: table, oldToNew: oldToNew, newToOld: newToOld, isUpdated: isUpdated)
+    var oldToNew = [Int](repeating: -1, count: oldCount)
+    var newToOld = [Int](repeating: -1, count: newCount)
+    var isUpdated = [Bool](repeating: false, count: oldCount)
+    links.withUnsafeMutableBufferPointer { links in
+        oldToNew.withUnsafeMutableBufferPointer { oldToNew in
+            newToOld.withUnsafeMutableBufferPointer { newToOld in
+                isUpdated.withUnsafeMutableBufferPointer { isUpdated in
+                    for j in 0..<newCount {
+                        let element = new[j]
+                        let id = identifier(element)
+                        let first = table.valueOrInsert(id, _IdentifierTable<ID>.encodeNewOnly(j))
+                        if first >= 0 {
+                            let i = links[2 &* first &+ 1]
+                            if i >= 0 {
+                                links[2 &* first &+ 1] = links[2 &* i]
+                                oldToNew[i] = j
+                                newToOld[j] = i
+                                switch mode {
+                                case .equality:
+                                    if !isContentEqual(old[i], element) { isUpdated[i] = true }
+                                case .identity:
+                                    if !_isIdentical(old[i], element) { isUpdated[i] = true }
+                                }
+                                continue
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return _Matching(table: table, oldToNew: oldToNew, newToOld: newToOld, isUpdated: isUpdated)
 }
 
 extension IndexDiff {
-  /// Diffs two lists of elements that are not ``Diffable``, given how to
-  /// identify an element and how to compare two contents.
-  ///
-  /// This is the entry point for values you do not own, such as JSON
-  /// objects keyed by one of their fields:
-  ///
-  ///     let diff = IndexDiff(old: oldRows, new: newRows,
-  ///                          identifier: { $0.key },
-  ///                          isContentEqual: { $0 == $1 })
-  ///
-  /// Elements with the same identifier are matched k-th occurrence in `old`
-  /// to k-th occurrence in `new`; surplus occurrences are deletes or
-  /// inserts. Each matched pair is an update when `isContentEqual` returns
-  /// `false` for it (in the ``DiffOptions/Mode-swift.enum/identity`` mode,
-  /// unless both sides are the same object; the closure is then not called).
-  ///
-  /// - Parameters:
-  ///   - old: The list before the change.
-  ///   - new: The list after the change.
-  ///   - options: The update mode and the move set. Defaults to equality
-  ///     and minimal moves.
-  ///   - identifier: The identity of an element across both lists.
-  ///   - isContentEqual: Whether two elements with the same identifier show
-  ///     the same content.
-  /// - Complexity: O(*n* + *m*) expected time and memory, plus
-  ///   O(*c* log *c*) for minimal moves when the *c* common elements changed
-  ///   order; *n* and *m* are the lengths of `old` and `new`.
-  @inlinable
-  public init<Element>(
-    old: [Element],
-    new: [Element],
-    options: DiffOptions = DiffOptions(),
-    identifier: (Element) -> ID,
-    isContentEqual: (Element, Element) -> Bool
-  ) {
-    let matching = old.withUnsafeBufferPointer { old in
-      new.withUnsafeBufferPointer { new in
-        _matchElements(
-          old: old, new: new, mode: options.mode,
-          identifier: identifier, isContentEqual: isContentEqual)
-      }
+    /// Diffs two lists of elements that are not ``Diffable``, given how to
+    /// identify an element and how to compare two contents.
+    ///
+    /// This is the entry point for values you do not own, such as JSON
+    /// objects keyed by one of their fields:
+    ///
+    ///     let diff = IndexDiff(old: oldRows, new: newRows,
+    ///                          identifier: { $0.key },
+    ///                          isContentEqual: { $0 == $1 })
+    ///
+    /// Elements with the same identifier are matched k-th occurrence in `old`
+    /// to k-th occurrence in `new`; surplus occurrences are deletes or
+    /// inserts. Each matched pair is an update when `isContentEqual` returns
+    /// `false` for it (in the ``DiffOptions/Mode-swift.enum/identity`` mode,
+    /// unless both sides are the same object; the closure is then not called).
+    ///
+    /// - Parameters:
+    ///   - old: The list before the change.
+    ///   - new: The list after the change.
+    ///   - options: The update mode and the move set. Defaults to equality
+    ///     and minimal moves.
+    ///   - identifier: The identity of an element across both lists.
+    ///   - isContentEqual: Whether two elements with the same identifier show
+    ///     the same content.
+    /// - Complexity: O(*n* + *m*) expected time and memory, plus
+    ///   O(*c* log *c*) for minimal moves when the *c* common elements changed
+    ///   order; *n* and *m* are the lengths of `old` and `new`.
+    @inlinable
+    public init<Element>(
+        old: [Element],
+        new: [Element],
+        options: DiffOptions = DiffOptions(),
+        identifier: (Element) -> ID,
+        isContentEqual: (Element, Element) -> Bool
+    ) {
+        let matching = old.withUnsafeBufferPointer { old in
+            new.withUnsafeBufferPointer { new in
+                _matchElements(
+                    old: old, new: new, mode: options.mode,
+                    identifier: identifier, isContentEqual: isContentEqual)
+            }
+        }
+        self.init(
+            _core: DiffCore(
+                oldToNew: matching.oldToNew, newToOld: matching.newToOld,
+                isUpdated: matching.isUpdated, moves: options.moves),
+            table: matching.table)
     }
-    self.init(
-      _core: DiffCore(
-        oldToNew: matching.oldToNew, newToOld: matching.newToOld,
-        isUpdated: matching.isUpdated, moves: options.moves),
-      table: matching.table)
-  }
 
-  /// Diffs two lists of ``Diffable`` elements.
-  ///
-  ///     let diff = IndexDiff(old: [a, b, c], new: [c, a, b2])
-  ///     diff.moves    // [Move(from: 2, to: 0)]
-  ///     diff.updates  // [1], if b2 has b's identifier and other content
-  ///
-  /// Elements with the same identifier are matched k-th occurrence in `old`
-  /// to k-th occurrence in `new`; see ``init(old:new:options:identifier:isContentEqual:)``.
-  ///
-  /// - Parameters:
-  ///   - old: The list before the change.
-  ///   - new: The list after the change.
-  ///   - options: The update mode and the move set. Defaults to equality
-  ///     and minimal moves.
-  /// - Complexity: O(*n* + *m*) expected time and memory, plus
-  ///   O(*c* log *c*) for minimal moves when the *c* common elements changed
-  ///   order.
-  @inlinable
-  public init<Element: Diffable>(
-    old: [Element], new: [Element], options: DiffOptions = DiffOptions()
-  ) where Element.DiffID == ID {
-    self.init(
-      old: old, new: new, options: options,
-      identifier: { $0.diffIdentifier },
-      isContentEqual: { $0.isContentEqual(to: $1) })
-  }
+    /// Diffs two lists of ``Diffable`` elements.
+    ///
+    ///     let diff = IndexDiff(old: [a, b, c], new: [c, a, b2])
+    ///     diff.moves    // [Move(from: 2, to: 0)]
+    ///     diff.updates  // [1], if b2 has b's identifier and other content
+    ///
+    /// Elements with the same identifier are matched k-th occurrence in `old`
+    /// to k-th occurrence in `new`; see ``init(old:new:options:identifier:isContentEqual:)``.
+    ///
+    /// - Parameters:
+    ///   - old: The list before the change.
+    ///   - new: The list after the change.
+    ///   - options: The update mode and the move set. Defaults to equality
+    ///     and minimal moves.
+    /// - Complexity: O(*n* + *m*) expected time and memory, plus
+    ///   O(*c* log *c*) for minimal moves when the *c* common elements changed
+    ///   order.
+    @inlinable
+    public init<Element: Diffable>(
+        old: [Element], new: [Element], options: DiffOptions = DiffOptions()
+    ) where Element.DiffID == ID {
+        self.init(
+            old: old, new: new, options: options,
+            identifier: { $0.diffIdentifier },
+            isContentEqual: { $0.isContentEqual(to: $1) })
+    }
 }

@@ -16,50 +16,50 @@
 ///   increasing, where *n* is the length of `sequence`.
 @usableFromInline
 internal func longestIncreasingSubsequence(of sequence: [Int]) -> [Bool] {
-  let count = sequence.count
-  var member = [Bool](repeating: false, count: count)
-  guard count > 0 else { return member }
-  // pileTop[p]: position (in `sequence`) of the top of pile p; pileValue[p]
-  // is its value, kept alongside for cache-friendly binary searches.
-  // previous[k]: the position of the top of the pile left of k's pile when k
-  // was placed, i.e. the member before k in a longest run ending at k.
-  let pileTop = UnsafeMutablePointer<Int>.allocate(capacity: count)
-  let pileValue = UnsafeMutablePointer<Int>.allocate(capacity: count)
-  let previous = UnsafeMutablePointer<Int>.allocate(capacity: count)
-  defer {
-    pileTop.deallocate()
-    pileValue.deallocate()
-    previous.deallocate()
-  }
-  var piles = 0
-  sequence.withUnsafeBufferPointer { values in
-    for k in 0..<count {
-      let value = values[k]
-      if piles == 0 || pileValue[piles &- 1] < value {
-        previous[k] = piles > 0 ? pileTop[piles &- 1] : -1
-        pileTop[piles] = k
-        pileValue[piles] = value
-        piles &+= 1
-        continue
-      }
-      // The leftmost pile whose top value exceeds `value`.
-      var low = 0
-      var high = piles &- 1
-      while low < high {
-        let middle = (low &+ high) &>> 1
-        if pileValue[middle] > value { high = middle } else { low = middle &+ 1 }
-      }
-      previous[k] = low > 0 ? pileTop[low &- 1] : -1
-      pileTop[low] = k
-      pileValue[low] = value
+    let count = sequence.count
+    var member = [Bool](repeating: false, count: count)
+    guard count > 0 else { return member }
+    // pileTop[p]: position (in `sequence`) of the top of pile p; pileValue[p]
+    // is its value, kept alongside for cache-friendly binary searches.
+    // previous[k]: the position of the top of the pile left of k's pile when k
+    // was placed, i.e. the member before k in a longest run ending at k.
+    let pileTop = UnsafeMutablePointer<Int>.allocate(capacity: count)
+    let pileValue = UnsafeMutablePointer<Int>.allocate(capacity: count)
+    let previous = UnsafeMutablePointer<Int>.allocate(capacity: count)
+    defer {
+        pileTop.deallocate()
+        pileValue.deallocate()
+        previous.deallocate()
     }
-  }
-  member.withUnsafeMutableBufferPointer { member in
-    var k = pileTop[piles &- 1]
-    while k >= 0 {
-      member[k] = true
-      k = previous[k]
+    var piles = 0
+    sequence.withUnsafeBufferPointer { values in
+        for k in 0..<count {
+            let value = values[k]
+            if piles == 0 || pileValue[piles &- 1] < value {
+                previous[k] = piles > 0 ? pileTop[piles &- 1] : -1
+                pileTop[piles] = k
+                pileValue[piles] = value
+                piles &+= 1
+                continue
+            }
+            // The leftmost pile whose top value exceeds `value`.
+            var low = 0
+            var high = piles &- 1
+            while low < high {
+                let middle = (low &+ high) &>> 1
+                if pileValue[middle] > value { high = middle } else { low = middle &+ 1 }
+            }
+            previous[k] = low > 0 ? pileTop[low &- 1] : -1
+            pileTop[low] = k
+            pileValue[low] = value
+        }
     }
-  }
-  return member
+    member.withUnsafeMutableBufferPointer { member in
+        var k = pileTop[piles &- 1]
+        while k >= 0 {
+            member[k] = true
+            k = previous[k]
+        }
+    }
+    return member
 }

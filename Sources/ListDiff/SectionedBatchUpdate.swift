@@ -26,106 +26,106 @@
 /// - for every other section, old item count − item deletes + item inserts
 ///   = new item count (items never move between sections).
 public struct SectionedBatchUpdate: Hashable, Sendable {
-  /// Old indexes of the sections to delete, ascending.
-  public var sectionDeletes: [Int]
+    /// Old indexes of the sections to delete, ascending.
+    public var sectionDeletes: [Int]
 
-  /// New indexes of the sections to insert, ascending.
-  public var sectionInserts: [Int]
+    /// New indexes of the sections to insert, ascending.
+    public var sectionInserts: [Int]
 
-  /// Sections to move, old index → new index, in increasing order of new
-  /// index.
-  public var sectionMoves: [Move<Int>]
+    /// Sections to move, old index → new index, in increasing order of new
+    /// index.
+    public var sectionMoves: [Move<Int>]
 
-  /// Old indexes of the sections to reload, ascending.
-  public var sectionReloads: [Int]
+    /// Old indexes of the sections to reload, ascending.
+    public var sectionReloads: [Int]
 
-  /// Old paths of the items to delete, ascending.
-  public var itemDeletes: [ItemPath]
+    /// Old paths of the items to delete, ascending.
+    public var itemDeletes: [ItemPath]
 
-  /// New paths of the items to insert, ascending.
-  public var itemInserts: [ItemPath]
+    /// New paths of the items to insert, ascending.
+    public var itemInserts: [ItemPath]
 
-  /// Items to move, old path → new path, by section then new item index.
-  public var itemMoves: [Move<ItemPath>]
+    /// Items to move, old path → new path, by section then new item index.
+    public var itemMoves: [Move<ItemPath>]
 
-  /// Old paths of the items to reload, ascending.
-  public var itemReloads: [ItemPath]
+    /// Old paths of the items to reload, ascending.
+    public var itemReloads: [ItemPath]
 
-  /// Creates a batch update from its lists.
-  @inlinable
-  public init(
-    sectionDeletes: [Int] = [], sectionInserts: [Int] = [],
-    sectionMoves: [Move<Int>] = [], sectionReloads: [Int] = [],
-    itemDeletes: [ItemPath] = [], itemInserts: [ItemPath] = [],
-    itemMoves: [Move<ItemPath>] = [], itemReloads: [ItemPath] = []
-  ) {
-    self.sectionDeletes = sectionDeletes
-    self.sectionInserts = sectionInserts
-    self.sectionMoves = sectionMoves
-    self.sectionReloads = sectionReloads
-    self.itemDeletes = itemDeletes
-    self.itemInserts = itemInserts
-    self.itemMoves = itemMoves
-    self.itemReloads = itemReloads
-  }
+    /// Creates a batch update from its lists.
+    @inlinable
+    public init(
+        sectionDeletes: [Int] = [], sectionInserts: [Int] = [],
+        sectionMoves: [Move<Int>] = [], sectionReloads: [Int] = [],
+        itemDeletes: [ItemPath] = [], itemInserts: [ItemPath] = [],
+        itemMoves: [Move<ItemPath>] = [], itemReloads: [ItemPath] = []
+    ) {
+        self.sectionDeletes = sectionDeletes
+        self.sectionInserts = sectionInserts
+        self.sectionMoves = sectionMoves
+        self.sectionReloads = sectionReloads
+        self.itemDeletes = itemDeletes
+        self.itemInserts = itemInserts
+        self.itemMoves = itemMoves
+        self.itemReloads = itemReloads
+    }
 
-  /// Whether the update has no operation at all.
-  ///
-  /// - Complexity: O(1)
-  public var isEmpty: Bool {
-    sectionDeletes.isEmpty && sectionInserts.isEmpty && sectionMoves.isEmpty
-      && sectionReloads.isEmpty && itemDeletes.isEmpty && itemInserts.isEmpty
-      && itemMoves.isEmpty && itemReloads.isEmpty
-  }
+    /// Whether the update has no operation at all.
+    ///
+    /// - Complexity: O(1)
+    public var isEmpty: Bool {
+        sectionDeletes.isEmpty && sectionInserts.isEmpty && sectionMoves.isEmpty
+            && sectionReloads.isEmpty && itemDeletes.isEmpty && itemInserts.isEmpty
+            && itemMoves.isEmpty && itemReloads.isEmpty
+    }
 }
 
 extension SectionedDiff {
-  /// The changes as one UIKit batch update (see ``SectionedBatchUpdate``
-  /// for the rules it follows).
-  ///
-  /// - Complexity: O(*s* + *c*), the number of sections plus the number of
-  ///   changes, with a log factor for sorting converted moves.
-  public var batch: SectionedBatchUpdate {
-    let sectionBatch = sections._core.batch
-    var convertedFrom: [Int] = []
-    var convertedTo: [Int] = []
-    var sectionMoves: [Move<Int>] = []
-    for move in sectionBatch.moves {
-      if let itemDiff = itemsDiff(forNewSection: move.to), itemDiff.items.hasChanges {
-        convertedFrom.append(move.from)
-        convertedTo.append(move.to)
-      } else {
-        sectionMoves.append(move)
-      }
+    /// The changes as one UIKit batch update (see ``SectionedBatchUpdate``
+    /// for the rules it follows).
+    ///
+    /// - Complexity: O(*s* + *c*), the number of sections plus the number of
+    ///   changes, with a log factor for sorting converted moves.
+    public var batch: SectionedBatchUpdate {
+        let sectionBatch = sections._core.batch
+        var convertedFrom: [Int] = []
+        var convertedTo: [Int] = []
+        var sectionMoves: [Move<Int>] = []
+        for move in sectionBatch.moves {
+            if let itemDiff = itemsDiff(forNewSection: move.to), itemDiff.items.hasChanges {
+                convertedFrom.append(move.from)
+                convertedTo.append(move.to)
+            } else {
+                sectionMoves.append(move)
+            }
+        }
+        convertedFrom.sort()
+        var update = SectionedBatchUpdate(
+            sectionDeletes: _mergeAscending(sectionBatch.deletes, convertedFrom),
+            sectionInserts: _mergeAscending(sectionBatch.inserts, convertedTo),
+            sectionMoves: sectionMoves,
+            sectionReloads: sectionBatch.reloads)
+        // Only sections that keep their place (relative to the others) and
+        // their own content carry item operations: a moved section either has
+        // no item change or became a delete plus an insert above.
+        var isMoved = [Bool](repeating: false, count: sections.oldCount)
+        for move in sections.moves { isMoved[move.from] = true }
+        for itemDiff in itemDiffs
+        where !isMoved[itemDiff.oldSection] && !_isReplaced(oldSection: itemDiff.oldSection) {
+            let items = itemDiff.items
+            guard items.hasChanges else { continue }
+            let itemBatch = items._core.batch
+            let old = itemDiff.oldSection
+            let new = itemDiff.newSection
+            update.itemDeletes.append(contentsOf: itemBatch.deletes.lazy.map { ItemPath(section: old, item: $0) })
+            update.itemReloads.append(contentsOf: itemBatch.reloads.lazy.map { ItemPath(section: old, item: $0) })
+            update.itemInserts.append(contentsOf: itemBatch.inserts.lazy.map { ItemPath(section: new, item: $0) })
+            update.itemMoves.append(
+                contentsOf: itemBatch.moves.lazy.map {
+                    Move(from: ItemPath(section: old, item: $0.from), to: ItemPath(section: new, item: $0.to))
+                })
+        }
+        // Item diffs come in new section order; kept sections keep their
+        // relative order, so old paths are ascending too.
+        return update
     }
-    convertedFrom.sort()
-    var update = SectionedBatchUpdate(
-      sectionDeletes: _mergeAscending(sectionBatch.deletes, convertedFrom),
-      sectionInserts: _mergeAscending(sectionBatch.inserts, convertedTo),
-      sectionMoves: sectionMoves,
-      sectionReloads: sectionBatch.reloads)
-    // Only sections that keep their place (relative to the others) and
-    // their own content carry item operations: a moved section either has
-    // no item change or became a delete plus an insert above.
-    var isMoved = [Bool](repeating: false, count: sections.oldCount)
-    for move in sections.moves { isMoved[move.from] = true }
-    for itemDiff in itemDiffs
-    where !isMoved[itemDiff.oldSection] && !_isReplaced(oldSection: itemDiff.oldSection) {
-      let items = itemDiff.items
-      guard items.hasChanges else { continue }
-      let itemBatch = items._core.batch
-      let old = itemDiff.oldSection
-      let new = itemDiff.newSection
-      update.itemDeletes.append(contentsOf: itemBatch.deletes.lazy.map { ItemPath(section: old, item: $0) })
-      update.itemReloads.append(contentsOf: itemBatch.reloads.lazy.map { ItemPath(section: old, item: $0) })
-      update.itemInserts.append(contentsOf: itemBatch.inserts.lazy.map { ItemPath(section: new, item: $0) })
-      update.itemMoves.append(
-        contentsOf: itemBatch.moves.lazy.map {
-          Move(from: ItemPath(section: old, item: $0.from), to: ItemPath(section: new, item: $0.to))
-        })
-    }
-    // Item diffs come in new section order; kept sections keep their
-    // relative order, so old paths are ascending too.
-    return update
-  }
 }

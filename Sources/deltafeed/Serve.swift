@@ -29,7 +29,10 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest request body in bytes; larger ones get 413 (env DELTAFEED_MAX_BODY_BYTES; default 1048576).")
     var maxBodyBytes: Int?
 
-    @Option(help: "Most bytes of request bodies buffered at once across all connections; a body past it gets 503 with Retry-After before it is read (env DELTAFEED_MAX_BUFFERED_BODY_BYTES; default 67108864).")
+    @Option(
+        help:
+            "Most bytes of request bodies buffered at once across all connections; a body past it gets 503 with Retry-After before it is read (env DELTAFEED_MAX_BUFFERED_BODY_BYTES; default 67108864)."
+    )
     var maxBufferedBodyBytes: Int?
 
     @Option(help: "Most connections held open at once; one more gets 503 with Retry-After and is closed (env DELTAFEED_MAX_CONNECTIONS; default 10000).")
@@ -50,7 +53,10 @@ struct Serve: ParsableCommand {
     @Option(help: "Bearer token for write routes; without one, writes answer 403 (env DELTAFEED_ADMIN_TOKEN).")
     var adminToken: String?
 
-    @Option(help: "Secret (32 bytes or more) that signs viewer tokens; when set, feeds, deltas and user profiles need Authorization: Bearer with a token for that viewer (deltafeed token) or the admin token (env DELTAFEED_VIEWER_SECRET, which keeps it out of the process list; default: none, feeds readable by anyone).")
+    @Option(
+        help:
+            "Secret (32 bytes or more) that signs viewer tokens; when set, feeds, deltas and user profiles need Authorization: Bearer with a token for that viewer (deltafeed token) or the admin token (env DELTAFEED_VIEWER_SECRET, which keeps it out of the process list; default: none, feeds readable by anyone)."
+    )
     var viewerSecret: String?
 
     @Flag(inversion: .prefixedNo, help: "Serve the live feed page at GET /demo (env DELTAFEED_DEMO=0 turns it off; default on).")
@@ -62,7 +68,10 @@ struct Serve: ParsableCommand {
     @Option(help: "Hours a snapshot stays usable for deltas; older ones answer 410 (env DELTAFEED_SNAPSHOT_MAX_AGE_HOURS; default 24).")
     var snapshotMaxAgeHours: Double?
 
-    @Option(help: "When a write is acknowledged: full (synced to disk, survives power loss) or normal (survives a crash of the process, faster on slow disks) (env DELTAFEED_DURABILITY; default full).")
+    @Option(
+        help:
+            "When a write is acknowledged: full (synced to disk, survives power loss) or normal (survives a crash of the process, faster on slow disks) (env DELTAFEED_DURABILITY; default full)."
+    )
     var durability: String?
 
     @Option(help: "MiB of composed pages kept in memory (env DELTAFEED_PAGE_CACHE_MIB; default 128).")
@@ -107,7 +116,8 @@ struct Serve: ParsableCommand {
         guard (1...256).contains(http.threads) else { throw ValidationError("threads must be 1…256, not \(http.threads).") }
         guard http.maxBodySize > 0 else { throw ValidationError("max-body-bytes must be positive.") }
         guard http.maxBufferedBodyBytes >= http.maxBodySize else {
-            throw ValidationError("max-buffered-body-bytes must be at least max-body-bytes (\(http.maxBodySize)), or no body of the largest size could be read.")
+            throw ValidationError(
+                "max-buffered-body-bytes must be at least max-body-bytes (\(http.maxBodySize)), or no body of the largest size could be read.")
         }
         guard http.maxConnections > 0 else { throw ValidationError("max-connections must be positive.") }
         guard http.requestTimeout > .zero, http.shutdownGracePeriod >= .zero else {
@@ -156,7 +166,8 @@ struct Serve: ParsableCommand {
         }
         let counts = index.counts
         logger.notice(
-            "feed index loaded in \(loadStart.duration(to: .now)): \(counts.users) users, \(counts.videos) videos, \(counts.follows) follows, \(counts.ads) active ads, change \(index.sequence)")
+            "feed index loaded in \(loadStart.duration(to: .now)): \(counts.users) users, \(counts.videos) videos, \(counts.follows) follows, \(counts.ads) active ads, change \(index.sequence)"
+        )
         let service = try FeedService(store: store, index: index, options: serviceOptions)
 
         // Block the stop signals before any worker thread exists, so every thread inherits the
@@ -223,10 +234,12 @@ private struct WorkerSignalThread {
         }
         var thread = pthread_t()
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        pthread_create(&thread, nil, { context in
-            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-            return nil
-        }, box)
+        pthread_create(
+            &thread, nil,
+            { context in
+                Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+                return nil
+            }, box)
         pthread_detach(thread)
     }
 }

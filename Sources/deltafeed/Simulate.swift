@@ -153,7 +153,8 @@ struct WritePlanner {
         case .video:
             let author = recentAuthors[choose(recentAuthors.count)]
             let title = Self.titles[choose(Self.titles.count)]
-            let body = #"{"author_id":\#(author),"title":"\#(title)","thumbnail_url":"https://cdn.deltafeed.example/thumbs/sim-\#(choose(1_000_000)).jpg","duration_seconds":\#(5 + choose(300))}"#
+            let body =
+                #"{"author_id":\#(author),"title":"\#(title)","thumbnail_url":"https://cdn.deltafeed.example/thumbs/sim-\#(choose(1_000_000)).jpg","duration_seconds":\#(5 + choose(300))}"#
             return SimulatedWrite(kind: .video, method: "POST", path: "/v1/videos", body: body)
         case .unfollow:
             let author = recentAuthors[choose(recentAuthors.count)]
@@ -179,7 +180,8 @@ struct SimulationTally {
     func summary(elapsed: Double) -> String {
         let kinds = SimulatedWrite.Kind.allCases.map { "\(byKind[$0, default: 0]) \($0.rawValue)" }.joined(separator: ", ")
         let perSecond = elapsed > 0 ? Double(written) / elapsed : 0
-        return "simulate: \(written) writes in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.1f", perSecond))/s): \(kinds); \(failed) failed, \(retried) retried after 503"
+        return
+            "simulate: \(written) writes in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.1f", perSecond))/s): \(kinds); \(failed) failed, \(retried) retried after 503"
     }
 }
 
@@ -193,8 +195,9 @@ struct SimulationAPI {
 
     func feed(viewer: Int64) throws -> FeedDocument {
         // With the admin token, which also reads the feed of a server started with --viewer-secret.
-        let response = try send(FeedHTTPRequest(
-            method: "GET", url: url("/v1/users/\(viewer)/feed"), headers: ["Authorization": "Bearer \(token)"]))
+        let response = try send(
+            FeedHTTPRequest(
+                method: "GET", url: url("/v1/users/\(viewer)/feed"), headers: ["Authorization": "Bearer \(token)"]))
         guard response.status == 200 else {
             throw SimulationError("GET /v1/users/\(viewer)/feed answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
         }
@@ -215,7 +218,8 @@ struct SimulationAPI {
                 tally.byKind[write.kind, default: 0] += 1
                 return
             case 401, 403:
-                throw SimulationError("\(write.method) \(write.path) answered \(response.status): check the admin token (\(String(decoding: response.body, as: UTF8.self))).")
+                throw SimulationError(
+                    "\(write.method) \(write.path) answered \(response.status): check the admin token (\(String(decoding: response.body, as: UTF8.self))).")
             case 503:
                 tally.retried += 1
                 let seconds = response.header("Retry-After").flatMap(Double.init) ?? 1
@@ -224,7 +228,8 @@ struct SimulationAPI {
                 // A conflict such as following someone already followed: the feed moved on; count it.
                 tally.failed += 1
                 if tally.failed <= 3 {
-                    FileHandle.standardError.write(Data("simulate: \(write.method) \(write.path) answered \(response.status): \(String(decoding: response.body, as: UTF8.self))\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("simulate: \(write.method) \(write.path) answered \(response.status): \(String(decoding: response.body, as: UTF8.self))\n".utf8))
                 }
                 return
             }

@@ -155,16 +155,18 @@ struct SequentialApplyTests {
     func stepsApplyInOrder() throws {
         let old = document([section("A", ["a1", "a2"]), section("B", ["b1", "b2", "b3"]), section("C", ["c1"])])
         let newN = section("N", ["n2"])
-        let sequential = FeedDelta.Sequential(header: header(["C", "B", "N"]), operations: [
-            .removeSections(index: 0, count: 1),  // B C
-            .insertSections(index: 1, count: 1, sections: [section("N", ["n1"])]),  // B N C
-            .moveSection(from: 2, to: 0),  // C B N
-            .changeSections(index: 2, count: 1, sections: [newN]),  // C B N'
-            .removeItems(section: 1, index: 0, count: 1),  // b2 b3
-            .moveItem(section: 1, from: 1, to: 0),  // b3 b2
-            .insertItems(section: 1, index: 2, count: 1, items: [item("b4")]),  // b3 b2 b4
-            .changeItems(section: 1, index: 0, count: 1, items: [item("b3", "2")]),  // b3' b2 b4
-        ])
+        let sequential = FeedDelta.Sequential(
+            header: header(["C", "B", "N"]),
+            operations: [
+                .removeSections(index: 0, count: 1),  // B C
+                .insertSections(index: 1, count: 1, sections: [section("N", ["n1"])]),  // B N C
+                .moveSection(from: 2, to: 0),  // C B N
+                .changeSections(index: 2, count: 1, sections: [newN]),  // C B N'
+                .removeItems(section: 1, index: 0, count: 1),  // b2 b3
+                .moveItem(section: 1, from: 1, to: 0),  // b3 b2
+                .insertItems(section: 1, index: 2, count: 1, items: [item("b4")]),  // b3 b2 b4
+                .changeItems(section: 1, index: 0, count: 1, items: [item("b3", "2")]),  // b3' b2 b4
+            ])
         let expected = finished([section("C", ["c1"]), section("B", [item("b3", "2"), item("b2"), item("b4")]), newN])
         #expect(try old.applying(sequential: sequential) == expected)
     }
@@ -177,24 +179,36 @@ struct SequentialApplyTests {
             #expect(throws: expected, sourceLocation: sourceLocation) { try old.applying(sequential: sequential) }
         }
         // Removing section 0 leaves one section: index 1 no longer exists.
-        rejects(.sectionIndexOutOfRange(operation: "operations[1]", index: 1, count: 1), [
-            .removeSections(index: 0, count: 1), .removeSections(index: 1, count: 1),
-        ])
-        rejects(.itemIndexOutOfRange(operation: "operations[0]", section: 0, index: 2, count: 2), [
-            .removeItems(section: 0, index: 1, count: 2),
-        ])
-        rejects(.countMismatch("operations[0]: count 2 but 1 values"), [
-            .insertItems(section: 1, index: 0, count: 2, items: [item("b0")]),
-        ])
-        rejects(.unknownSection(operation: "operations[0]", section: 2, count: 2), [
-            .changeItems(section: 2, index: 0, count: 1, items: [item("x")]),
-        ])
-        rejects(.itemIndexOutOfRange(operation: "operations[0]", section: 0, index: 2, count: 2), [
-            .moveItem(section: 0, from: 0, to: 2),
-        ])
-        rejects(.countMismatch("section_versions has 2 versions for 3 sections"), [
-            .insertSections(index: 2, count: 1, sections: [section("C", ["c1"])]),
-        ])
+        rejects(
+            .sectionIndexOutOfRange(operation: "operations[1]", index: 1, count: 1),
+            [
+                .removeSections(index: 0, count: 1), .removeSections(index: 1, count: 1),
+            ])
+        rejects(
+            .itemIndexOutOfRange(operation: "operations[0]", section: 0, index: 2, count: 2),
+            [
+                .removeItems(section: 0, index: 1, count: 2)
+            ])
+        rejects(
+            .countMismatch("operations[0]: count 2 but 1 values"),
+            [
+                .insertItems(section: 1, index: 0, count: 2, items: [item("b0")])
+            ])
+        rejects(
+            .unknownSection(operation: "operations[0]", section: 2, count: 2),
+            [
+                .changeItems(section: 2, index: 0, count: 1, items: [item("x")])
+            ])
+        rejects(
+            .itemIndexOutOfRange(operation: "operations[0]", section: 0, index: 2, count: 2),
+            [
+                .moveItem(section: 0, from: 0, to: 2)
+            ])
+        rejects(
+            .countMismatch("section_versions has 2 versions for 3 sections"),
+            [
+                .insertSections(index: 2, count: 1, sections: [section("C", ["c1"])])
+            ])
     }
 }
 
@@ -203,17 +217,19 @@ struct JSONPatchApplyTests {
     @Test("A patch on the document's JSON: add, remove, move, replace, test, copy and '-' all follow RFC 6902")
     func patchAppliesToTheDocumentJSON() throws {
         let old = document([section("A", ["a1", "a2"]), section("B", ["b1"])])
-        let patch = FeedDelta.JSONPatch(header: header(["B", "A"]), operations: [
-            PatchOperation(op: .test, path: "/sections/0/items/1/id", value: "a2"),
-            PatchOperation(op: .remove, path: "/sections/0/items/0"),
-            PatchOperation(op: .add, path: "/sections/0/items/-", value: item("a3").json),
-            PatchOperation(op: .copy, path: "/sections/0/items/0", from: "/sections/1/items/0"),
-            PatchOperation(op: .move, path: "/sections/0", from: "/sections/1"),
-            PatchOperation(op: .replace, path: "/sections/0/version", value: "v-B"),
-            PatchOperation(op: .replace, path: "/sections/1/version", value: "v-A"),
-            PatchOperation(op: .replace, path: "/snapshot", value: "new"),
-            PatchOperation(op: .replace, path: "/next_cursor", value: .null),
-        ])
+        let patch = FeedDelta.JSONPatch(
+            header: header(["B", "A"]),
+            operations: [
+                PatchOperation(op: .test, path: "/sections/0/items/1/id", value: "a2"),
+                PatchOperation(op: .remove, path: "/sections/0/items/0"),
+                PatchOperation(op: .add, path: "/sections/0/items/-", value: item("a3").json),
+                PatchOperation(op: .copy, path: "/sections/0/items/0", from: "/sections/1/items/0"),
+                PatchOperation(op: .move, path: "/sections/0", from: "/sections/1"),
+                PatchOperation(op: .replace, path: "/sections/0/version", value: "v-B"),
+                PatchOperation(op: .replace, path: "/sections/1/version", value: "v-A"),
+                PatchOperation(op: .replace, path: "/snapshot", value: "new"),
+                PatchOperation(op: .replace, path: "/next_cursor", value: .null),
+            ])
         let expected = finished([section("B", ["b1"]), section("A", ["b1", "a2", "a3"])])
         #expect(try old.applying(jsonPatch: patch) == expected)
     }
@@ -225,24 +241,36 @@ struct JSONPatchApplyTests {
             let patch = FeedDelta.JSONPatch(header: header(["A"], cursor: "o4"), operations: operations)
             #expect(throws: expected, sourceLocation: sourceLocation) { try old.applying(jsonPatch: patch) }
         }
-        rejects(.patchFailed(operation: 0, reason: "remove /sections/1: index 1 is out of range (1 elements)"), [
-            PatchOperation(op: .remove, path: "/sections/1"),
-        ])
-        rejects(.patchFailed(operation: 0, reason: "replace /sections/01: \"01\" is not an array index"), [
-            PatchOperation(op: .replace, path: "/sections/01", value: "x"),
-        ])
-        rejects(.patchFailed(operation: 0, reason: #"test /snapshot: test failed: the value is "old""#), [
-            PatchOperation(op: .test, path: "/snapshot", value: "other"),
-        ])
-        rejects(.patchFailed(operation: 0, reason: "move /sections/0/items: cannot move /sections/0 into its own child"), [
-            PatchOperation(op: .move, path: "/sections/0/items", from: "/sections/0"),
-        ])
-        rejects(.resultMismatch("/sections/0 (A) has version old-A, section_versions says v-A"), [
-            PatchOperation(op: .replace, path: "/snapshot", value: "new"),
-        ])
-        rejects(.invalidDocument("sections[0].items[0].id: must be a string"), [
-            PatchOperation(op: .replace, path: "/sections/0/items/0/id", value: 7),
-        ])
+        rejects(
+            .patchFailed(operation: 0, reason: "remove /sections/1: index 1 is out of range (1 elements)"),
+            [
+                PatchOperation(op: .remove, path: "/sections/1")
+            ])
+        rejects(
+            .patchFailed(operation: 0, reason: "replace /sections/01: \"01\" is not an array index"),
+            [
+                PatchOperation(op: .replace, path: "/sections/01", value: "x")
+            ])
+        rejects(
+            .patchFailed(operation: 0, reason: #"test /snapshot: test failed: the value is "old""#),
+            [
+                PatchOperation(op: .test, path: "/snapshot", value: "other")
+            ])
+        rejects(
+            .patchFailed(operation: 0, reason: "move /sections/0/items: cannot move /sections/0 into its own child"),
+            [
+                PatchOperation(op: .move, path: "/sections/0/items", from: "/sections/0")
+            ])
+        rejects(
+            .resultMismatch("/sections/0 (A) has version old-A, section_versions says v-A"),
+            [
+                PatchOperation(op: .replace, path: "/snapshot", value: "new")
+            ])
+        rejects(
+            .invalidDocument("sections[0].items[0].id: must be a string"),
+            [
+                PatchOperation(op: .replace, path: "/sections/0/items/0/id", value: 7)
+            ])
     }
 }
 
@@ -277,15 +305,29 @@ struct DecodingTests {
         #expect(result.nextCursor == nil)
     }
 
-    @Test("Malformed deltas are rejected at decoding, naming the member", arguments: [
-        (#"{"format":"batch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"sections":{"deletes":[[1]],"inserts":[],"moves":[],"reloads":[]}}"#, "sections.deletes[0]"),
-        (#"{"format":"batch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"sections":{"deletes":[],"inserts":[],"moves":[[0,1]],"reloads":[]},"items":{"deletes":[[0,"1"]],"inserts":[],"moves":[],"reloads":[]}}"#, "items.deletes[0][1]"),
-        (#"{"format":"diff","since":"a","snapshot":"b","section_versions":[],"change_count":0}"#, "format"),
-        (#"{"format":"sequential","since":"a","snapshot":"b","section_versions":[],"change_count":0,"operations":[{"op":"explode","target":"sections","index":0,"count":1}]}"#, "operations[0].op"),
-        (#"{"format":"sequential","since":"a","snapshot":"b","section_versions":[],"change_count":0,"operations":[{"op":"remove","target":"items","index":0,"count":1}]}"#, "operations[0].section"),
-        (#"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"patch":[{"op":"add","path":"/x"}]}"#, "patch[0].value"),
-        (#"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":["x",1],"change_count":0,"patch":[]}"#, "section_versions[1]"),
-    ])
+    @Test(
+        "Malformed deltas are rejected at decoding, naming the member",
+        arguments: [
+            (
+                #"{"format":"batch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"sections":{"deletes":[[1]],"inserts":[],"moves":[],"reloads":[]}}"#,
+                "sections.deletes[0]"
+            ),
+            (
+                #"{"format":"batch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"sections":{"deletes":[],"inserts":[],"moves":[[0,1]],"reloads":[]},"items":{"deletes":[[0,"1"]],"inserts":[],"moves":[],"reloads":[]}}"#,
+                "items.deletes[0][1]"
+            ),
+            (#"{"format":"diff","since":"a","snapshot":"b","section_versions":[],"change_count":0}"#, "format"),
+            (
+                #"{"format":"sequential","since":"a","snapshot":"b","section_versions":[],"change_count":0,"operations":[{"op":"explode","target":"sections","index":0,"count":1}]}"#,
+                "operations[0].op"
+            ),
+            (
+                #"{"format":"sequential","since":"a","snapshot":"b","section_versions":[],"change_count":0,"operations":[{"op":"remove","target":"items","index":0,"count":1}]}"#,
+                "operations[0].section"
+            ),
+            (#"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"patch":[{"op":"add","path":"/x"}]}"#, "patch[0].value"),
+            (#"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":["x",1],"change_count":0,"patch":[]}"#, "section_versions[1]"),
+        ])
     func malformedDeltasAreRejected(text: String, path: String) {
         let error = #expect(throws: FeedDecodingError.self) { try FeedDelta(parsing: Array(text.utf8)) }
         #expect(error?.path == path, "\(String(describing: error))")
@@ -293,7 +335,8 @@ struct DecodingTests {
 
     @Test("JSON parsing is exact: numbers, escapes and surrogate pairs; invalid texts are rejected")
     func jsonParsing() throws {
-        let value = try JSONValue(parsing: #" {"a":[1,-0,2.5,1e2,9223372036854775807,9223372036854775808,true,false,null],"s":"q\"\\\/\b\f\n\r\t\u0041\u00e9\ud83d\ude00"} "#)
+        let value = try JSONValue(
+            parsing: #" {"a":[1,-0,2.5,1e2,9223372036854775807,9223372036854775808,true,false,null],"s":"q\"\\\/\b\f\n\r\t\u0041\u00e9\ud83d\ude00"} "#)
         // 2^63 is beyond Int64, and 9.223372036854776e18 (what a Double would say) is not its value: kept as written.
         let twoToThe63 = try JSONValue(parsing: "9223372036854775808")
         guard case .number(let exact) = twoToThe63 else { throw TestFailure("2^63 parsed as \(twoToThe63)") }

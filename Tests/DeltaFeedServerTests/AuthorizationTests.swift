@@ -1,6 +1,7 @@
 import EventHTTP
 import HTTPTestSupport
 import Testing
+
 @testable import DeltaFeedServer
 
 /// `Authorization` as RFC 9110 and RFC 6750 read it (issue 9): the scheme is case-insensitive,
@@ -29,9 +30,11 @@ struct AuthorizationTests {
         #expect(try patch([("Authorization", "Bearer   \(AuthorizationTests.token)")]).status == 200)
     }
 
-    @Test("Another scheme, a scheme without a token, or a scheme glued to the token is 401", arguments: [
-        "Basic \(token)", "Bearer", "Bearer\(token)", "Bearerx \(token)", "Token \(token)", "\(token)",
-    ])
+    @Test(
+        "Another scheme, a scheme without a token, or a scheme glued to the token is 401",
+        arguments: [
+            "Basic \(token)", "Bearer", "Bearer\(token)", "Bearerx \(token)", "Token \(token)", "\(token)",
+        ])
     func otherSchemesAre401(value: String) throws {
         let response = try patch([("Authorization", value)])
         expectError(response, 401, "unauthorized")
@@ -51,9 +54,11 @@ struct AuthorizationTests {
         #expect(fixture.store.changeVersion == before, "a refused write changes nothing")
     }
 
-    @Test("A token with a control character that reaches the server is 400, not compared", arguments: [
-        "\u{1}", "\u{7F}", "\u{1B}[2J", "\t",
-    ])
+    @Test(
+        "A token with a control character that reaches the server is 400, not compared",
+        arguments: [
+            "\u{1}", "\u{7F}", "\u{1B}[2J", "\t",
+        ])
     func controlCharactersInTheTokenAre400(control: String) throws {
         let before = fixture.store.changeVersion
         // After the token (a truncating reader would accept it) and inside it.
@@ -67,15 +72,19 @@ struct AuthorizationTests {
         #expect(fixture.store.changeVersion == before)
     }
 
-    @Test("A NUL, C1 control or line break in the credentials is refused by the check itself", arguments: [
-        "\u{0}", "\u{0}zzz", "\u{85}", "\u{9B}", "\r\n", "\n",
-    ])
+    @Test(
+        "A NUL, C1 control or line break in the credentials is refused by the check itself",
+        arguments: [
+            "\u{0}", "\u{0}zzz", "\u{85}", "\u{9B}", "\r\n", "\n",
+        ])
     func controlCharactersAreRefusedByTheCheck(control: String) throws {
         // libevent 2.1 ends a header value at its first NUL before the server sees it, so this is
         // checked on the request as a handler gets it: whatever the transport passes on, a
         // credential holding a control character is never compared, truncated or otherwise.
         let check = AdminAuthorization(token: AuthorizationTests.token)
-        for value in ["Bearer \(AuthorizationTests.token)\(control)", "Bearer \(control)\(AuthorizationTests.token)", "Bearer\(control) \(AuthorizationTests.token)"] {
+        for value in [
+            "Bearer \(AuthorizationTests.token)\(control)", "Bearer \(control)\(AuthorizationTests.token)", "Bearer\(control) \(AuthorizationTests.token)",
+        ] {
             let request = HTTPRequest(method: .patch, path: "/v1/videos/1", headers: HTTPHeaders([("Authorization", value)]))
             let error = #expect(throws: HTTPError.self) { try check.check(request) }
             #expect(error?.status == 400, "\(value.debugDescription): \(String(describing: error))")

@@ -2,8 +2,8 @@ import DeltaFeedServer
 import EventHTTP
 import FeedService
 import FeedStore
-import HTTPTestSupport
 import Foundation
+import HTTPTestSupport
 import Testing
 
 /// A seeded store behind a running server, for tests that speak raw HTTP to it.
@@ -20,8 +20,9 @@ struct BadInputFixture {
         http.threads = 2
         http.maxBodySize = 64 << 10
         http.logger.logLevel = .critical
-        server = try DeltaFeedServer.start(configuration: DeltaFeedServerConfiguration(
-            service: FeedService(store: store), adminToken: BadInputFixture.token, http: http))
+        server = try DeltaFeedServer.start(
+            configuration: DeltaFeedServerConfiguration(
+                service: FeedService(store: store), adminToken: BadInputFixture.token, http: http))
     }
 
     func client() throws -> RawHTTPClient { try RawHTTPClient(port: server.http.port) }
@@ -73,7 +74,8 @@ struct BadInputTests {
         let response = try fixture.write("POST", "/v1/videos", #"{"author_id":1,"title":5,"thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
         expectError(response, 422, "invalid_field")
         #expect(response.bodyText.contains("title: must be a string, not number"))
-        let boolAsNumber = try fixture.write("POST", "/v1/videos", #"{"author_id":true,"title":"t","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
+        let boolAsNumber = try fixture.write(
+            "POST", "/v1/videos", #"{"author_id":true,"title":"t","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
         expectError(boolAsNumber, 422, "invalid_field")
     }
 
@@ -178,7 +180,8 @@ struct SnapshotExpiryTests {
         // A new video by someone viewer 1 follows makes the next feed a new snapshot, and keeping
         // one snapshot per viewer prunes the first.
         let followee = try #require(try fixture.store.read { try $0.followees(of: 1) }.first)
-        _ = try fixture.write("POST", "/v1/videos", #"{"author_id":\#(followee),"title":"new","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
+        _ = try fixture.write(
+            "POST", "/v1/videos", #"{"author_id":\#(followee),"title":"new","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
         let second = try fixture.snapshot(viewer: 1)
         #expect(first != second)
         expectError(try fixture.client().request("GET", "/v1/users/1/feed/delta?since=\(first)"), 410, "snapshot_expired")

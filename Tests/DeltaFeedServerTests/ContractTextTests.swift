@@ -2,6 +2,7 @@ import FeedService
 import Foundation
 import HTTPTestSupport
 import Testing
+
 @testable import FeedStore
 
 /// Parts of openapi.yaml that the contract test can only sample, checked here exhaustively
@@ -33,7 +34,8 @@ struct ContractTextTests {
     /// so Swift's regex parser cannot merge a literal combining mark with its neighbour.
     static func schemaPattern(_ name: String) throws -> String {
         guard let start = specification.range(of: "\n    \(name):\n"),
-              let open = specification.range(of: "pattern: \"", range: start.upperBound..<specification.endIndex) else {
+            let open = specification.range(of: "pattern: \"", range: start.upperBound..<specification.endIndex)
+        else {
             throw TestFailure("openapi.yaml has no schema \(name) with a double-quoted pattern")
         }
         var result = ""
@@ -97,7 +99,8 @@ struct ContractTextTests {
             // white space at the ends is trimmed, everything else is fine.
             if value % 7 == 0 || value < 0x3000 {
                 for text in ["a" + alone, " \t" + alone + "b\n", alone + "\u{301}"] where matches(text) != accepted(text) {
-                    mismatches.append("U+\(String(value, radix: 16, uppercase: true)) in \(text.debugDescription): pattern \(matches(text)), server \(accepted(text))")
+                    mismatches.append(
+                        "U+\(String(value, radix: 16, uppercase: true)) in \(text.debugDescription): pattern \(matches(text)), server \(accepted(text))")
                 }
             }
             if mismatches.count > 20 { break }
@@ -123,7 +126,9 @@ struct ContractTextTests {
                 candidates.append("o" + body)
             }
         }
-        candidates += ["", "o", "O1", "p1", " o1", "o1 ", "o_1", "o1.5", "o+", "o-", "o+-1", "o٣", "o１", "ozzzzzzz", "o0000000", "o+zzzzzz", "o-000000", "o-0000000"]
+        candidates += [
+            "", "o", "O1", "p1", " o1", "o1 ", "o_1", "o1.5", "o+", "o-", "o+-1", "o٣", "o１", "ozzzzzzz", "o0000000", "o+zzzzzz", "o-000000", "o-0000000",
+        ]
         return candidates
     }
 
@@ -134,7 +139,9 @@ struct ContractTextTests {
         for cursor in ContractTextTests.candidateCursors {
             let accepted = FeedParameters.offset(fromCursor: cursor) != nil
             let matches = (try? regex.wholeMatch(in: cursor)) != nil
-            #expect(matches == accepted, "cursor \(cursor.debugDescription): server \(accepted ? "accepts" : "refuses"), pattern \(matches ? "matches" : "does not")")
+            #expect(
+                matches == accepted,
+                "cursor \(cursor.debugDescription): server \(accepted ? "accepts" : "refuses"), pattern \(matches ? "matches" : "does not")")
         }
     }
 
@@ -224,7 +231,8 @@ struct ClassSequencePattern {
             if item == items.count {
                 result = position == scalars.count
             } else if items[item].starred {
-                result = match(item + 1, position)
+                result =
+                    match(item + 1, position)
                     || (position < scalars.count && items[item].admits(scalars[position]) && match(item, position + 1))
             } else {
                 result = position < scalars.count && items[item].admits(scalars[position]) && match(item + 1, position + 1)

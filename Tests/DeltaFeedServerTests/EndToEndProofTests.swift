@@ -1,5 +1,5 @@
-import Deterministic
 import DeltaFeedClient
+import Deterministic
 import FeedStore
 import Foundation
 import Testing
@@ -27,7 +27,8 @@ struct EndToEndProofTests {
             try proof.step(step)
         }
         let elapsed = ContinuousClock.now - started
-        print("""
+        print(
+            """
             End-to-end proof, seed \(seed): \(steps) writes, viewer \(proof.viewer); \
             \(proof.appliedDeltas) deltas applied (\(proof.changes) changes), \(proof.unchanged) × 304, \
             \(proof.refetches) × 410 refetch; \(proof.failures) failures\(proof.failuresByClient.isEmpty ? "" : " (" + proof.failuresByClient.sorted(by: { $0.key < $1.key }).map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")"); \(elapsed)
@@ -233,11 +234,13 @@ private struct Proof {
         switch roll {
         case 0..<14:  // a new video by someone the viewer follows: lands at the top of the grid
             let author = followees.randomElement(using: &random) ?? users.randomElement(using: &random)!
-            let response = try server.request("POST", "/v1/videos", json: [
-                "author_id": .int(author), "title": .string(title()), "thumbnail_url": "https://cdn.example/t.jpg",
-                "duration_seconds": .int(Int64.random(in: 1...600, using: &random)),
-                "like_count": .int(Int64.random(in: 0...5000, using: &random)),
-            ])
+            let response = try server.request(
+                "POST", "/v1/videos",
+                json: [
+                    "author_id": .int(author), "title": .string(title()), "thumbnail_url": "https://cdn.example/t.jpg",
+                    "duration_seconds": .int(Int64.random(in: 1...600, using: &random)),
+                    "like_count": .int(Int64.random(in: 0...5000, using: &random)),
+                ])
             try expectStatus(response, [201], "POST /v1/videos")
             guard case .int(let id)? = try response.json()["id"] else { throw TestFailure("seed \(seed): no id in \(response)") }
             videos.append(id)
@@ -245,11 +248,13 @@ private struct Proof {
         case 14..<20:  // a new popular video by someone else
             let others = users.filter { !followees.contains($0) && $0 != viewer }
             let author = others.randomElement(using: &random) ?? users[0]
-            let response = try server.request("POST", "/v1/videos", json: [
-                "author_id": .int(author), "title": .string(title()), "thumbnail_url": "https://cdn.example/p.jpg",
-                "duration_seconds": 30, "like_count": .int(Int64.random(in: 0...90_000, using: &random)),
-                "view_count": .int(Int64.random(in: 0...9_000_000, using: &random)),
-            ])
+            let response = try server.request(
+                "POST", "/v1/videos",
+                json: [
+                    "author_id": .int(author), "title": .string(title()), "thumbnail_url": "https://cdn.example/p.jpg",
+                    "duration_seconds": 30, "like_count": .int(Int64.random(in: 0...90_000, using: &random)),
+                    "view_count": .int(Int64.random(in: 0...9_000_000, using: &random)),
+                ])
             try expectStatus(response, [201], "POST /v1/videos")
             guard case .int(let id)? = try response.json()["id"] else { throw TestFailure("seed \(seed): no id in \(response)") }
             videos.append(id)
@@ -267,9 +272,12 @@ private struct Proof {
             return Write(kind: "counts", description: "video \(video) counts \(JSONValue.object(body).jsonText)")
         case 46..<50:
             let video = pickVideo()
-            try expectStatus(try server.request("PATCH", "/v1/videos/\(video)", json: [
-                "duration_seconds": .int(Int64.random(in: 1...36000, using: &random)), "thumbnail_url": "https://cdn.example/new.jpg",
-            ]), [200], "PATCH duration")
+            try expectStatus(
+                try server.request(
+                    "PATCH", "/v1/videos/\(video)",
+                    json: [
+                        "duration_seconds": .int(Int64.random(in: 1...36000, using: &random)), "thumbnail_url": "https://cdn.example/new.jpg",
+                    ]), [200], "PATCH duration")
             return Write(kind: "duration", description: "video \(video) new duration and thumbnail")
         case 50..<58:
             let video = pickVideo()
@@ -277,22 +285,25 @@ private struct Proof {
             videos.removeAll { $0 == video }
             return Write(kind: "delete video", description: "video \(video) deleted")
         case 58..<63:
-            let response = try server.request("POST", "/v1/ads", json: [
-                "advertiser": "Acme", "title": .string(title()), "image_url": "https://ads.example/i.jpg",
-                "target_url": "https://ads.example/go", "weight": .int(Int64.random(in: 1...1000, using: &random)),
-            ])
+            let response = try server.request(
+                "POST", "/v1/ads",
+                json: [
+                    "advertiser": "Acme", "title": .string(title()), "image_url": "https://ads.example/i.jpg",
+                    "target_url": "https://ads.example/go", "weight": .int(Int64.random(in: 1...1000, using: &random)),
+                ])
             try expectStatus(response, [201], "POST /v1/ads")
             guard case .int(let id)? = try response.json()["id"] else { throw TestFailure("seed \(seed): no id in \(response)") }
             ads.append(id)
             return Write(kind: "ad created", description: "new ad \(id)")
         case 63..<72:
             guard let ad = ads.randomElement(using: &random) else { return try performRandomWrite() }
-            let body: JSONValue = switch Int.random(in: 0..<4, using: &random) {
-            case 0: ["title": .string(title())]
-            case 1: ["weight": .int(Int64.random(in: 1...1000, using: &random))]
-            case 2: ["active": false]
-            default: ["active": true, "advertiser": "Globex"]
-            }
+            let body: JSONValue =
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: ["title": .string(title())]
+                case 1: ["weight": .int(Int64.random(in: 1...1000, using: &random))]
+                case 2: ["active": false]
+                default: ["active": true, "advertiser": "Globex"]
+                }
             try expectStatus(try server.request("PATCH", "/v1/ads/\(ad)", json: body), [200], "PATCH ad")
             return Write(kind: "ad changed", description: "ad \(ad) \(body.jsonText)")
         case 72..<75:

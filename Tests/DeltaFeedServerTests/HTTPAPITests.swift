@@ -114,12 +114,14 @@ struct HTTPAPITests {
         #expect(allowed.status == 201)
     }
 
-    @Test("An invalid write answers 422 invalid_field naming the field", arguments: [
-        ("thumbnail_url", #"{"author_id":1,"title":"Hi","thumbnail_url":"ftp://cdn.example/x.jpg","duration_seconds":10}"#),
-        ("title", #"{"author_id":1,"title":"   ","thumbnail_url":"https://cdn.example/x.jpg","duration_seconds":10}"#),
-        ("duration_seconds", #"{"author_id":1,"title":"Hi","thumbnail_url":"https://cdn.example/x.jpg","duration_seconds":36001}"#),
-        ("author_id", #"{"author_id":999999,"title":"Hi","thumbnail_url":"https://cdn.example/x.jpg","duration_seconds":10}"#),
-    ])
+    @Test(
+        "An invalid write answers 422 invalid_field naming the field",
+        arguments: [
+            ("thumbnail_url", #"{"author_id":1,"title":"Hi","thumbnail_url":"ftp://cdn.example/x.jpg","duration_seconds":10}"#),
+            ("title", #"{"author_id":1,"title":"   ","thumbnail_url":"https://cdn.example/x.jpg","duration_seconds":10}"#),
+            ("duration_seconds", #"{"author_id":1,"title":"Hi","thumbnail_url":"https://cdn.example/x.jpg","duration_seconds":36001}"#),
+            ("author_id", #"{"author_id":999999,"title":"Hi","thumbnail_url":"https://cdn.example/x.jpg","duration_seconds":10}"#),
+        ])
     func invalidWriteNamesTheField(field: String, body: String) throws {
         let server = try TestServer()
         defer { server.stop() }

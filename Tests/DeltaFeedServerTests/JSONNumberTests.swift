@@ -8,34 +8,39 @@ import Testing
 struct JSONNumberTests {
     func parse(_ text: String) throws -> JSONValue { try JSONValue(parsing: text) }
 
-    @Test("Each number lands in the case that holds it exactly", arguments: [
-        ("0", "int"), ("-0", "int"), ("9223372036854775807", "int"), ("-9223372036854775808", "int"),
-        ("2.5", "double"), ("1e2", "double"), ("0.1", "double"), ("-0.0", "double"), ("1.7976931348623157e308", "double"),
-        ("5e-324", "double"), ("123456789012345.6", "double"), ("9223372036854775807.0", "number"),
-        ("9223372036854775808", "number"), ("18446744073709551617", "number"), ("0.10000000000000000000000001", "number"),
-        ("1e400", "number"), ("7e-400", "number"), ("2e-324", "number"), ("12345678901234567890.5", "number"),
-    ])
+    @Test(
+        "Each number lands in the case that holds it exactly",
+        arguments: [
+            ("0", "int"), ("-0", "int"), ("9223372036854775807", "int"), ("-9223372036854775808", "int"),
+            ("2.5", "double"), ("1e2", "double"), ("0.1", "double"), ("-0.0", "double"), ("1.7976931348623157e308", "double"),
+            ("5e-324", "double"), ("123456789012345.6", "double"), ("9223372036854775807.0", "number"),
+            ("9223372036854775808", "number"), ("18446744073709551617", "number"), ("0.10000000000000000000000001", "number"),
+            ("1e400", "number"), ("7e-400", "number"), ("2e-324", "number"), ("12345678901234567890.5", "number"),
+        ])
     func classification(text: String, expected: String) throws {
         let value = try parse(text)
-        let kind = switch value {
-        case .int: "int"
-        case .double: "double"
-        case .number: "number"
-        default: "other"
-        }
+        let kind =
+            switch value {
+            case .int: "int"
+            case .double: "double"
+            case .number: "number"
+            default: "other"
+            }
         #expect(kind == expected, "\(text) → \(value)")
         // Nothing is lost on the way out: reading the output back gives the same value.
         #expect(try parse(value.jsonText) == value)
         if case .number(let number) = value { #expect(value.jsonText == text && number.text == text) }
     }
 
-    @Test("Canonical bytes are equal exactly when the values are", arguments: [
-        ("1", "1.0", true), ("1", "1e0", true), ("1", "10E-1", true), ("100", "1e2", true), ("-0", "0.0", true),
-        ("0", "-0e-99", true), ("2.5", "25e-1", true), ("1e400", "10e399", true), ("0.5", "5E-1", true),
-        ("18446744073709551617", "1.8446744073709551617e19", true), ("9223372036854775807", "9223372036854775807.000", true),
-        ("1", "1.0000000000000000000001", false), ("18446744073709551617", "18446744073709551616", false),
-        ("1", "-1", false), ("1e400", "1e401", false), ("0.1", "0.10000000000000000000000001", false),
-    ])
+    @Test(
+        "Canonical bytes are equal exactly when the values are",
+        arguments: [
+            ("1", "1.0", true), ("1", "1e0", true), ("1", "10E-1", true), ("100", "1e2", true), ("-0", "0.0", true),
+            ("0", "-0e-99", true), ("2.5", "25e-1", true), ("1e400", "10e399", true), ("0.5", "5E-1", true),
+            ("18446744073709551617", "1.8446744073709551617e19", true), ("9223372036854775807", "9223372036854775807.000", true),
+            ("1", "1.0000000000000000000001", false), ("18446744073709551617", "18446744073709551616", false),
+            ("1", "-1", false), ("1e400", "1e401", false), ("0.1", "0.10000000000000000000000001", false),
+        ])
     func canonicalBytesCompareValues(lhs: String, rhs: String, equal: Bool) throws {
         let left = try parse(lhs).canonicalSerialized()
         let right = try parse(rhs).canonicalSerialized()
@@ -82,12 +87,14 @@ struct JSONNumberTests {
         }
     }
 
-    @Test("int64Value takes integral numbers however written, within Int64 only", arguments: [
-        ("151", 151 as Int64?), ("151.0", 151), ("1.51e2", 151), ("1510E-1", 151), ("-0.0", 0), ("0e999999", 0),
-        ("9223372036854775807.0", .max), ("-9223372036854775808.0", .min), ("-92233720368547758.08e2", .min),
-        ("151.5", nil), ("1e-1", nil), ("9223372036854775808", nil), ("1e19", nil), ("-9223372036854775809", nil),
-        ("1e400", nil), ("true", nil), ("\"151\"", nil), ("null", nil),
-    ])
+    @Test(
+        "int64Value takes integral numbers however written, within Int64 only",
+        arguments: [
+            ("151", 151 as Int64?), ("151.0", 151), ("1.51e2", 151), ("1510E-1", 151), ("-0.0", 0), ("0e999999", 0),
+            ("9223372036854775807.0", .max), ("-9223372036854775808.0", .min), ("-92233720368547758.08e2", .min),
+            ("151.5", nil), ("1e-1", nil), ("9223372036854775808", nil), ("1e19", nil), ("-9223372036854775809", nil),
+            ("1e400", nil), ("true", nil), ("\"151\"", nil), ("null", nil),
+        ])
     func int64Value(text: String, expected: Int64?) throws {
         #expect(try parse(text).int64Value == expected, "\(text)")
     }

@@ -17,7 +17,7 @@ struct StorageLockTests {
         defer { server.stop() }
         let feed = try server.freshFeed(viewer: 3, query: FeedQuery(limit: 10))
         guard case .string(let snapshot)? = feed.json["snapshot"],
-              case .int(let video)? = feed.json["sections"]?[1]?["items"]?[0]?["data"]?["video"]?["id"]
+            case .int(let video)? = feed.json["sections"]?[1]?["items"]?[0]?["data"]?["video"]?["id"]
         else { throw TestFailure("feed without a snapshot or a video") }
 
         // Another process: a second connection to the same file takes the write lock.

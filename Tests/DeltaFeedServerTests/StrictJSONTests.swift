@@ -16,14 +16,16 @@ struct StrictJSONTests {
 
     // MARK: Duplicate member names
 
-    @Test("The parser refuses a member name given twice, at any depth, and names it", arguments: [
-        #"{"title":"a","title":"b"}"#,
-        #"{"a":1,"b":2,"a":1}"#,
-        #"[{"x":{"k":null,"k":null}}]"#,
-        // Canonically equivalent names (é precomposed and decomposed) would collide in one
-        // dictionary entry, so they count as the same name.
-        "{\"\u{E9}\":1,\"e\u{301}\":2}",
-    ])
+    @Test(
+        "The parser refuses a member name given twice, at any depth, and names it",
+        arguments: [
+            #"{"title":"a","title":"b"}"#,
+            #"{"a":1,"b":2,"a":1}"#,
+            #"[{"x":{"k":null,"k":null}}]"#,
+            // Canonically equivalent names (é precomposed and decomposed) would collide in one
+            // dictionary entry, so they count as the same name.
+            "{\"\u{E9}\":1,\"e\u{301}\":2}",
+        ])
     func duplicateMemberNamesAreRefused(text: String) throws {
         let error = #expect(throws: JSONParseError.self) { try JSONValue(parsing: text) }
         #expect(error?.reason.contains("duplicate member name") == true, "\(String(describing: error))")
@@ -45,7 +47,10 @@ struct StrictJSONTests {
             ("PATCH", "/v1/videos/1", #"{"title":"a","title":"b"}"#),
             ("PATCH", "/v1/videos/1", #"{"view_count":1,"view_count":2}"#),
             ("POST", "/v1/users", #"{"handle":"dup","display_name":"A","display_name":"B"}"#),
-            ("POST", "/v1/ads", #"{"advertiser":"a","title":"t","image_url":"https://x.example/i.jpg","target_url":"https://x.example","weight":1,"weight":2}"#),
+            (
+                "POST", "/v1/ads",
+                #"{"advertiser":"a","title":"t","image_url":"https://x.example/i.jpg","target_url":"https://x.example","weight":1,"weight":2}"#
+            ),
             ("PATCH", "/v1/ads/1", #"{"active":true,"active":false}"#),
         ]
         for (method, path, body) in writes {
@@ -79,10 +84,12 @@ struct StrictJSONTests {
         #expect(json["inserts"] == [0])
     }
 
-    @Test("Numbers no Double holds are echoed as written", arguments: [
-        "-9223372036854775809", "123456789012345678901234567890", "0.10000000000000000000000001",
-        "1e-400", "2.000000000000000000001E+3",
-    ])
+    @Test(
+        "Numbers no Double holds are echoed as written",
+        arguments: [
+            "-9223372036854775809", "123456789012345678901234567890", "0.10000000000000000000000001",
+            "1e-400", "2.000000000000000000001E+3",
+        ])
     func inexactNumbersAreEchoedAsWritten(number: String) throws {
         let (text, _) = try diff(#"{"old":[0],"new":[0,{"n":\#(number)}]}"#)
         #expect(text.contains(#""value":{"n":\#(number)}"#), "\(text)")
@@ -111,7 +118,8 @@ struct StrictJSONTests {
     @Test("Numbers are compared by value, as RFC 6902's test operation does: 1, 1.0, 1e0 and 10E-1 are one number")
     func numbersCompareByValue() throws {
         let (text, json) = try diff(
-            #"{"old":[{"id":1,"v":100},{"id":2,"v":2.5},{"id":3,"v":18446744073709551617}],"new":[{"id":1.0,"v":1e2},{"id":2e0,"v":2.50},{"id":3,"v":1.8446744073709551617e19}],"key":"id"}"#)
+            #"{"old":[{"id":1,"v":100},{"id":2,"v":2.5},{"id":3,"v":18446744073709551617}],"new":[{"id":1.0,"v":1e2},{"id":2e0,"v":2.50},{"id":3,"v":1.8446744073709551617e19}],"key":"id"}"#
+        )
         #expect(json["change_count"] == 0, "\(text)")
         #expect(json["patch"] == JSONValue.array([]))
         let (unkeyedText, unkeyed) = try diff(#"{"old":[1,-0,0.5],"new":[10E-1,0,5e-1]}"#)
@@ -141,11 +149,13 @@ struct StrictJSONTests {
 
     // MARK: Integral numbers where an integer is expected
 
-    @Test("An integer field takes an integral number written with a fraction or exponent", arguments: [
-        ("view_count", "151.0", 151), ("view_count", "1.51e2", 151), ("like_count", "1510E-1", 151),
-        ("duration_seconds", "60.000", 60), ("view_count", "9223372036854775807.0", 9_223_372_036_854_775_807),
-        ("view_count", "0e5", 0), ("view_count", "-0.0", 0),
-    ])
+    @Test(
+        "An integer field takes an integral number written with a fraction or exponent",
+        arguments: [
+            ("view_count", "151.0", 151), ("view_count", "1.51e2", 151), ("like_count", "1510E-1", 151),
+            ("duration_seconds", "60.000", 60), ("view_count", "9223372036854775807.0", 9_223_372_036_854_775_807),
+            ("view_count", "0e5", 0), ("view_count", "-0.0", 0),
+        ])
     func integralNumbersAreIntegers(field: String, number: String, value: Int) throws {
         let response = try fixture.write("PATCH", "/v1/videos/2", #"{"\#(field)":\#(number)}"#)
         #expect(response.status == 200, "\(response.bodyText)")
@@ -162,10 +172,12 @@ struct StrictJSONTests {
         #expect(created.status == 201, "\(created.bodyText)")
     }
 
-    @Test("A non-integral number, or one beyond Int64, where an integer is expected is 422 naming the field", arguments: [
-        ("view_count", "151.5"), ("view_count", "1e-1"), ("weight", "162.000000000000000000001"),
-        ("view_count", "9223372036854775808"), ("view_count", "1e19"), ("like_count", "-9223372036854775809.0"),
-    ])
+    @Test(
+        "A non-integral number, or one beyond Int64, where an integer is expected is 422 naming the field",
+        arguments: [
+            ("view_count", "151.5"), ("view_count", "1e-1"), ("weight", "162.000000000000000000001"),
+            ("view_count", "9223372036854775808"), ("view_count", "1e19"), ("like_count", "-9223372036854775809.0"),
+        ])
     func nonIntegralNumbersAre422(field: String, number: String) throws {
         let before = fixture.store.changeVersion
         let path = field == "weight" ? "/v1/ads/1" : "/v1/videos/2"

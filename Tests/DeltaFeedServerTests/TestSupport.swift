@@ -138,14 +138,16 @@ extension FeedDocument {
         if viewer != other.viewer { return "viewer \(viewer) vs \(other.viewer)" }
         if nextCursor != other.nextCursor { return "next_cursor \(nextCursor ?? "null") vs \(other.nextCursor ?? "null")" }
         if sections.count != other.sections.count {
-            return "\(sections.count) sections vs \(other.sections.count): [\(sections.map(\.id).joined(separator: ","))] vs [\(other.sections.map(\.id).joined(separator: ","))]"
+            return
+                "\(sections.count) sections vs \(other.sections.count): [\(sections.map(\.id).joined(separator: ","))] vs [\(other.sections.map(\.id).joined(separator: ","))]"
         }
         for (index, (mine, theirs)) in zip(sections, other.sections).enumerated() where mine != theirs {
             if mine.id != theirs.id || mine.kind != theirs.kind || mine.columns != theirs.columns {
                 return "section \(index): \(mine.id)/\(mine.kind)/\(mine.columns) vs \(theirs.id)/\(theirs.kind)/\(theirs.columns)"
             }
             if mine.items.map(\.id) != theirs.items.map(\.id) {
-                return "section \(index) (\(mine.id)) items [\(mine.items.map(\.id).joined(separator: ","))] vs [\(theirs.items.map(\.id).joined(separator: ","))]"
+                return
+                    "section \(index) (\(mine.id)) items [\(mine.items.map(\.id).joined(separator: ","))] vs [\(theirs.items.map(\.id).joined(separator: ","))]"
             }
             if let item = zip(mine.items, theirs.items).first(where: { $0 != $1 }) {
                 return "section \(index) (\(mine.id)) item \(item.0.id): \(item.0.json.jsonText) vs \(item.1.json.jsonText)"

@@ -33,9 +33,11 @@ struct TextLimitHTTPTests {
         #expect(try server.store.contentDigest() == before)
     }
 
-    @Test("Invisible-only text is 422 naming the field", arguments: [
-        ("PATCH", "/v1/videos/1", "title"), ("PATCH", "/v1/ads/1", "advertiser"), ("PATCH", "/v1/ads/1", "title"),
-    ])
+    @Test(
+        "Invisible-only text is 422 naming the field",
+        arguments: [
+            ("PATCH", "/v1/videos/1", "title"), ("PATCH", "/v1/ads/1", "advertiser"), ("PATCH", "/v1/ads/1", "title"),
+        ])
     func invisibleTextIs422(method: String, path: String, field: String) throws {
         let server = try TestServer(seed: DemoSeed(users: 3, videos: 3, ads: 1, seed: 2))
         defer { server.stop() }

@@ -1,6 +1,7 @@
-@testable import DeltaFeedClient
 import Foundation
 import Testing
+
+@testable import DeltaFeedClient
 
 @Suite("HTTP transports")
 struct TransportTests {
@@ -61,9 +62,10 @@ struct TransportTests {
             let again = try transport.send(FeedHTTPRequest(method: "GET", url: url, headers: ["If-None-Match": etag]))
             #expect(again.status == 304)
             #expect(again.body.isEmpty)
-            let deleted = try transport.send(FeedHTTPRequest(
-                method: "DELETE", url: URL(string: server.baseURL.absoluteString + "/v1/videos/999999")!,
-                headers: ["Authorization": "Bearer \(TestServer.adminToken)"]))
+            let deleted = try transport.send(
+                FeedHTTPRequest(
+                    method: "DELETE", url: URL(string: server.baseURL.absoluteString + "/v1/videos/999999")!,
+                    headers: ["Authorization": "Bearer \(TestServer.adminToken)"]))
             #expect(deleted.status == 404)
         }
         #expect(bodies[0] == bodies[1])

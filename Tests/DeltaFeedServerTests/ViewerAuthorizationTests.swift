@@ -3,6 +3,7 @@ import Foundation
 import JSONBytes
 import JWTKit
 import Testing
+
 @testable import DeltaFeedServer
 
 /// Viewer authentication (issue 9): with `--viewer-secret`, a viewer's feed, deltas and profile
@@ -53,7 +54,8 @@ struct ViewerAuthorizationTests {
         for route in ViewerAuthorizationTests.viewerRoutes(1) {
             let response = try server.request(route.method, route.path, raw: route.body, token: one)
             // A `since` never issued is 410 once the token has been accepted.
-            #expect([200, 410].contains(response.status), "\(route.method) \(route.path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+            #expect(
+                [200, 410].contains(response.status), "\(route.method) \(route.path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
         }
         for route in ViewerAuthorizationTests.viewerRoutes(2) {
             let response = try server.request(route.method, route.path, raw: route.body, token: one)
@@ -144,7 +146,8 @@ struct ViewerAuthorizationTests {
         defer { server.stop() }
         for route in ViewerAuthorizationTests.viewerRoutes(1) {
             let response = try server.request(route.method, route.path, raw: route.body, token: nil)
-            #expect([200, 410].contains(response.status), "\(route.method) \(route.path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+            #expect(
+                [200, 410].contains(response.status), "\(route.method) \(route.path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
         }
     }
 
@@ -173,7 +176,8 @@ extension FeedHTTPResponse {
     /// The `code` of a JSON error body.
     func errorCode() throws -> String? {
         guard case .object(let members) = try JSONValue.parse(body), case .object(let error)? = members["error"],
-              case .string(let code)? = error["code"] else { return nil }
+            case .string(let code)? = error["code"]
+        else { return nil }
         return code
     }
 }

@@ -1,8 +1,9 @@
+import HTTPTestSupport
 import Logging
 import Synchronization
 import Testing
+
 @testable import EventHTTP
-import HTTPTestSupport
 
 /// A log handler that keeps every message, for tests that read the access log.
 struct RecordingLogHandler: LogHandler {
@@ -30,10 +31,13 @@ struct AccessLogTests {
     /// Before: the request target was logged raw, so `ESC[2J` cleared the operator's terminal.
     @Test func controlCharactersInTheTargetAreEscaped() throws {
         let store = RecordingLogHandler.Store()
-        try withTestServer(threads: 1, configure: { configuration in
-            configuration.logger = Logger(label: "test") { _ in RecordingLogHandler(store: store) }
-            configuration.logger.logLevel = .info
-        }) { server in
+        try withTestServer(
+            threads: 1,
+            configure: { configuration in
+                configuration.logger = Logger(label: "test") { _ in RecordingLogHandler(store: store) }
+                configuration.logger.logLevel = .info
+            }
+        ) { server in
             let client = try RawHTTPClient(port: server.port)
             client.send("GET /x\u{1B}[2J\u{7F}\u{9B}\\ HTTP/1.1\r\nHost: x\r\n\r\n")
             let response = try client.readResponse()

@@ -1,7 +1,8 @@
+import HTTPTestSupport
 import Synchronization
 import Testing
+
 @testable import EventHTTP
-import HTTPTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -16,13 +17,16 @@ struct BlockedLoopTests {
     /// arrived meanwhile: their clocks ran from the previous response.
     @Test func completeRequestsThatWaitedBehindABlockedLoopAreAnswered() throws {
         let entered = Atomic<Bool>(false)
-        try withTestServer(threads: 1, configure: { $0.requestTimeout = .milliseconds(500) }, routes: { router in
-            router.get("/block") { _ in
-                entered.store(true, ordering: .releasing)
-                usleep(1_500_000)
-                return .text("unblocked")
+        try withTestServer(
+            threads: 1, configure: { $0.requestTimeout = .milliseconds(500) },
+            routes: { router in
+                router.get("/block") { _ in
+                    entered.store(true, ordering: .releasing)
+                    usleep(1_500_000)
+                    return .text("unblocked")
+                }
             }
-        }) { server in
+        ) { server in
             let clients = try (0..<100).map { _ in try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 10) }
             for (index, client) in clients.enumerated() {
                 #expect(try client.request("GET", "/hello/\(index)").status == 200)
@@ -51,14 +55,17 @@ struct BlockedLoopTests {
     @Test func aLongAnswerInterruptedByABlockedLoopIsCompleted() throws {
         let entered = Atomic<Bool>(false)
         let big = [UInt8](repeating: UInt8(ascii: "b"), count: 24 << 20)
-        try withTestServer(threads: 1, configure: { $0.requestTimeout = .milliseconds(500) }, routes: { router in
-            router.get("/block") { _ in
-                entered.store(true, ordering: .releasing)
-                usleep(1_500_000)
-                return .text("unblocked")
+        try withTestServer(
+            threads: 1, configure: { $0.requestTimeout = .milliseconds(500) },
+            routes: { router in
+                router.get("/block") { _ in
+                    entered.store(true, ordering: .releasing)
+                    usleep(1_500_000)
+                    return .text("unblocked")
+                }
+                router.get("/big") { _ in HTTPResponse(status: 200, contentType: "application/octet-stream", body: big) }
             }
-            router.get("/big") { _ in HTTPResponse(status: 200, contentType: "application/octet-stream", body: big) }
-        }) { server in
+        ) { server in
             let reader = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 10)
             #expect(reader.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n"))
             // Let the server fill the socket buffers, then block its loop before the reader drains them.
@@ -78,9 +85,12 @@ struct BlockedLoopTests {
     /// request timeout (while the loop was free to write).
     @Test func aClientThatStopsReadingItsAnswerIsClosed() throws {
         let big = [UInt8](repeating: UInt8(ascii: "b"), count: 24 << 20)
-        try withTestServer(threads: 1, configure: { $0.requestTimeout = .milliseconds(500) }, routes: { router in
-            router.get("/big") { _ in HTTPResponse(status: 200, contentType: "application/octet-stream", body: big) }
-        }) { server in
+        try withTestServer(
+            threads: 1, configure: { $0.requestTimeout = .milliseconds(500) },
+            routes: { router in
+                router.get("/big") { _ in HTTPResponse(status: 200, contentType: "application/octet-stream", body: big) }
+            }
+        ) { server in
             let stalled = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             #expect(stalled.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n"))
             usleep(2_500_000)

@@ -1,7 +1,8 @@
+import HTTPTestSupport
 import Synchronization
 import Testing
+
 @testable import EventHTTP
-import HTTPTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -40,9 +41,12 @@ struct DeferredResponseTests {
         let pool = BlockingPool(name: "slow", threads: 1, queueCapacity: 4)
         defer { pool.shutdown() }
         let gate = Gate()
-        try withTestServer(threads: 1, routes: { router in
-            router.get("/slow", waitingOn: gate, in: pool)
-        }) { server in
+        try withTestServer(
+            threads: 1,
+            routes: { router in
+                router.get("/slow", waitingOn: gate, in: pool)
+            }
+        ) { server in
             let slow = try RawHTTPClient(port: server.port)
             #expect(slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"))
             // The only worker answers another connection while /slow waits on the pool.
@@ -61,9 +65,12 @@ struct DeferredResponseTests {
         let pool = BlockingPool(name: "tiny", threads: 1, queueCapacity: 1)
         defer { pool.shutdown() }
         let gate = Gate()
-        try withTestServer(threads: 1, routes: { router in
-            router.get("/slow", waitingOn: gate, in: pool)
-        }) { server in
+        try withTestServer(
+            threads: 1,
+            routes: { router in
+                router.get("/slow", waitingOn: gate, in: pool)
+            }
+        ) { server in
             // One job runs, one waits in the queue: the third is refused.
             let running = try RawHTTPClient(port: server.port)
             #expect(running.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"))
@@ -84,15 +91,18 @@ struct DeferredResponseTests {
     @Test func errorsThrownOnThePoolBecomeTheirResponses() throws {
         let pool = BlockingPool(name: "errors", threads: 1, queueCapacity: 4)
         defer { pool.shutdown() }
-        try withTestServer(threads: 1, routes: { router in
-            router.get("/teapot-later") { _ in
-                .deferred(to: pool) { throw HTTPError(status: 418, code: "teapot", message: "later") }
+        try withTestServer(
+            threads: 1,
+            routes: { router in
+                router.get("/teapot-later") { _ in
+                    .deferred(to: pool) { throw HTTPError(status: 418, code: "teapot", message: "later") }
+                }
+                router.get("/crash-later") { _ in
+                    struct Secret: Error {}
+                    return .deferred(to: pool) { throw Secret() }
+                }
             }
-            router.get("/crash-later") { _ in
-                struct Secret: Error {}
-                return .deferred(to: pool) { throw Secret() }
-            }
-        }) { server in
+        ) { server in
             let client = try RawHTTPClient(port: server.port)
             let teapot = try client.request("GET", "/teapot-later")
             #expect(teapot.status == 418)
@@ -109,9 +119,12 @@ struct DeferredResponseTests {
         let pool = BlockingPool(name: "slow", threads: 1, queueCapacity: 4)
         defer { pool.shutdown() }
         let gate = Gate()
-        try withTestServer(threads: 1, configure: { $0.shutdownGracePeriod = .seconds(5) }, routes: { router in
-            router.get("/slow", waitingOn: gate, in: pool)
-        }) { server in
+        try withTestServer(
+            threads: 1, configure: { $0.shutdownGracePeriod = .seconds(5) },
+            routes: { router in
+                router.get("/slow", waitingOn: gate, in: pool)
+            }
+        ) { server in
             do {
                 let leaving = try RawHTTPClient(port: server.port)
                 #expect(leaving.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"))

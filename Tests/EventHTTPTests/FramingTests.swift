@@ -1,6 +1,7 @@
-import Testing
-@testable import EventHTTP
 import HTTPTestSupport
+import Testing
+
+@testable import EventHTTP
 
 #if canImport(Glibc)
 import Glibc
@@ -58,8 +59,9 @@ struct FramingTests {
     @Test func aPipelinedAmbiguousRequestIsRefusedAfterTheGoodOne() throws {
         try withTestServer(threads: 1) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
-            client.send("GET /hello/one HTTP/1.1\r\nHost: x\r\n\r\n"
-                + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 21\r\n\r\nhello" + FramingTests.smuggled)
+            client.send(
+                "GET /hello/one HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 21\r\n\r\nhello" + FramingTests.smuggled)
             #expect(try client.readResponse().bodyText == "hello one q=-")
             let second = try? client.readResponse()
             #expect(second?.status == 400)
@@ -195,15 +197,19 @@ struct PipelinedRequestTests {
     }
 
     @Test func aPipelinedBodyIsReservedWhenItsHeadersArrive() throws {
-        try withTestServer(threads: 1, configure: {
-            $0.maxBodySize = 100_000
-            $0.maxBufferedBodyBytes = 100_000
-        }) { server in
+        try withTestServer(
+            threads: 1,
+            configure: {
+                $0.maxBodySize = 100_000
+                $0.maxBufferedBodyBytes = 100_000
+            }
+        ) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             // The second head arrives with the first body; its own body follows later.
             let first = String(repeating: "a", count: 100_000)
-            client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n\(first)"
-                + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+            client.send(
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n\(first)"
+                    + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
             #expect(try client.readResponse().body.count == 100_000)
             // The first answer released its bytes; the pipelined head reserved them again (without
             // the hook it would have been read unreserved, leaving the count at 0).

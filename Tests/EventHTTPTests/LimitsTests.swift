@@ -1,7 +1,8 @@
+import HTTPTestSupport
 import Synchronization
 import Testing
+
 @testable import EventHTTP
-import HTTPTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -14,10 +15,13 @@ struct LimitsTests {
     /// bodies took RSS from 35 to 551 MiB. Now a body that would pass the buffered-bytes cap is
     /// refused before it is read.
     @Test func bodiesPastTheBufferedBytesCapGet503BeforeTheyAreRead() throws {
-        try withTestServer(threads: 1, configure: {
-            $0.maxBodySize = 100_000
-            $0.maxBufferedBodyBytes = 150_000
-        }) { server in
+        try withTestServer(
+            threads: 1,
+            configure: {
+                $0.maxBodySize = 100_000
+                $0.maxBufferedBodyBytes = 150_000
+            }
+        ) { server in
             let stalled = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             #expect(stalled.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789"))
             // One round trip on the same (only) loop: the stalled head has been read by then.

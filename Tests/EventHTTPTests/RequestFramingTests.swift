@@ -1,4 +1,5 @@
 import Testing
+
 @testable import EventHTTP
 
 @Suite("Request head scanner")

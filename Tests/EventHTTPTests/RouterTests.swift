@@ -1,6 +1,7 @@
-import Testing
-@testable import EventHTTP
 import JSONBytes
+import Testing
+
+@testable import EventHTTP
 
 @Suite("Routing and parsing without sockets")
 struct RouterTests {

@@ -1,8 +1,9 @@
-import Testing
+import HTTPTestSupport
 import Logging
 import Synchronization
+import Testing
+
 @testable import EventHTTP
-import HTTPTestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,9 @@
 import Deterministic
-@testable import FeedIndex
 import FeedStore
 import Foundation
 import Testing
+
+@testable import FeedIndex
 
 @Suite("SortedKeys, DenseTable, CountingTable, ChangeRing")
 struct IndexStructureTests {
@@ -101,9 +102,13 @@ struct FeedIndexCatchUpTests {
             #expect(view.followedVideos(viewer: followers[0], limit: 240).allSatisfy { $0.author != victim })
         }
         let changes = try #require(index.changes(after: index.sequence - 1))
-        #expect(changes.contains(.user(id: victim, before: changes.compactMap { change -> FollowerRankKey? in
-            if case .user(victim, let before, _, _) = change { return before } else { return nil }
-        }.first, after: nil, profileChanged: true)))
+        #expect(
+            changes.contains(
+                .user(
+                    id: victim,
+                    before: changes.compactMap { change -> FollowerRankKey? in
+                        if case .user(victim, let before, _, _) = change { return before } else { return nil }
+                    }.first, after: nil, profileChanged: true)))
         #expect(changes.contains { if case .follow(_, victim, false) = $0 { true } else { false } })
     }
 

@@ -1,8 +1,9 @@
 import Deterministic
-@testable import FeedService
 import FeedIndex
 import FeedStore
 import Testing
+
+@testable import FeedService
 
 /// After any random sequence of writes, the index applied entry by entry equals one loaded
 /// afresh from the store, and every feed the service serves (cached and revalidated, or
@@ -126,7 +127,8 @@ struct RandomWriter {
                 counts["follow", default: 0] += 1
             case 75..<85:
                 let follower = try someUser()
-                guard let followee = try store.reading { reader throws(FeedStoreError) in try reader.followees(of: follower) }.randomElement(using: &random) else { return false }
+                guard let followee = try store.reading { reader throws(FeedStoreError) in try reader.followees(of: follower) }.randomElement(using: &random)
+                else { return false }
                 try store.unfollow(follower: follower, followee: followee)
                 counts["unfollow", default: 0] += 1
             case 85..<89:

@@ -1,7 +1,8 @@
-@testable import FeedService
 import FeedStore
 import FeedWire
 import JSONBytes
+
+@testable import FeedService
 
 /// The feed as it was composed before the index existed: straight from SQL, one query per part,
 /// in one read transaction. Kept as the test oracle the index-based composition must equal.
@@ -48,7 +49,9 @@ struct SQLOracle {
                 let ad = ItemRenderer.ad(slot.ad)
                 if stackAds { items.append(ad) } else { standaloneAd = ad }
             }
-            sections.append(FeedSection(id: "grid-\(index)", kind: stackAds && items.last?.kind == .ad ? SectionKind.videoGridStacked : .videoGrid, columns: 2, items: items))
+            sections.append(
+                FeedSection(
+                    id: "grid-\(index)", kind: stackAds && items.last?.kind == .ad ? SectionKind.videoGridStacked : .videoGrid, columns: 2, items: items))
             if let standaloneAd {
                 sections.append(FeedSection(id: "ad-slot-\(index)", kind: .ad, columns: 1, items: [standaloneAd]))
             }

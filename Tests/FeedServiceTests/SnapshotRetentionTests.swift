@@ -1,8 +1,9 @@
-@testable import FeedService
 import FeedStore
 import Foundation
 import Synchronization
 import Testing
+
+@testable import FeedService
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {
@@ -12,9 +13,10 @@ final class TestClock: Sendable {
 }
 
 func makeService(clock: TestClock, perViewer: Int = 16, maxAge: Int64 = 60_000, options: FeedService.Options = FeedService.Options()) throws -> FeedService {
-    let store = try FeedStore.temporary(options: FeedStore.Options(
-        snapshotRetention: FeedStore.SnapshotRetention(maxPerViewer: perViewer, maxAgeMilliseconds: maxAge),
-        clock: { clock.now }))
+    let store = try FeedStore.temporary(
+        options: FeedStore.Options(
+            snapshotRetention: FeedStore.SnapshotRetention(maxPerViewer: perViewer, maxAgeMilliseconds: maxAge),
+            clock: { clock.now }))
     try store.seed(DemoSeed(users: 40, videos: 300, ads: 4, seed: 3))
     return try FeedService(store: store, options: options)
 }
@@ -127,9 +129,11 @@ struct SnapshotRetentionTests {
 @Suite("SnapshotBook, the in-memory snapshot state machine")
 struct SnapshotBookTests {
     func structure(viewer: Int64, limit: Int) -> SnapshotStructure {
-        SnapshotStructure(viewer: viewer, parameters: FeedParameters(limit: limit), sections: [
-            .init(id: "grid-0", kind: "video_grid", items: (0..<limit).map { .init(id: "video:\($0)", version: "0000000000000001") })
-        ])
+        SnapshotStructure(
+            viewer: viewer, parameters: FeedParameters(limit: limit),
+            sections: [
+                .init(id: "grid-0", kind: "video_grid", items: (0..<limit).map { .init(id: "video:\($0)", version: "0000000000000001") })
+            ])
     }
 
     @Test func newSnapshotsAreQueuedForTheStoreAndRepeatsOnlyWhenStale() {
@@ -187,14 +191,18 @@ struct SnapshotBookTests {
 struct SnapshotEncodingTests {
     @Test(arguments: [FeedParameters(), FeedParameters(limit: 7, offset: 3, width: 390, stackAds: true)] as [FeedParameters])
     func encodedStructuresReadBackEqualAndMatchTheCodableForm(parameters: FeedParameters) throws {
-        let structure = SnapshotStructure(viewer: -42, parameters: parameters, sections: [
-            .init(id: "header", kind: "header", items: [.init(id: "header", version: "00000000000000ff")]),
-            .init(id: "grid-0", kind: "video_grid", items: [
-                .init(id: "video:1", version: "0123456789abcdef"), .init(id: "video:\"2\"", version: "fedcba9876543210"),
-                .init(id: "vidéo:3", version: "not-hex"),
-            ]),
-            .init(id: "empty-items", kind: "ad", items: []),
-        ])
+        let structure = SnapshotStructure(
+            viewer: -42, parameters: parameters,
+            sections: [
+                .init(id: "header", kind: "header", items: [.init(id: "header", version: "00000000000000ff")]),
+                .init(
+                    id: "grid-0", kind: "video_grid",
+                    items: [
+                        .init(id: "video:1", version: "0123456789abcdef"), .init(id: "video:\"2\"", version: "fedcba9876543210"),
+                        .init(id: "vidéo:3", version: "not-hex"),
+                    ]),
+                .init(id: "empty-items", kind: "ad", items: []),
+            ])
         let encoded = structure.encoded()
         #expect(try SnapshotStructure.decode(encoded) == structure)
         // Rows written by earlier versions (JSONEncoder over the Codable conformance) still read.

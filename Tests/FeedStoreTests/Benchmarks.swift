@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FeedStore
 
 /// Timings for the report, not assertions. Run with
@@ -71,7 +72,8 @@ struct FeedStoreBenchmarks {
         }
         let digest = try milliseconds { _ = try store.contentDigest() }
 
-        print("""
+        print(
+            """
             [bench] users=\(counts.users) videos=\(counts.videos) ads=\(counts.ads) follows=\(counts.follows) \
             mean followees=\(followees.reduce(0, +) / followees.count) heaviest viewer follows \
             \(try store.read { try $0.user(id: heaviest) }!.followingCount)

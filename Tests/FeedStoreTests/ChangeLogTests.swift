@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FeedStore
 
 @Suite("Change log")
@@ -18,10 +19,11 @@ struct ChangeLogTests {
         try store.deleteAd(id: ad.id)
         try store.deleteUser(id: bob.id)
         let entries = try store.read { reader in try reader.changes(after: 0) }
-        #expect(entries.map(\.kind) == [
-            .userCreated, .userCreated, .videoCreated, .videoUpdated, .followed, .unfollowed, .adChanged,
-            .videoDeleted, .adChanged, .userDeleted,
-        ])
+        #expect(
+            entries.map(\.kind) == [
+                .userCreated, .userCreated, .videoCreated, .videoUpdated, .followed, .unfollowed, .adChanged,
+                .videoDeleted, .adChanged, .userDeleted,
+            ])
         #expect(entries.map(\.sequence) == Array(1...10))
         #expect(entries.last?.sequence == store.changeVersion)
         #expect(entries[4].key == bob.id && entries[4].otherKey == alice.id)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FeedStore
 
 @Suite("Feed queries")
@@ -14,21 +15,22 @@ struct FeedQueryTests {
         try store.follow(follower: viewer, followee: c)
 
         clock.advance(by: 1)
-        let b1 = try makeVideo(store, author: b, title: "b1")   // t = 10001
+        let b1 = try makeVideo(store, author: b, title: "b1")  // t = 10001
         clock.advance(by: 1)
-        let c1 = try makeVideo(store, author: c, title: "c1")   // t = 10002
-        let b2 = try makeVideo(store, author: b, title: "b2")   // t = 10002, higher id than c1
+        let c1 = try makeVideo(store, author: c, title: "c1")  // t = 10002
+        let b2 = try makeVideo(store, author: b, title: "b2")  // t = 10002, higher id than c1
         clock.advance(by: 1)
-        _ = try makeVideo(store, author: d, title: "d1")        // not followed
+        _ = try makeVideo(store, author: d, title: "d1")  // not followed
         _ = try makeVideo(store, author: viewer, title: "own")  // the viewer's own
         clock.advance(by: 1)
-        let c2 = try makeVideo(store, author: c, title: "c2")   // t = 10004
+        let c2 = try makeVideo(store, author: c, title: "c2")  // t = 10004
 
         #expect(try store.read { try $0.followedVideos(viewer: viewer, limit: 10) }.map(\.title) == ["c2", "b2", "c1", "b1"])
         #expect(try store.read { try $0.followedVideos(viewer: viewer, limit: 2) }.map(\.id) == [c2.id, b2.id])
         #expect(try store.read { try $0.followedVideos(viewer: viewer, limit: 0) }.isEmpty)
-        #expect(try store.read { try $0.followedVideos(viewer: viewer, limit: 10, includeOwn: true) }.map(\.title)
-            == ["c2", "own", "b2", "c1", "b1"])
+        #expect(
+            try store.read { try $0.followedVideos(viewer: viewer, limit: 10, includeOwn: true) }.map(\.title)
+                == ["c2", "own", "b2", "c1", "b1"])
         #expect(try store.read { try $0.followedVideos(viewer: d, limit: 10) }.isEmpty, "follows nobody")
 
         #expect(try store.read { try $0.videos(authorID: c, limit: 10) }.map(\.id) == [c2.id, c1.id])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FeedStore
 
 @Suite("Query plans")
@@ -21,8 +22,9 @@ struct QueryPlanTests {
             // of bounded transient things: the bound id list (json_each), the suggestions subquery.
             let tables: Set<Substring> = ["users", "videos", "ads", "follows", "snapshots", "first", "second", "own"]
             for line in plan where line.hasPrefix("SCAN ") && tables.contains(line.split(separator: " ")[1]) {
-                #expect(line.contains("USING INDEX") || line.contains("USING COVERING INDEX"),
-                        "\(query.name): \(line)")
+                #expect(
+                    line.contains("USING INDEX") || line.contains("USING COVERING INDEX"),
+                    "\(query.name): \(line)")
             }
         }
     }

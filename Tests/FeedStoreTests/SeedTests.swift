@@ -1,6 +1,7 @@
 import Deterministic
 import Foundation
 import Testing
+
 @testable import FeedStore
 
 @Suite("Demo seeding")
@@ -129,8 +130,11 @@ struct SeedSchemaTests {
         var reports: [(Int, Int)] = []
         let counts = try store.seed(DemoSeed(users: 120, videos: 1500, ads: 5, seed: 9)) { reports.append(($0, $1)) }
         #expect(try store.schemaObjects() == before)
-        #expect(reports.last! == (counts.users + counts.follows + counts.videos + counts.ads,
-                                  counts.users + counts.follows + counts.videos + counts.ads))
+        #expect(
+            reports.last! == (
+                counts.users + counts.follows + counts.videos + counts.ads,
+                counts.users + counts.follows + counts.videos + counts.ads
+            ))
 
         let users = try store.read { try $0.users(ids: 1...120) }
         for user in users.values {

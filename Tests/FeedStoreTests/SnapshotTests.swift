@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FeedStore
 
 @Suite("Snapshots")
@@ -64,12 +65,12 @@ struct SnapshotTests {
     func pruneByAge() throws {
         let clock = ManualClock(start: 0, step: 0)
         let store = try makeStore(clock: clock, retention: .init(maxPerViewer: 100, maxAgeMilliseconds: 1_000))
-        try store.saveSnapshot(id: "old", viewer: 1, structure: Data())      // t = 0
-        try store.saveSnapshot(id: "other", viewer: 2, structure: Data())    // t = 0
+        try store.saveSnapshot(id: "old", viewer: 1, structure: Data())  // t = 0
+        try store.saveSnapshot(id: "other", viewer: 2, structure: Data())  // t = 0
         clock.advance(by: 700)
-        try store.saveSnapshot(id: "recent", viewer: 1, structure: Data())   // t = 700
+        try store.saveSnapshot(id: "recent", viewer: 1, structure: Data())  // t = 700
         clock.advance(by: 900)
-        try store.saveSnapshot(id: "new", viewer: 1, structure: Data())      // t = 1600, cutoff 600
+        try store.saveSnapshot(id: "new", viewer: 1, structure: Data())  // t = 1600, cutoff 600
         #expect(try store.snapshot(id: "old", viewer: 1) == nil)
         #expect(try store.snapshot(id: "recent", viewer: 1) != nil)
         #expect(try store.snapshot(id: "new", viewer: 1) != nil)

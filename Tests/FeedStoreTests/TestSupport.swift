@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FeedStore
 
 /// A clock tests move by hand: every read returns the current value, then advances by `step`.
@@ -40,8 +41,9 @@ func makeStore(
     clock: ManualClock = ManualClock(step: 1),
     retention: FeedStore.SnapshotRetention = FeedStore.SnapshotRetention()
 ) throws -> FeedStore {
-    try FeedStore.temporary(options: FeedStore.Options(
-        snapshotRetention: retention, clock: { clock.tick() }))
+    try FeedStore.temporary(
+        options: FeedStore.Options(
+            snapshotRetention: retention, clock: { clock.tick() }))
 }
 
 /// Creates users named `u1`, `u2`… and returns their ids in order.

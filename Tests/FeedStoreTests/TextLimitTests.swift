@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FeedStore
 
 /// Text fields are limited in UTF-8 bytes as well as in characters, counted as JSON Schema's
@@ -135,7 +136,8 @@ struct TextLimitTests {
         #expect(try store.updateVideo(id: video.id, title: accented).title == accented)
         // 198 letters and two white-space code points: 200 as sent, stored trimmed.
         #expect(try store.updateVideo(id: video.id, title: "\t" + String(repeating: "c", count: 198) + "\u{85}").title == String(repeating: "c", count: 198))
-        let ad = try store.createAd(advertiser: String(repeating: "é", count: 100), title: "T", imageURL: TextLimitTests.url, targetURL: TextLimitTests.url, weight: 1)
+        let ad = try store.createAd(
+            advertiser: String(repeating: "é", count: 100), title: "T", imageURL: TextLimitTests.url, targetURL: TextLimitTests.url, weight: 1)
         #expect(ad.advertiser.utf8.count == 200)
     }
 
@@ -153,9 +155,11 @@ struct TextLimitTests {
 
 @Suite("URLs are checked byte by byte")
 struct URLValidationTests {
-    @Test("A URL whose host starts with an extending code point still starts with http:// (issue 9's contract run)", arguments: [
-        "http://\u{1F3FB}\u{A9}", "https://\u{E013F}x.example", "http://\u{301}.example/a", "https://\u{200D}a",
-    ])
+    @Test(
+        "A URL whose host starts with an extending code point still starts with http:// (issue 9's contract run)",
+        arguments: [
+            "http://\u{1F3FB}\u{A9}", "https://\u{E013F}x.example", "http://\u{301}.example/a", "https://\u{200D}a",
+        ])
     func extendingCodePointAfterTheScheme(url: String) throws {
         let store = try makeStore()
         let user = try store.createUser(handle: "zed", displayName: "Zed", avatarURL: url)

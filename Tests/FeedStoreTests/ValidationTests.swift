@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FeedStore
 
 /// One invalid write and the field its error must name.
