@@ -13,8 +13,6 @@ extension HTTPError {
             self = HTTPError(
                 status: 410, code: "snapshot_expired",
                 message: "Snapshot \(id) is unknown for this viewer or has expired; fetch the feed again.")
-        case .invalidParameter(let name, let reason):
-            self = HTTPError(status: 400, code: "invalid_parameter", message: "\(name): \(reason).")
         case .storage(let error):
             self = HTTPError(error)
         }

@@ -37,9 +37,7 @@ struct FeedRoutes {
         router.get("/v1/users/{id}/feed/delta") { request in
             let viewer = try request.id("id")
             try viewers.check(request, viewer: viewer)
-            guard let since = request.query["since"] else {
-                throw HTTPError(status: 400, code: "invalid_parameter", message: "since: required; pass the snapshot id of the feed you hold.")
-            }
+            let since = try request.since()
             let format = try request.deltaFormat()
             if let outcome = try translatingErrors({ try service.delta(viewer: viewer, since: since, format: format) }) {
                 return FeedRoutes.response(for: outcome)

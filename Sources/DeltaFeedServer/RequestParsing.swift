@@ -33,6 +33,17 @@ extension HTTPRequest {
         }
     }
 
+    /// `since`: the snapshot id of the feed the client holds, required, 32 lowercase hex digits.
+    func since() throws -> String {
+        guard let since = query["since"] else {
+            throw HTTPError(status: 400, code: "invalid_parameter", message: "since: required; pass the snapshot id of the feed you hold.")
+        }
+        guard SnapshotStructure.isWellFormedID(since) else {
+            throw HTTPError(status: 400, code: "invalid_parameter", message: "since: must be a snapshot id: 32 lowercase hex digits.")
+        }
+        return since
+    }
+
     /// `limit`, `cursor`, `width` and `stack_ads` as ``FeedService/FeedParameters``.
     func feedParameters() throws -> FeedParameters {
         var parameters = FeedParameters()

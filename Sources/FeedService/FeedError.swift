@@ -6,8 +6,6 @@ public enum FeedError: Error, Sendable, Equatable {
     case viewerNotFound(Int64)
     /// The snapshot is unknown to this viewer: never issued, issued to someone else, or expired.
     case snapshotUnknown(String)
-    /// A parameter is out of range or malformed.
-    case invalidParameter(name: String, reason: String)
     /// The store failed.
     case storage(FeedStoreError)
 }

@@ -262,13 +262,11 @@ public final class FeedService: Sendable {
     /// when `since` is not in memory and must be looked up in the store: then call
     /// ``deltaReadingStorage(viewer:since:format:)`` off the event loop. Runs no SQL.
     ///
-    /// - Throws: ``FeedError/snapshotUnknown(_:)`` when retention removed `since`;
-    ///   ``FeedError/invalidParameter(name:reason:)`` when it is malformed;
+    /// - Throws: ``FeedError/snapshotUnknown(_:)`` when retention removed `since`, or it is no
+    ///   snapshot id at all (the server refuses those with 400 before asking);
     ///   ``FeedError/viewerNotFound(_:)``.
     public func delta(viewer: Int64, since: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome? {
-        guard SnapshotStructure.isWellFormedID(since) else {
-            throw .invalidParameter(name: "since", reason: "must be a snapshot id: 32 lowercase hex digits")
-        }
+        guard SnapshotStructure.isWellFormedID(since) else { throw .snapshotUnknown(since) }
         let now = self.now
         switch book.withLock({ $0.lookup(viewer: viewer, id: since, now: now) }) {
         case .found(let old):

@@ -42,6 +42,16 @@ struct SnapshotRetentionTests {
         #expect(outcome.body == nil, "unchanged since S1: 304, not 410")
     }
 
+    @Test("A since that is no snapshot id is unknown, in memory and in the store alike")
+    func aMalformedSinceIsUnknown() throws {
+        let service = try makeService(clock: TestClock())
+        _ = try service.feed(viewer: 1, parameters: FeedParameters(limit: 3))
+        for since in ["", "not-a-snapshot", String(repeating: "A", count: 32)] {
+            #expect(throws: FeedError.snapshotUnknown(since)) { try service.delta(viewer: 1, since: since, format: .batch) }
+            #expect(throws: FeedError.snapshotUnknown(since)) { try service.deltaReadingStorage(viewer: 1, since: since, format: .batch) }
+        }
+    }
+
     @Test func retentionRemovesTheLeastRecentlyServedBeyondTheCount() throws {
         let clock = TestClock()
         let service = try makeService(clock: clock, perViewer: 3)
