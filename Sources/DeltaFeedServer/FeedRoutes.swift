@@ -61,12 +61,14 @@ struct FeedRoutes {
 
     static func response(for outcome: DeltaOutcome) -> HTTPResponse {
         let etag = "\"\(outcome.snapshotID)\""
-        guard let body = outcome.body else {
+        switch outcome.change {
+        case .none:
             return .empty(status: 304, headers: [("ETag", etag)])
+        case .delta(let body):
+            var response = HTTPResponse.json(body)
+            response.headers.append(("ETag", etag))
+            return response
         }
-        var response = HTTPResponse.json(body)
-        response.headers.append(("ETag", etag))
-        return response
     }
 
     /// Reads `{"sections":[{"id","kind","items":[{"id","version"}…]}…]}` — a feed document as

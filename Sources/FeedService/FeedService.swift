@@ -312,18 +312,18 @@ public final class FeedService: Sendable {
     private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
         let current = try feed(viewer: old.viewer, parameters: old.parameters)
         if current.snapshotID == oldID {
-            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: oldID, body: nil)
+            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: oldID, change: .none)
         }
         let key = DeltaKey(viewer: old.viewer, since: oldID, format: format)
         if let cached = deltas.withLock({ $0.value(for: key) }), cached.target == current.snapshotID {
-            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, body: cached.body)
+            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, change: .delta(body: cached.body))
         }
         let renderer = DeltaRenderer(
             old: old, oldID: oldID, page: current.sections, new: current.structure, newID: current.snapshotID,
             nextCursor: current.nextCursor)
         let body = renderer.render(format)
         deltas.withLock { $0.insert(CachedDelta(target: current.snapshotID, body: body), for: key, cost: body.count + 128) }
-        return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, body: body)
+        return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, change: .delta(body: body))
     }
 
     // MARK: - Snapshot persistence and upkeep
@@ -410,13 +410,21 @@ public struct RenderedFeed: Sendable {
 }
 
 /// The answer to a delta request.
-public struct DeltaOutcome: Sendable {
+public struct DeltaOutcome: Sendable, Equatable {
     /// The change-log position of the feed it leads to.
     public let changeVersion: Int64
     /// The snapshot id of the feed now.
     public let snapshotID: String
-    /// The rendered delta, or nil when nothing changed (HTTP 304).
-    public let body: [UInt8]?
+    /// What changed since the client's snapshot.
+    public let change: Change
+
+    /// What changed since the client's snapshot.
+    public enum Change: Sendable, Equatable {
+        /// Nothing: the client holds the feed as it is now.
+        case none
+        /// The delta to the feed now, rendered in the form asked for.
+        case delta(body: [UInt8])
+    }
 }
 
 /// A page in the cache, with the index position it is known to be current at.

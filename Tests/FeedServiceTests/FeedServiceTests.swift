@@ -93,7 +93,7 @@ struct DeltaTests {
         let video = try #require(before.sections[1].items.first?.id.split(separator: ":").last.flatMap { Int64($0) })
         _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video, title: "changed") }
         let outcome = try #require(try service.delta(viewer: 1, since: before.snapshotID, format: format))
-        let body = try #require(outcome.body)
+        guard case .delta(let body) = outcome.change else { Issue.record("expected a delta, got none"); return }
         let json = try jsonObject(body)
         #expect(json["format"] as? String == format.rawValue)
         #expect(json["since"] as? String == before.snapshotID)
@@ -106,7 +106,7 @@ struct DeltaTests {
     @Test func unchangedFeedHasNoDeltaBody() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 1, parameters: FeedParameters())
-        #expect(try #require(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch)).body == nil)
+        #expect(try #require(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch)).change == .none)
     }
 
     @Test func snapshotOfAnotherViewerIsUnknown() throws {
