@@ -1,7 +1,8 @@
 import EventHTTP
 import FeedService
 import FeedStore
-import Foundation
+import FeedWire
+import JSONBytes
 
 /// The write side: users, videos, ads and follows. Every write route needs
 /// `Authorization: Bearer <admin token>`; without a configured token, writes are refused.
@@ -45,7 +46,7 @@ struct AdminRoutes {
             let id = try request.id("id")
             try viewers.check(request, viewer: id)
             guard let user = service.index.read({ $0.user(id)?.value }) else { throw HTTPError.notFound("No user with id \(id).") }
-            return try AdminRoutes.ok(user)
+            return AdminRoutes.ok(user)
         }
         router.put("/v1/users/{id}/follows/{followee}") { request in
             try guardToken.check(request)
@@ -80,7 +81,7 @@ struct AdminRoutes {
         router.get("/v1/videos/{id}") { request in
             let id = try request.id("id")
             guard let video = service.index.read({ $0.video(id)?.value }) else { throw HTTPError.notFound("No video with id \(id).") }
-            return try AdminRoutes.ok(video)
+            return AdminRoutes.ok(video)
         }
         router.patch("/v1/videos/{id}") { request in
             try guardToken.check(request)
@@ -134,17 +135,29 @@ struct AdminRoutes {
         }
     }
 
-    static func ok(_ value: some Encodable) throws -> HTTPResponse {
-        .json(Array(try encoder.encode(value)))
+    static func ok(_ value: some WireResource) -> HTTPResponse {
+        .json(value.wireBytes)
     }
 
-    static func created(_ value: some Encodable) throws -> HTTPResponse {
-        .json(Array(try encoder.encode(value)), status: 201)
+    static func created(_ value: some WireResource) -> HTTPResponse {
+        .json(value.wireBytes, status: 201)
     }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
 }
+
+/// A record the write routes answer with, written by FeedWire.
+protocol WireResource {
+    func write(to json: inout JSONWriter)
+}
+
+extension WireResource {
+    var wireBytes: [UInt8] {
+        var json = JSONWriter(capacity: 256)
+        write(to: &json)
+        return json.bytes
+    }
+}
+
+extension User: WireResource { func write(to json: inout JSONWriter) { json.resource(self) } }
+extension Video: WireResource { func write(to json: inout JSONWriter) { json.resource(self) } }
+extension Ad: WireResource { func write(to json: inout JSONWriter) { json.resource(self) } }
+extension Follow: WireResource { func write(to json: inout JSONWriter) { json.resource(self) } }

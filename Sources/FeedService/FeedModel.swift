@@ -73,13 +73,8 @@ public struct FeedSection: Sendable, Hashable {
 
     /// Writes the section's JSON object, items sized for `layout` if there is one.
     func write(to json: inout JSONWriter, layout: Layout?) {
-        json.raw("{\"id\":")
-        json.string(id)
-        json.raw(",\"kind\":")
-        json.string(kind.rawValue)
-        json.raw(",\"version\":\"")
-        json.raw(versionText)
-        json.raw("\",\"columns\":")
+        json.openEnvelope(id: id, kind: kind.rawValue, version: versionText)
+        json.raw(",\"columns\":")
         json.int(columns)
         json.raw(",\"items\":[")
         for (index, item) in items.enumerated() {

@@ -98,104 +98,50 @@ final class ItemCache: Sendable {
     }
 }
 
-/// Turns records into ``FeedItem``s: the data object, its version and the item JSON.
+/// Turns records into ``FeedItem``s: the data object (written by FeedWire), its version and the
+/// item JSON.
 enum ItemRenderer {
     static func video(_ video: Video, author: User?) -> FeedItem {
-        var data = JSONWriter(capacity: 400)
-        data.raw("{\"video\":{\"id\":")
-        data.int(video.id)
-        data.raw(",\"title\":")
-        data.string(video.title)
-        data.raw(",\"thumbnail_url\":")
-        data.string(video.thumbnailURL)
-        data.raw(",\"duration_seconds\":")
-        data.int(video.durationSeconds)
-        data.raw(",\"like_count\":")
-        data.int(video.likeCount)
-        data.raw(",\"view_count\":")
-        data.int(video.viewCount)
-        data.raw(",\"created_at\":")
-        data.int(video.createdAt)
-        data.raw("},\"author\":")
-        if let author {
-            writeUser(author, to: &data)
-        } else {
-            data.null()
-        }
-        data.raw("}")
-        return item(id: "video:\(video.id)", kind: .video, data: data.bytes)
+        item(id: "video:\(video.id)", kind: .video, capacity: 400) { $0.videoData(video, author: author) }
     }
 
     static func ad(_ ad: Ad) -> FeedItem {
-        var data = JSONWriter(capacity: 300)
-        data.raw("{\"id\":")
-        data.int(ad.id)
-        data.raw(",\"advertiser\":")
-        data.string(ad.advertiser)
-        data.raw(",\"title\":")
-        data.string(ad.title)
-        data.raw(",\"image_url\":")
-        data.string(ad.imageURL)
-        data.raw(",\"target_url\":")
-        data.string(ad.targetURL)
-        data.raw("}")
-        return item(id: "ad:\(ad.id)", kind: .ad, data: data.bytes)
+        item(id: "ad:\(ad.id)", kind: .ad, capacity: 300) { $0.adData(ad) }
     }
 
     static func suggestion(_ user: User, mutualCount: Int64) -> FeedItem {
-        var data = JSONWriter(capacity: 200)
-        data.raw("{\"user\":")
-        writeUser(user, to: &data)
-        data.raw(",\"follower_count\":")
-        data.int(user.followerCount)
-        data.raw(",\"mutual_followees\":")
-        data.int(mutualCount)
-        data.raw("}")
-        return item(id: "user:\(user.id)", kind: .user, data: data.bytes)
+        item(id: "user:\(user.id)", kind: .user, capacity: 200) {
+            $0.suggestionData(user, followerCount: user.followerCount, mutualFollowees: mutualCount)
+        }
     }
 
     static func header(viewer: User) -> FeedItem {
-        var data = JSONWriter(capacity: 160)
-        data.raw("{\"title\":\"For you\",\"viewer\":")
-        writeUser(viewer, to: &data)
-        data.raw("}")
-        return item(id: "header", kind: .header, data: data.bytes)
+        item(id: "header", kind: .header, capacity: 160) { $0.headerData(viewer: viewer) }
     }
 
-    static let emptyState: FeedItem = item(
-        id: "empty", kind: .empty,
-        data: Array(#"{"title":"Nothing here yet","message":"Follow people to fill your feed with their videos."}"#.utf8))
-
-    private static func writeUser(_ user: User, to data: inout JSONWriter) {
-        data.raw("{\"id\":")
-        data.int(user.id)
-        data.raw(",\"handle\":")
-        data.string(user.handle)
-        data.raw(",\"display_name\":")
-        data.string(user.displayName)
-        data.raw(",\"avatar_url\":")
-        data.optionalString(user.avatarURL)
-        data.raw("}")
-    }
+    static let emptyState: FeedItem = item(id: "empty", kind: .empty, capacity: 0) { $0.raw(bytes: JSONWriter.emptyStateData) }
 
     /// The item JSON without a size: id, kind, version (a hash of the data) and the data.
     /// ``FeedItem/write(to:layout:)`` adds the size for a screen width when writing it out.
-    private static func item(id: String, kind: ItemKind, data: [UInt8]) -> FeedItem {
+    private static func item(id: String, kind: ItemKind, capacity: Int, data write: (inout JSONWriter) -> Void) -> FeedItem {
+        var data = JSONWriter(capacity: capacity)
+        write(&data)
         var hasher = StableHasher()
         hasher.combine(kind.rawValue)
-        hasher.combine(bytes: data)
+        hasher.combine(bytes: data.bytes)
         let version = hasher.state
         let versionText = hex16(version)
-        var json = JSONWriter(capacity: data.count + 96)
-        json.raw("{\"id\":")
-        json.string(id)
-        json.raw(",\"kind\":")
-        json.string(kind.rawValue)
-        json.raw(",\"version\":\"")
-        json.raw(versionText)
-        json.raw("\",\"data\":")
-        json.raw(bytes: data)
+        var json = JSONWriter(capacity: data.bytes.count + 96)
+        json.openEnvelope(id: id, kind: kind.rawValue, version: versionText)
+        json.raw(",\"data\":")
+        json.raw(bytes: data.bytes)
         json.raw("}")
         return FeedItem(id: id, kind: kind, version: version, versionText: versionText, json: json.bytes)
     }
 }
+
+// The records carry the fields the wire's writers read, under the same names.
+extension User: UserResourceFields {}
+extension Video: VideoResourceFields {}
+extension Ad: AdResourceFields {}
+extension Follow: FollowResourceFields {}

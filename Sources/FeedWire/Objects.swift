@@ -1,0 +1,212 @@
+import JSONBytes
+
+// The objects the API answers with, each written in one place: the user, video and ad objects
+// inside feed items, the item and section envelopes, and the resources of the `/v1/users`,
+// `/v1/videos` and `/v1/ads` routes. The writers read their values through the protocols below,
+// which the store's records satisfy as they are (the same property names), so nothing is copied
+// into wire types on the way out.
+
+/// What a feed shows of a user: in a video's `author`, a suggestion's `user`, the header's
+/// `viewer`.
+public protocol UserFields {
+    var id: Int64 { get }
+    var handle: String { get }
+    var displayName: String { get }
+    var avatarURL: String? { get }
+}
+
+/// A user as `/v1/users` answers: the feed's fields, the follow counts and the creation time.
+public protocol UserResourceFields: UserFields {
+    var followerCount: Int64 { get }
+    var followingCount: Int64 { get }
+    var createdAt: Int64 { get }
+}
+
+/// What a feed shows of a video.
+public protocol VideoFields {
+    var id: Int64 { get }
+    var title: String { get }
+    var thumbnailURL: String { get }
+    var durationSeconds: Int64 { get }
+    var likeCount: Int64 { get }
+    var viewCount: Int64 { get }
+    var createdAt: Int64 { get }
+}
+
+/// A video as `/v1/videos` answers: the feed's fields, its author and its last update.
+public protocol VideoResourceFields: VideoFields {
+    var authorID: Int64 { get }
+    var updatedAt: Int64 { get }
+}
+
+/// What a feed shows of an ad.
+public protocol AdFields {
+    var id: Int64 { get }
+    var advertiser: String { get }
+    var title: String { get }
+    var imageURL: String { get }
+    var targetURL: String { get }
+}
+
+/// An ad as `/v1/ads` answers: the feed's fields, its weight, whether it runs, its last update.
+public protocol AdResourceFields: AdFields {
+    var weight: Int64 { get }
+    var active: Bool { get }
+    var updatedAt: Int64 { get }
+}
+
+/// A follow edge as `PUT /v1/users/{id}/follows/{followee}` answers.
+public protocol FollowResourceFields {
+    var followerID: Int64 { get }
+    var followeeID: Int64 { get }
+    var createdAt: Int64 { get }
+}
+
+extension JSONWriter {
+    // MARK: Inside feed items
+
+    /// `{"id":…,"handle":…,"display_name":…,"avatar_url":…|null}`.
+    public mutating func user(_ user: some UserFields) {
+        raw("{\"id\":")
+        int(user.id)
+        raw(",\"handle\":")
+        string(user.handle)
+        raw(",\"display_name\":")
+        string(user.displayName)
+        raw(",\"avatar_url\":")
+        optionalString(user.avatarURL)
+        raw("}")
+    }
+
+    /// A video item's data: `{"video":{…},"author":{user}|null}`.
+    public mutating func videoData(_ video: some VideoFields, author: (any UserFields)?) {
+        raw("{\"video\":{\"id\":")
+        int(video.id)
+        raw(",\"title\":")
+        string(video.title)
+        raw(",\"thumbnail_url\":")
+        string(video.thumbnailURL)
+        raw(",\"duration_seconds\":")
+        int(video.durationSeconds)
+        raw(",\"like_count\":")
+        int(video.likeCount)
+        raw(",\"view_count\":")
+        int(video.viewCount)
+        raw(",\"created_at\":")
+        int(video.createdAt)
+        raw("},\"author\":")
+        if let author { user(author) } else { null() }
+        raw("}")
+    }
+
+    /// An ad item's data: `{"id":…,"advertiser":…,"title":…,"image_url":…,"target_url":…}`.
+    public mutating func adData(_ ad: some AdFields) {
+        raw("{\"id\":")
+        int(ad.id)
+        raw(",\"advertiser\":")
+        string(ad.advertiser)
+        raw(",\"title\":")
+        string(ad.title)
+        raw(",\"image_url\":")
+        string(ad.imageURL)
+        raw(",\"target_url\":")
+        string(ad.targetURL)
+        raw("}")
+    }
+
+    /// A suggested user's data: `{"user":{user},"follower_count":…,"mutual_followees":…}`.
+    public mutating func suggestionData(_ suggested: some UserFields, followerCount: Int64, mutualFollowees: Int64) {
+        raw("{\"user\":")
+        user(suggested)
+        raw(",\"follower_count\":")
+        int(followerCount)
+        raw(",\"mutual_followees\":")
+        int(mutualFollowees)
+        raw("}")
+    }
+
+    /// The header's data: `{"title":"For you","viewer":{user}}`.
+    public mutating func headerData(viewer: some UserFields) {
+        raw("{\"title\":\"For you\",\"viewer\":")
+        user(viewer)
+        raw("}")
+    }
+
+    /// The empty state's data.
+    public static let emptyStateData = Array(#"{"title":"Nothing here yet","message":"Follow people to fill your feed with their videos."}"#.utf8)
+
+    // MARK: Envelopes
+
+    /// The start of an item or a section, `{"id":…,"kind":…,"version":"…"`, left open for the
+    /// members that follow.
+    public mutating func openEnvelope(id: String, kind: String, version: String) {
+        raw("{\"id\":")
+        string(id)
+        raw(",\"kind\":")
+        string(kind)
+        raw(",\"version\":\"")
+        raw(version)
+        raw("\"")
+    }
+
+    // MARK: Resources (keys in sorted order; absent optionals left out)
+
+    /// A user at `/v1/users`.
+    public mutating func resource(_ user: some UserResourceFields) {
+        var first = true
+        if let avatarURL = user.avatarURL { member("avatar_url", &first) { $0.string(avatarURL) } }
+        member("created_at", &first) { $0.int(user.createdAt) }
+        member("display_name", &first) { $0.string(user.displayName) }
+        member("follower_count", &first) { $0.int(user.followerCount) }
+        member("following_count", &first) { $0.int(user.followingCount) }
+        member("handle", &first) { $0.string(user.handle) }
+        member("id", &first) { $0.int(user.id) }
+        raw("}")
+    }
+
+    /// A video at `/v1/videos`.
+    public mutating func resource(_ video: some VideoResourceFields) {
+        var first = true
+        member("author_id", &first) { $0.int(video.authorID) }
+        member("created_at", &first) { $0.int(video.createdAt) }
+        member("duration_seconds", &first) { $0.int(video.durationSeconds) }
+        member("id", &first) { $0.int(video.id) }
+        member("like_count", &first) { $0.int(video.likeCount) }
+        member("thumbnail_url", &first) { $0.string(video.thumbnailURL) }
+        member("title", &first) { $0.string(video.title) }
+        member("updated_at", &first) { $0.int(video.updatedAt) }
+        member("view_count", &first) { $0.int(video.viewCount) }
+        raw("}")
+    }
+
+    /// An ad at `/v1/ads`.
+    public mutating func resource(_ ad: some AdResourceFields) {
+        var first = true
+        member("active", &first) { $0.bool(ad.active) }
+        member("advertiser", &first) { $0.string(ad.advertiser) }
+        member("id", &first) { $0.int(ad.id) }
+        member("image_url", &first) { $0.string(ad.imageURL) }
+        member("target_url", &first) { $0.string(ad.targetURL) }
+        member("title", &first) { $0.string(ad.title) }
+        member("updated_at", &first) { $0.int(ad.updatedAt) }
+        member("weight", &first) { $0.int(ad.weight) }
+        raw("}")
+    }
+
+    /// A follow edge.
+    public mutating func resource(_ follow: some FollowResourceFields) {
+        var first = true
+        member("created_at", &first) { $0.int(follow.createdAt) }
+        member("followee_id", &first) { $0.int(follow.followeeID) }
+        member("follower_id", &first) { $0.int(follow.followerID) }
+        raw("}")
+    }
+
+    /// `{` or `,` (the first member opens the object), the key, then the value.
+    private mutating func member(_ name: String, _ first: inout Bool, value: (inout JSONWriter) -> Void) {
+        raw(first ? "{" : ",")
+        first = false
+        key(name)
+        value(&self)
+    }
+}
