@@ -34,18 +34,9 @@ struct DeltaRenderer {
     func render(_ format: DeltaFormat) -> [UInt8] {
         let diff = diff()
         var json = JSONWriter(capacity: 4096)
-        json.raw("{\"format\":")
-        json.string(format.rawValue)
-        json.raw(",\"since\":")
-        json.string(oldID)
-        json.raw(",\"snapshot\":")
-        json.string(newID)
-        json.raw(",\"next_cursor\":")
-        json.optionalString(nextCursor)
-        json.raw(",\"section_versions\":")
-        json.array(page) { json, section in json.raw("\"\(section.versionText)\"") }
-        json.raw(",\"change_count\":")
-        json.int(diff.changeCount)
+        json.openDelta(
+            format: format.rawValue, since: oldID, snapshot: newID, nextCursor: nextCursor,
+            sectionVersions: page.map(\.versionText), changeCount: diff.changeCount)
         switch format {
         case .batch: writeBatch(diff.batch, diff: diff, to: &json)
         case .sequential: writeSequential(diff.sequential, to: &json)

@@ -1,5 +1,6 @@
 import FeedIndex
 import FeedStore
+import FeedWire
 import Foundation
 import JSONBytes
 import Synchronization
@@ -397,14 +398,9 @@ public struct RenderedFeed: Sendable {
     public var body: [UInt8] {
         let layout = structure.parameters.width.map(Layout.init(width:))
         var json = JSONWriter(capacity: 1024 + sections.reduce(0) { $0 + $1.items.reduce(64) { $0 + $1.json.count + 48 } })
-        json.raw("{\"snapshot\":\"\(snapshotID)\",\"viewer\":\(structure.viewer),\"sections\":[")
-        for (index, section) in sections.enumerated() {
-            if index > 0 { json.raw(",") }
+        json.page(snapshot: snapshotID, viewer: structure.viewer, sections: sections, nextCursor: nextCursor) { json, section in
             section.write(to: &json, layout: layout)
         }
-        json.raw("],\"next_cursor\":")
-        json.optionalString(nextCursor)
-        json.raw("}")
         return json.bytes
     }
 }

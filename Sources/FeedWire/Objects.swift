@@ -149,6 +149,41 @@ extension JSONWriter {
         raw("\"")
     }
 
+    /// A feed page: `{"snapshot":…,"viewer":…,"sections":[…],"next_cursor":…|null}`, each of the
+    /// `sections` written by `section`.
+    public mutating func page<Section>(
+        snapshot: String, viewer: Int64, sections: [Section], nextCursor: String?, section: (inout JSONWriter, Section) -> Void
+    ) {
+        raw("{\"snapshot\":")
+        string(snapshot)
+        raw(",\"viewer\":")
+        int(viewer)
+        raw(",\"sections\":")
+        array(sections, element: section)
+        raw(",\"next_cursor\":")
+        optionalString(nextCursor)
+        raw("}")
+    }
+
+    /// The members every delta form starts with, left open for the form's own:
+    /// `{"format":…,"since":…,"snapshot":…,"next_cursor":…,"section_versions":[…],"change_count":…`.
+    public mutating func openDelta(
+        format: String, since: String, snapshot: String, nextCursor: String?, sectionVersions: [String], changeCount: Int
+    ) {
+        raw("{\"format\":")
+        string(format)
+        raw(",\"since\":")
+        string(since)
+        raw(",\"snapshot\":")
+        string(snapshot)
+        raw(",\"next_cursor\":")
+        optionalString(nextCursor)
+        raw(",\"section_versions\":")
+        array(sectionVersions) { $0.string($1) }
+        raw(",\"change_count\":")
+        int(changeCount)
+    }
+
     // MARK: Resources (keys in sorted order; absent optionals left out)
 
     /// A user at `/v1/users`.
