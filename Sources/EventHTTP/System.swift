@@ -51,34 +51,23 @@ func systemProcessorCount() -> Int {
 /// - Returns: the file descriptor and the port actually bound (useful when asked for port 0).
 /// - Throws: ``SystemError`` when the address does not parse or a call fails.
 func makeListeningSocket(host: String, port: Int, backlog: Int32) throws(SystemError) -> (fd: Int32, port: Int) {
-    var storage = sockaddr_storage()
-    let length: socklen_t
-    let family: Int32
-    if host.contains(":") {
-        var address = sockaddr_in6()
-        address.sin6_family = sa_family_t(AF_INET6)
-        address.sin6_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
-            throw SystemError(call: "inet_pton(\(host))", errno: EINVAL)
-        }
-        withUnsafeMutableBytes(of: &storage) { raw in
-            withUnsafeBytes(of: address) { raw.copyMemory(from: $0) }
-        }
-        length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        family = AF_INET6
-    } else {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            throw SystemError(call: "inet_pton(\(host))", errno: EINVAL)
-        }
-        withUnsafeMutableBytes(of: &storage) { raw in
-            withUnsafeBytes(of: address) { raw.copyMemory(from: $0) }
-        }
-        length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        family = AF_INET
+    // A numeric address only (no name lookup), IPv4 or IPv6, parsed by the C library.
+    var hints = addrinfo()
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE
+    #if canImport(Glibc)
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    #else
+    hints.ai_socktype = SOCK_STREAM
+    #endif
+    var found: UnsafeMutablePointer<addrinfo>?
+    guard getaddrinfo(host, String(port), &hints, &found) == 0, let info = found?.pointee, let address = info.ai_addr else {
+        throw SystemError(call: "getaddrinfo(\(host))", errno: EINVAL)
     }
+    defer { freeaddrinfo(found) }
+    var storage = sockaddr_storage()
+    let length = info.ai_addrlen
+    let family = info.ai_family
+    withUnsafeMutableBytes(of: &storage) { raw in raw.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(length))) }
     #if canImport(Glibc)
     let streamType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
     #else
