@@ -32,6 +32,12 @@ let package = Package(
             pkgConfig: "libevent_pthreads",
             providers: [.apt(["libevent-dev"])]
         ),
+        // libpq, PostgreSQL's C client, for the PostgreSQL store (pkg-config libpq, apt libpq-dev).
+        .systemLibrary(
+            name: "CLibpq",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // JSON without Foundation: a strict parser into JSONValue, and a byte writer for error
         // bodies, feed and delta payloads. Shared by the server and the reference client.
         .target(name: "JSONBytes"),
@@ -51,6 +57,8 @@ let package = Package(
             name: "FeedStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // The PostgreSQL store for several replicas, over libpq (one blocking connection per thread).
+        .target(name: "PostgresStore", dependencies: ["CLibpq"]),
         // The in-memory feed index: everything a feed is composed from, kept current by the
         // store's change log. No SQL on the read path.
         .target(
@@ -102,6 +110,7 @@ let package = Package(
         .testTarget(name: "EventHTTPTests", dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport"]),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"]),
         .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore"]),
+        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore"]),
         .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore"]),
         .testTarget(name: "FeedServiceTests", dependencies: ["FeedService", "FeedIndex", "FeedStore", "ListDiff"]),
         .testTarget(

@@ -20,9 +20,9 @@ ensure_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# The system libraries every build needs.
+# The system libraries every build needs (libpq-dev: the PostgreSQL store's client library).
 ensure_build_packages() {
-  ensure_packages libevent-dev libsqlite3-dev pkg-config
+  ensure_packages libevent-dev libsqlite3-dev libpq-dev pkg-config
 }
 
 # Builds the deltafeed command in release mode and prints its path.
