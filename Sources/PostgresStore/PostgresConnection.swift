@@ -66,6 +66,19 @@ public final class PostgresConnection {
         return PQstatus(handle) == CONNECTION_OK
     }
 
+    /// Runs several statements without parameters (a migration) through PQexec.
+    public func executeScript(_ sql: String) throws {
+        guard let handle else { throw PostgresError(sqlState: nil, constraint: nil, operation: "execute") }
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw PostgresError(
+                sqlState: result.flatMap { PQresultErrorField($0, clpq_diag_sqlstate) }.map { String(cString: $0) },
+                constraint: nil, operation: "execute")
+        }
+    }
+
     /// Runs one statement with `parameters` bound to $1, $2… and returns its rows.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [String?] = []) throws -> PostgresRows {
