@@ -1,4 +1,5 @@
 import CLibpq
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import PostgresStore
+import Testing
 
 /// The server scripts/test starts; these suites need one (scripts/test always sets it).
 let postgresURL = ProcessInfo.processInfo.environment["DELTAFEED_TEST_POSTGRES"]

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import PostgresStore
+import Testing
 
 @Suite("PostgreSQL schema", .enabled(if: postgresURL != nil, "DELTAFEED_TEST_POSTGRES is not set: scripts/test starts a PostgreSQL and sets it"))
 struct PostgresSchemaTests {
