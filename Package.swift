@@ -33,6 +33,12 @@ let package = Package(
             pkgConfig: "libevent_pthreads",
             providers: [.apt(["libevent-dev"])]
         ),
+        // libpq, PostgreSQL's C client, for the PostgreSQL store (pkg-config libpq, apt libpq-dev).
+        .systemLibrary(
+            name: "CLibpq",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // JSON without Foundation: a strict parser into JSONValue, and a byte writer for error
         // bodies, feed and delta payloads. Shared by the server and the reference client.
         .target(name: "JSONBytes"),
@@ -57,6 +63,8 @@ let package = Package(
             name: "FeedStore",
             dependencies: ["Deterministic", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // The PostgreSQL store for several replicas, over libpq (one blocking connection per thread).
+        .target(name: "PostgresStore", dependencies: ["CLibpq"]),
         // The in-memory feed index: everything a feed is composed from, kept current by the
         // store's change log. No SQL on the read path.
         .target(
@@ -114,6 +122,7 @@ let package = Package(
         ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
         .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "Deterministic"]),
+        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore"]),
         .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "Deterministic"]),
         .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "FeedWire", "JSONBytes"]),
         .testTarget(

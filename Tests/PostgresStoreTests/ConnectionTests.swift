@@ -1,0 +1,34 @@
+import Foundation
+import PostgresStore
+import Testing
+
+/// The server scripts/test starts; these suites need one (scripts/test always sets it).
+let postgresURL = ProcessInfo.processInfo.environment["DELTAFEED_TEST_POSTGRES"]
+
+@Suite("PostgreSQL connection", .enabled(if: postgresURL != nil, "DELTAFEED_TEST_POSTGRES is not set: scripts/test starts a PostgreSQL and sets it"))
+struct ConnectionTests {
+    @Test("Values travel as parameters and come back as text, NULL as nil")
+    func parametersRoundTrip() throws {
+        let connection = try PostgresConnection(url: postgresURL!)
+        let rows = try connection.execute("SELECT $1::bigint + 1, $2::text, $3::text", ["41", "it's; DROP TABLE x", nil])
+        #expect(rows.rows == [["42", "it's; DROP TABLE x", nil]])
+    }
+
+    @Test("A constraint violation names its SQLSTATE and constraint, never the values")
+    func errorsCarryNoValues() throws {
+        let connection = try PostgresConnection(url: postgresURL!)
+        try connection.execute("CREATE TEMP TABLE t (id bigint CONSTRAINT t_pk PRIMARY KEY)")
+        try connection.execute("INSERT INTO t VALUES ($1)", ["7"])
+        let error = #expect(throws: PostgresError.self) { try connection.execute("INSERT INTO t VALUES ($1)", ["7"]) }
+        #expect(error?.sqlState == "23505")
+        #expect(error?.constraint == "t_pk")
+        #expect(error?.description.contains("7") == false)
+        #expect(error?.isConnectionFailure == false)
+    }
+
+    @Test("A refused connection is a connection failure")
+    func refusedConnection() {
+        let error = #expect(throws: PostgresError.self) { try PostgresConnection(url: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2") }
+        #expect(error?.isConnectionFailure == true)
+    }
+}
