@@ -15,7 +15,8 @@ public protocol UserFields {
     var avatarURL: String? { get }
 }
 
-/// A user as `/v1/users` answers: the feed's fields, the follow counts and the creation time.
+/// A user as `/v1/users` answers: the feed's user object, with the follow counts and the creation
+/// time beside it.
 public protocol UserResourceFields: UserFields {
     var followerCount: Int64 { get }
     var followingCount: Int64 { get }
@@ -186,16 +187,18 @@ extension JSONWriter {
 
     // MARK: Resources (keys in sorted order; absent optionals left out)
 
-    /// A user at `/v1/users`.
-    public mutating func resource(_ user: some UserResourceFields) {
-        var first = true
-        if let avatarURL = user.avatarURL { member("avatar_url", &first) { $0.string(avatarURL) } }
-        member("created_at", &first) { $0.int(user.createdAt) }
-        member("display_name", &first) { $0.string(user.displayName) }
-        member("follower_count", &first) { $0.int(user.followerCount) }
-        member("following_count", &first) { $0.int(user.followingCount) }
-        member("handle", &first) { $0.string(user.handle) }
-        member("id", &first) { $0.int(user.id) }
+    /// A user at `/v1/users`: the user object the feed shows, with the counts and creation time
+    /// beside it (as a suggestion's data has its follower count beside it),
+    /// `{"user":{user},"follower_count":…,"following_count":…,"created_at":…}`.
+    public mutating func resource(_ profile: some UserResourceFields) {
+        raw("{\"user\":")
+        user(profile)
+        raw(",\"follower_count\":")
+        int(profile.followerCount)
+        raw(",\"following_count\":")
+        int(profile.followingCount)
+        raw(",\"created_at\":")
+        int(profile.createdAt)
         raw("}")
     }
 

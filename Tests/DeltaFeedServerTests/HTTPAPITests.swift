@@ -167,4 +167,24 @@ struct HTTPAPITests {
         #expect(unkeyedDiff["deletes"] == [1])
         #expect(unkeyedDiff["inserts"] == [1])
     }
+
+    @Test("A user is the same object at /v1/users as in the feed (header viewer, video author), with the counts beside it")
+    func userObjectIsTheSameEverywhere() throws {
+        let server = try TestServer(seed: DemoSeed(users: 30, videos: 300, ads: 0, seed: 7))
+        defer { server.stop() }
+        func isInt(_ value: JSONValue?) -> Bool { if case .int = value { true } else { false } }
+        let feed = try FeedDocument(parsing: server.request("GET", "/v1/users/1/feed?limit=50", token: nil).body)
+        let viewer = try #require(feed.sections.first?.items.first?.data["viewer"])
+        let profile = try server.request("GET", "/v1/users/1", token: nil).json()
+        #expect(profile["user"] == viewer)
+        #expect(isInt(profile["follower_count"]) && isInt(profile["following_count"]) && isInt(profile["created_at"]))
+
+        let author = try #require(feed.sections.flatMap(\.items).compactMap { $0.data["author"] }.first)
+        guard case .int(let authorID) = author["id"] else { Issue.record("author without an id: \(author)"); return }
+        #expect(try server.request("GET", "/v1/users/\(authorID)", token: nil).json()["user"] == author)
+
+        let created = try server.request("POST", "/v1/users", json: ["handle": "same_shape", "display_name": "Same Shape"])
+        #expect(created.status == 201)
+        #expect(try created.json()["user"] == ["id": 31, "handle": "same_shape", "display_name": "Same Shape", "avatar_url": .null])
+    }
 }

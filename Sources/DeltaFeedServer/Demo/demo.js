@@ -65,7 +65,7 @@ async function showPeople() {
   for (let id = 1; id <= 8; id++) {
     const response = await fetch(`/v1/users/${id}`);
     if (!response.ok) continue;
-    const user = await response.json();
+    const { user } = await response.json();
     const button = document.createElement('button');
     button.type = 'button';
     button.textContent = `${user.display_name} · @${user.handle} · #${user.id}`;
