@@ -57,7 +57,7 @@ let package = Package(
         // every run and machine: versions, snapshot ids, digests, the demo seed, test data.
         .target(name: "Deterministic"),
         // The wire format: how ListDiff's results and the feed's values are written as JSON.
-        .target(name: "FeedWire", dependencies: ["JSONBytes", "ListDiff"]),
+        .target(name: "FeedWire", dependencies: ["Deterministic", "JSONBytes", "ListDiff"]),
         // SQLite persistence through GRDB: schema, records, queries, demo seed.
         .target(
             name: "FeedStore",

@@ -1,5 +1,6 @@
 import EventHTTP
 import FeedService
+import FeedWire
 
 extension HTTPRequest {
     /// A positive integer id from path parameter `name`; anything else (`../etc`, `-1`, `1e3`,

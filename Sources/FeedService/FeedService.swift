@@ -396,12 +396,9 @@ public struct RenderedFeed: Sendable {
     /// The JSON document: `{"snapshot","viewer","sections","next_cursor"}`, items sized for the
     /// width the page was asked with. Written from the shared item bytes on each call.
     public var body: [UInt8] {
-        let layout = structure.parameters.width.map(Layout.init(width:))
-        var json = JSONWriter(capacity: 1024 + sections.reduce(0) { $0 + $1.items.reduce(64) { $0 + $1.json.count + 48 } })
-        json.page(snapshot: snapshotID, viewer: structure.viewer, sections: sections, nextCursor: nextCursor) { json, section in
-            section.write(to: &json, layout: layout)
-        }
-        return json.bytes
+        pageDocument(
+            snapshot: snapshotID, viewer: structure.viewer, sections: sections, nextCursor: nextCursor,
+            layout: structure.parameters.width.map(Layout.init(width:)))
     }
 }
 

@@ -1,4 +1,5 @@
 import Deterministic
+import FeedWire
 import Foundation
 import JSONBytes
 

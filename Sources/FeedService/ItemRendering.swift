@@ -94,7 +94,7 @@ final class ItemCache: Sendable {
     }
 
     func emptyState() -> FeedItem {
-        ItemRenderer.emptyState
+        FeedItem.emptyState
     }
 }
 
@@ -102,42 +102,23 @@ final class ItemCache: Sendable {
 /// item JSON.
 enum ItemRenderer {
     static func video(_ video: Video, author: User?) -> FeedItem {
-        item(id: "video:\(video.id)", kind: .video, capacity: 400) { $0.videoData(video, author: author) }
+        FeedItem(id: "video:\(video.id)", kind: .video, capacity: 400) { $0.videoData(video, author: author) }
     }
 
     static func ad(_ ad: Ad) -> FeedItem {
-        item(id: "ad:\(ad.id)", kind: .ad, capacity: 300) { $0.adData(ad) }
+        FeedItem(id: "ad:\(ad.id)", kind: .ad, capacity: 300) { $0.adData(ad) }
     }
 
     static func suggestion(_ user: User, mutualCount: Int64) -> FeedItem {
-        item(id: "user:\(user.id)", kind: .user, capacity: 200) {
+        FeedItem(id: "user:\(user.id)", kind: .user, capacity: 200) {
             $0.suggestionData(user, followerCount: user.followerCount, mutualFollowees: mutualCount)
         }
     }
 
     static func header(viewer: User) -> FeedItem {
-        item(id: "header", kind: .header, capacity: 160) { $0.headerData(viewer: viewer) }
+        FeedItem(id: "header", kind: .header, capacity: 160) { $0.headerData(viewer: viewer) }
     }
 
-    static let emptyState: FeedItem = item(id: "empty", kind: .empty, capacity: 0) { $0.raw(bytes: JSONWriter.emptyStateData) }
-
-    /// The item JSON without a size: id, kind, version (a hash of the data) and the data.
-    /// ``FeedItem/write(to:layout:)`` adds the size for a screen width when writing it out.
-    private static func item(id: String, kind: ItemKind, capacity: Int, data write: (inout JSONWriter) -> Void) -> FeedItem {
-        var data = JSONWriter(capacity: capacity)
-        write(&data)
-        var hasher = StableHasher()
-        hasher.combine(kind.rawValue)
-        hasher.combine(bytes: data.bytes)
-        let version = hasher.state
-        let versionText = hex16(version)
-        var json = JSONWriter(capacity: data.bytes.count + 96)
-        json.openEnvelope(id: id, kind: kind.rawValue, version: versionText)
-        json.raw(",\"data\":")
-        json.raw(bytes: data.bytes)
-        json.raw("}")
-        return FeedItem(id: id, kind: kind, version: version, versionText: versionText, json: json.bytes)
-    }
 }
 
 // The records carry the fields the wire's writers read, under the same names.

@@ -1,3 +1,5 @@
+import FeedWire
+
 /// The binary form of a stored ``SnapshotStructure``, about half the size of its JSON and
 /// written with plain byte copies:
 ///

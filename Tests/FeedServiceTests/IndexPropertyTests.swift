@@ -1,6 +1,7 @@
 import Deterministic
 import FeedIndex
 import FeedStore
+import FeedWire
 import Testing
 
 @testable import FeedService

@@ -36,7 +36,7 @@ struct SQLOracle {
         var ads = AdPlacement.slots(viewer: viewerID, inventory: inventory, gridSections: chunks.count)[...]
         let suggestionItems = suggestions.map { ItemRenderer.suggestion($0.user, mutualCount: $0.mutualCount) }
         if chunks.isEmpty {
-            sections.append(FeedSection(id: "empty", kind: .empty, columns: 1, items: [ItemRenderer.emptyState]))
+            sections.append(FeedSection(id: "empty", kind: .empty, columns: 1, items: [FeedItem.emptyState]))
         }
         if chunks.isEmpty, !suggestionItems.isEmpty {
             sections.append(FeedSection(id: "suggestions", kind: .followSuggestions, columns: 1, items: suggestionItems))

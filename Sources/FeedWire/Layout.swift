@@ -1,5 +1,3 @@
-import FeedWire
-
 /// Cell sizes for a screen width, in points. The rules (also in the README):
 /// - insets of 12 on both sides; 8 between the two grid columns;
 /// - a video cell is half the remaining width; its thumbnail is 3:4 (portrait) with a 40-point
@@ -10,6 +8,11 @@ import FeedWire
 public struct Layout: Sendable, Hashable {
     /// The screen width.
     public let width: Int
+
+    /// The layout for a screen `width` points wide.
+    public init(width: Int) {
+        self.width = width
+    }
     /// Left and right inset.
     public static let inset = 12
     /// Space between grid columns.

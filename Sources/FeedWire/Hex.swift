@@ -1,10 +1,10 @@
 /// 16 lowercase hex digits.
-func hex16(_ value: UInt64) -> String {
+public func hex16(_ value: UInt64) -> String {
     let digits = String(value, radix: 16)
     return String(repeating: "0", count: 16 - digits.count) + digits
 }
 
 /// Whether `text` is exactly `count` lowercase hex digits.
-func isLowercaseHex(_ text: String, count: Int) -> Bool {
+public func isLowercaseHex(_ text: String, count: Int) -> Bool {
     text.utf8.count == count && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
 }

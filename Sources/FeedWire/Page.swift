@@ -1,5 +1,4 @@
 import Deterministic
-import FeedWire
 import JSONBytes
 
 /// One cell's worth of content: a video with its author, an ad, a suggested user, a header.
@@ -19,8 +18,33 @@ public struct FeedItem: Sendable, Hashable {
     /// The item's JSON object, without a size.
     public let json: [UInt8]
 
+    /// Renders an item: its data written by `data` (one of the data writers of this module),
+    /// its version the hash of the kind and exactly those bytes, and the envelope around them.
+    /// ``write(to:layout:)`` adds the size for a screen width when writing it out.
+    public init(id: String, kind: ItemKind, capacity: Int, data write: (inout JSONWriter) -> Void) {
+        var data = JSONWriter(capacity: capacity)
+        write(&data)
+        var hasher = StableHasher()
+        hasher.combine(kind.rawValue)
+        hasher.combine(bytes: data.bytes)
+        let versionText = hex16(hasher.state)
+        var json = JSONWriter(capacity: data.bytes.count + 96)
+        json.openEnvelope(id: id, kind: kind.rawValue, version: versionText)
+        json.raw(",\"data\":")
+        json.raw(bytes: data.bytes)
+        json.raw("}")
+        self.id = id
+        self.kind = kind
+        self.version = hasher.state
+        self.versionText = versionText
+        self.json = json.bytes
+    }
+
+    /// The empty state: no data of its own beyond a fixed message.
+    public static let emptyState = FeedItem(id: "empty", kind: .empty, capacity: 0) { $0.raw(bytes: JSONWriter.emptyStateData) }
+
     /// Writes the item's JSON object, with its size for `layout` if there is one.
-    func write(to out: inout JSONWriter, layout: Layout?) {
+    public func write(to out: inout JSONWriter, layout: Layout?) {
         guard let layout, json.count > 1 else {
             out.raw(bytes: json)
             return
@@ -55,7 +79,8 @@ public struct FeedSection: Sendable, Hashable {
     /// ``version`` as 16 hex digits, as it is sent.
     public let versionText: String
 
-    init(id: String, kind: SectionKind, columns: Int, items: [FeedItem]) {
+    /// A section of `items`; its version is computed from them.
+    public init(id: String, kind: SectionKind, columns: Int, items: [FeedItem]) {
         self.id = id
         self.kind = kind
         self.columns = columns
@@ -72,7 +97,7 @@ public struct FeedSection: Sendable, Hashable {
     }
 
     /// Writes the section's JSON object, items sized for `layout` if there is one.
-    func write(to json: inout JSONWriter, layout: Layout?) {
+    public func write(to json: inout JSONWriter, layout: Layout?) {
         json.openEnvelope(id: id, kind: kind.rawValue, version: versionText)
         json.raw(",\"columns\":")
         json.int(columns)
@@ -83,4 +108,14 @@ public struct FeedSection: Sendable, Hashable {
         }
         json.raw("]}")
     }
+}
+
+/// A feed page: `{"snapshot":…,"viewer":…,"sections":[…],"next_cursor":…|null}`, items sized for
+/// `layout` when there is one. Written from the sections' shared item bytes on each call.
+public func pageDocument(snapshot: String, viewer: Int64, sections: [FeedSection], nextCursor: String?, layout: Layout?) -> [UInt8] {
+    var json = JSONWriter(capacity: 1024 + sections.reduce(0) { $0 + $1.items.reduce(64) { $0 + $1.json.count + 48 } })
+    json.page(snapshot: snapshot, viewer: viewer, sections: sections, nextCursor: nextCursor) { json, section in
+        section.write(to: &json, layout: layout)
+    }
+    return json.bytes
 }

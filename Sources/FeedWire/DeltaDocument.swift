@@ -1,0 +1,161 @@
+import JSONBytes
+import ListDiff
+
+/// A delta between a snapshot and the current feed page as the client receives it, in one of
+/// the three ``DeltaFormat``s, with the payloads of everything inserted or replaced taken from
+/// the new page.
+///
+/// Every form carries `since`, `snapshot` (the new id), `next_cursor` and `section_versions` (the
+/// version of every section of the new page, in order), so a client that applies the operations
+/// and copies those fields holds exactly what a fresh fetch would return.
+public struct DeltaDocument {
+    /// The snapshot the client holds.
+    public var since: String
+    /// The snapshot of the new page.
+    public var snapshot: String
+    /// The new page's cursor.
+    public var nextCursor: String?
+    /// The new page's sections, where the payloads come from.
+    public var page: [FeedSection]
+    /// Sizes items for the screen width the feed was asked with.
+    public var layout: Layout?
+    /// The sectioned diff from the snapshot's structure (section ids, item ids and versions) to
+    /// the new page's.
+    public var diff: SectionedDiff<String, String>
+    /// New indexes of the sections kept whole (not reloaded) whose items changed: JSON Patch
+    /// replaces their `version`, which the item operations alone do not touch.
+    public var keptSectionsWithChangedItems: [Int]
+
+    /// Creates the document's description; ``bytes(_:)`` writes it.
+    public init(
+        since: String, snapshot: String, nextCursor: String?, page: [FeedSection], layout: Layout?,
+        diff: SectionedDiff<String, String>, keptSectionsWithChangedItems: [Int]
+    ) {
+        self.since = since
+        self.snapshot = snapshot
+        self.nextCursor = nextCursor
+        self.page = page
+        self.layout = layout
+        self.diff = diff
+        self.keptSectionsWithChangedItems = keptSectionsWithChangedItems
+    }
+
+    /// The JSON document in `format`.
+    public func bytes(_ format: DeltaFormat) -> [UInt8] {
+        var json = JSONWriter(capacity: 4096)
+        json.openDelta(
+            format: format.rawValue, since: since, snapshot: snapshot, nextCursor: nextCursor,
+            sectionVersions: page.map(\.versionText), changeCount: diff.changeCount)
+        switch format {
+        case .batch: writeBatch(diff.batch, to: &json)
+        case .sequential: writeSequential(diff.sequential, to: &json)
+        case .jsonpatch: writePatch(diff.jsonPatch(), to: &json)
+        }
+        json.raw("}")
+        return json.bytes
+    }
+
+    private func section(_ index: Int, to json: inout JSONWriter) {
+        page[index].write(to: &json, layout: layout)
+    }
+
+    private func item(_ path: ItemPath, to json: inout JSONWriter) {
+        page[path.section].items[path.item].write(to: &json, layout: layout)
+    }
+
+    // MARK: batch
+
+    private func writeBatch(_ batch: SectionedBatchUpdate, to json: inout JSONWriter) {
+        json.raw(",\"sections\":")
+        json.batch(
+            deletes: batch.sectionDeletes, inserts: batch.sectionInserts, moves: batch.sectionMoves, reloads: batch.sectionReloads
+        ) { $0.int($1) }
+        json.raw(",\"items\":")
+        json.batch(deletes: batch.itemDeletes, inserts: batch.itemInserts, moves: batch.itemMoves, reloads: batch.itemReloads) {
+            $0.path($1)
+        }
+        json.raw(",\"inserted_sections\":")
+        json.array(batch.sectionInserts) { json, newIndex in
+            json.raw("{\"index\":\(newIndex),\"section\":")
+            section(newIndex, to: &json)
+            json.raw("}")
+        }
+        json.raw(",\"reloaded_sections\":")
+        json.array(batch.sectionReloads) { json, oldIndex in
+            let newIndex = diff.sections.newIndex(forOldIndex: oldIndex)!
+            json.raw("{\"old_index\":\(oldIndex),\"index\":\(newIndex),\"section\":")
+            section(newIndex, to: &json)
+            json.raw("}")
+        }
+        json.raw(",\"inserted_items\":")
+        json.array(batch.itemInserts) { json, path in
+            json.raw("{\"path\":")
+            json.path(path)
+            json.raw(",\"item\":")
+            item(path, to: &json)
+            json.raw("}")
+        }
+        json.raw(",\"reloaded_items\":")
+        json.array(batch.itemReloads) { json, path in
+            let sectionDiff = diff.itemsDiff(forOldSection: path.section)!
+            let newPath = ItemPath(section: sectionDiff.newSection, item: sectionDiff.items.newIndex(forOldIndex: path.item)!)
+            json.raw("{\"old_path\":")
+            json.path(path)
+            json.raw(",\"path\":")
+            json.path(newPath)
+            json.raw(",\"item\":")
+            item(newPath, to: &json)
+            json.raw("}")
+        }
+    }
+
+    // MARK: sequential
+
+    private func writeSequential(_ update: SectionedSequentialUpdate, to json: inout JSONWriter) {
+        json.raw(",\"operations\":")
+        json.array(update.operations) { json, operation in
+            switch operation {
+            case .section(let step):
+                json.sequentialStep(step, target: "sections") { json, index in section(index, to: &json) }
+            case .item(let section, let step):
+                json.sequentialStep(step, target: "items", section: section) { json, index in
+                    item(ItemPath(section: section, item: index), to: &json)
+                }
+            }
+        }
+    }
+
+    // MARK: JSON Patch
+
+    private func writePatch(_ patch: JSONPatch, to json: inout JSONWriter) {
+        json.raw(",\"patch\":[")
+        var first = true
+        func separator() {
+            if !first { json.raw(",") }
+            first = false
+        }
+        for operation in patch.operations {
+            separator()
+            json.patchOperation(operation) { json, value in
+                switch value {
+                case .section(let index), .element(let index): section(index, to: &json)
+                case .item(let path): item(path, to: &json)
+                }
+            }
+        }
+        func replace(_ path: String, value: (inout JSONWriter) -> Void) {
+            separator()
+            json.raw("{\"op\":\"replace\",\"path\":")
+            json.string(path)
+            json.raw(",\"value\":")
+            value(&json)
+            json.raw("}")
+        }
+        for index in keptSectionsWithChangedItems {
+            replace("/sections/\(index)/version") { $0.string(page[index].versionText) }
+        }
+        replace("/snapshot") { $0.string(snapshot) }
+        replace("/next_cursor") { $0.optionalString(nextCursor) }
+        json.raw("]")
+    }
+}
