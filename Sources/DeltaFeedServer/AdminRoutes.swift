@@ -136,28 +136,10 @@ struct AdminRoutes {
     }
 
     static func ok(_ value: some WireResource) -> HTTPResponse {
-        .json(value.wireBytes)
+        .json(value.resourceDocument)
     }
 
     static func created(_ value: some WireResource) -> HTTPResponse {
-        .json(value.wireBytes, status: 201)
+        .json(value.resourceDocument, status: 201)
     }
 }
-
-/// A record the write routes answer with, written by FeedWire.
-protocol WireResource {
-    func write(to json: inout JSONWriter)
-}
-
-extension WireResource {
-    var wireBytes: [UInt8] {
-        var json = JSONWriter(capacity: 256)
-        write(to: &json)
-        return json.bytes
-    }
-}
-
-extension User: WireResource { func write(to json: inout JSONWriter) { json.resource(self) } }
-extension Video: WireResource { func write(to json: inout JSONWriter) { json.resource(self) } }
-extension Ad: WireResource { func write(to json: inout JSONWriter) { json.resource(self) } }
-extension Follow: WireResource { func write(to json: inout JSONWriter) { json.resource(self) } }

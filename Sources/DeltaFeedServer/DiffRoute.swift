@@ -75,15 +75,15 @@ struct DiffRoute {
                 guard case .object(let members) = value else {
                     throw HTTPError(status: 422, code: "invalid_element", message: "\(side)[\(index)]: must be an object with \(keys.joined(separator: ", ")).")
                 }
-                var json = JSONWriter()
+                var identity: [UInt8] = []
                 for key in keys {
                     guard let member = members[key] else {
                         throw HTTPError(status: 422, code: "invalid_element", message: "\(side)[\(index)]: has no \"\(key)\".")
                     }
-                    json.raw(bytes: member.canonicalBytes)
-                    json.raw("\u{1F}")
+                    identity += member.canonicalBytes
+                    identity.append(0x1F)
                 }
-                return json.bytes
+                return identity
             }
         }
         let oldIDs = try identities(old, side: "old")
@@ -98,29 +98,7 @@ struct DiffRoute {
             identifier: { $0.side == 0 ? oldIDs[$0.index] : newIDs[$0.index] },
             isContentEqual: { content($0) == content($1) })
 
-        var json = JSONWriter(capacity: 1024)
-        json.raw("{\"inserts\":")
-        json.ints(result.inserts)
-        json.raw(",\"deletes\":")
-        json.ints(result.deletes)
-        json.raw(",\"updates\":")
-        json.ints(result.updates)
-        json.raw(",\"moves\":")
-        json.array(result.moves) { json, move in json.raw("[\(move.from),\(move.to)]") }
-        json.raw(",\"change_count\":")
-        json.int(result.changeCount)
-        json.raw(",\"batch\":")
-        json.batch(result.batch)
-        json.raw(",\"sequential\":")
-        json.array(result.sequential.operations) { json, step in json.sequentialStep(step) }
-        json.raw(",\"patch\":")
-        json.array(result.jsonPatch().operations) { json, operation in
-            json.patchOperation(operation) { json, value in
-                if case .element(let newIndex) = value { json.raw(bytes: new[newIndex].serialized()) }
-            }
-        }
-        json.raw("}")
-        return .json(json.bytes)
+        return .json(diffDocument(result) { json, newIndex in json.raw(bytes: new[newIndex].serialized()) })
     }
 
     private struct Tagged {

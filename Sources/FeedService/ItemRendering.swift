@@ -122,7 +122,7 @@ enum ItemRenderer {
 }
 
 // The records carry the fields the wire's writers read, under the same names.
-extension User: UserResourceFields {}
-extension Video: VideoResourceFields {}
-extension Ad: AdResourceFields {}
-extension Follow: FollowResourceFields {}
+extension User: UserResourceFields, WireResource {}
+extension Video: VideoResourceFields, WireResource {}
+extension Ad: AdResourceFields, WireResource {}
+extension Follow: FollowResourceFields, WireResource {}

@@ -1,6 +1,35 @@
 import JSONBytes
 import ListDiff
 
+/// The answer of `POST /v1/diff`: every form of `result`, each new element written by
+/// `newElement` from its index in the new list,
+/// `{"inserts","deletes","updates","moves","change_count","batch","sequential","patch"}`.
+public func diffDocument<Identifier>(_ result: IndexDiff<Identifier>, newElement: (inout JSONWriter, Int) -> Void) -> [UInt8] {
+    var json = JSONWriter(capacity: 1024)
+    json.raw("{\"inserts\":")
+    json.ints(result.inserts)
+    json.raw(",\"deletes\":")
+    json.ints(result.deletes)
+    json.raw(",\"updates\":")
+    json.ints(result.updates)
+    json.raw(",\"moves\":")
+    json.array(result.moves) { json, move in json.raw("[\(move.from),\(move.to)]") }
+    json.raw(",\"change_count\":")
+    json.int(result.changeCount)
+    json.raw(",\"batch\":")
+    json.batch(result.batch)
+    json.raw(",\"sequential\":")
+    json.array(result.sequential.operations) { json, step in json.sequentialStep(step) }
+    json.raw(",\"patch\":")
+    json.array(result.jsonPatch().operations) { json, operation in
+        json.patchOperation(operation) { json, value in
+            if case .element(let newIndex) = value { newElement(&json, newIndex) }
+        }
+    }
+    json.raw("}")
+    return json.bytes
+}
+
 /// The wire form of ListDiff's results, written once for every answer that carries one: the
 /// feed's deltas (whose values are sections and items) and `POST /v1/diff` (whose values are the
 /// posted elements). The caller writes the values; everything around them is written here.

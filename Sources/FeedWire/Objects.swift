@@ -248,3 +248,35 @@ extension JSONWriter {
         value(&self)
     }
 }
+
+/// A record the write routes answer with: its resource object as a whole document. The store's
+/// records conform by declaring it beside the fields protocol they satisfy.
+public protocol WireResource {
+    /// Writes the resource object.
+    func writeResource(to json: inout JSONWriter)
+}
+
+extension WireResource {
+    /// The resource object as a JSON document.
+    public var resourceDocument: [UInt8] {
+        var json = JSONWriter(capacity: 256)
+        writeResource(to: &json)
+        return json.bytes
+    }
+}
+
+extension WireResource where Self: UserResourceFields {
+    public func writeResource(to json: inout JSONWriter) { json.resource(self) }
+}
+
+extension WireResource where Self: VideoResourceFields {
+    public func writeResource(to json: inout JSONWriter) { json.resource(self) }
+}
+
+extension WireResource where Self: AdResourceFields {
+    public func writeResource(to json: inout JSONWriter) { json.resource(self) }
+}
+
+extension WireResource where Self: FollowResourceFields {
+    public func writeResource(to json: inout JSONWriter) { json.resource(self) }
+}

@@ -333,7 +333,7 @@ private struct Proof {
             let handle = "user_\(UInt32.random(in: 0...UInt32.max, using: &random))"
             let response = try server.request("POST", "/v1/users", json: ["handle": .string(handle), "display_name": "New Person"])
             try expectStatus(response, [201], "POST /v1/users")
-            guard case .int(let id)? = try response.json()["id"] else { throw TestFailure("seed \(seed): no id in \(response)") }
+            guard case .int(let id)? = try response.json()["user"]?["id"] else { throw TestFailure("seed \(seed): no id in \(response)") }
             users.append(id)
             return Write(kind: "new user", description: "new user \(id)")
         }
