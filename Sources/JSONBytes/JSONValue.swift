@@ -362,25 +362,34 @@ extension JSONValue {
         String(decoding: serialized(), as: UTF8.self)
     }
 
-    func write(to output: inout [UInt8]) {
+    /// Writes the value; `canonical` writes numbers by value (see ``canonicalSerialized()``).
+    func write(to output: inout [UInt8], canonical: Bool = false) {
         switch self {
         case .null:
             output.append(contentsOf: "null".utf8)
         case .bool(let value):
             output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .int(let value) where canonical:
+            if (0...9).contains(value) {
+                output.append(UInt8(ascii: "0") + UInt8(value))
+            } else {
+                output.append(contentsOf: ExactDecimal(value).canonicalText)
+            }
         case .int(let value):
             output.append(contentsOf: String(value).utf8)
+        case .double(let value) where canonical:
+            output.append(contentsOf: ExactDecimal(value)?.canonicalText ?? Array("null".utf8))
         case .double(let value):
             output.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
         case .number(let number):
-            output.append(contentsOf: number.text.utf8)
+            if canonical { output.append(contentsOf: number.value.canonicalText) } else { output.append(contentsOf: number.text.utf8) }
         case .string(let value):
             appendJSONString(value, to: &output)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
-                element.write(to: &output)
+                element.write(to: &output, canonical: canonical)
             }
             output.append(UInt8(ascii: "]"))
         case .object(let members):
@@ -389,7 +398,7 @@ extension JSONValue {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
                 appendJSONString(key, to: &output)
                 output.append(UInt8(ascii: ":"))
-                members[key]!.write(to: &output)
+                members[key]!.write(to: &output, canonical: canonical)
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -403,45 +412,8 @@ extension JSONValue {
     public func canonicalSerialized() -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(64)
-        writeCanonical(to: &output)
+        write(to: &output, canonical: true)
         return output
-    }
-
-    func writeCanonical(to output: inout [UInt8]) {
-        switch self {
-        case .int(let value):
-            if (0...9).contains(value) {
-                output.append(UInt8(ascii: "0") + UInt8(value))
-            } else {
-                output.append(contentsOf: ExactDecimal(value).canonicalText)
-            }
-        case .double(let value):
-            if let exact = ExactDecimal(value) {
-                output.append(contentsOf: exact.canonicalText)
-            } else {
-                output.append(contentsOf: "null".utf8)
-            }
-        case .number(let number):
-            output.append(contentsOf: number.value.canonicalText)
-        case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                element.writeCanonical(to: &output)
-            }
-            output.append(UInt8(ascii: "]"))
-        case .object(let members):
-            output.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                appendJSONString(key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                members[key]!.writeCanonical(to: &output)
-            }
-            output.append(UInt8(ascii: "}"))
-        case .null, .bool, .string:
-            write(to: &output)
-        }
     }
 
     /// The number as an `Int64` when it has no fractional part and fits, however it is written

@@ -34,32 +34,24 @@ internal struct _BatchPlacement {
         var usedNew = [Bool](repeating: false, count: newCount)
         var isReloaded = [Bool](repeating: false, count: oldCount)
         var sources = [Source?](repeating: nil, count: newCount)
-        func takeOld(_ index: Int, _ what: String) throws(ApplyError) {
-            guard index >= 0 && index < oldCount else {
+        /// Marks `index` of one side used, refusing one out of range or already used.
+        func take(_ index: Int, _ used: inout [Bool], _ what: String, old: Bool) throws(ApplyError) {
+            guard index >= 0 && index < used.count else {
                 throw ApplyError(
                     .indexOutOfRange, section: section, index: index,
-                    "\(what) \(index) is not an old position (count \(oldCount))")
+                    "\(what) \(index) is not \(old ? "an old" : "a new") position (count \(used.count))")
             }
-            guard !usedOld[index] else {
+            guard !used[index] else {
                 throw ApplyError(
-                    .duplicateSource, section: section, index: index,
-                    "old position \(index) is deleted, reloaded or moved twice (\(what))")
+                    old ? .duplicateSource : .duplicateDestination, section: section, index: index,
+                    old
+                        ? "old position \(index) is deleted, reloaded or moved twice (\(what))"
+                        : "new position \(index) is inserted or moved to twice (\(what))")
             }
-            usedOld[index] = true
+            used[index] = true
         }
-        func takeNew(_ index: Int, _ what: String) throws(ApplyError) {
-            guard index >= 0 && index < newCount else {
-                throw ApplyError(
-                    .indexOutOfRange, section: section, index: index,
-                    "\(what) \(index) is not a new position (count \(newCount))")
-            }
-            guard !usedNew[index] else {
-                throw ApplyError(
-                    .duplicateDestination, section: section, index: index,
-                    "new position \(index) is inserted or moved to twice (\(what))")
-            }
-            usedNew[index] = true
-        }
+        func takeOld(_ index: Int, _ what: String) throws(ApplyError) { try take(index, &usedOld, what, old: true) }
+        func takeNew(_ index: Int, _ what: String) throws(ApplyError) { try take(index, &usedNew, what, old: false) }
         for index in deletes { try takeOld(index, "delete") }
         for index in reloads {
             try takeOld(index, "reload")
