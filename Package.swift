@@ -96,8 +96,9 @@ let package = Package(
             // ships beside it and no Foundation Bundle is needed. See DemoAssets.swift.
             resources: [.embedInCode("Demo")]
         ),
-        // Reference client: fetch a feed, apply deltas, keep a copy. No server code.
-        .target(name: "DeltaFeedClient", dependencies: ["JSONBytes"]),
+        // Reference client: fetch a feed, apply deltas (FeedWire's types and apply functions, re-exported),
+        // keep a copy. No server code.
+        .target(name: "DeltaFeedClient", dependencies: ["FeedWire", "JSONBytes", "ListDiff"]),
         .executableTarget(
             name: "deltafeed",
             dependencies: [

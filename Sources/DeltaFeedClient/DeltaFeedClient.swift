@@ -1,7 +1,11 @@
+// The wire types — FeedDocument, FeedDelta and their decoders, the apply functions and
+// DeltaApplyError — live in FeedWire beside the server's writers, over ListDiff's update types
+// (ItemPath, Move, SectionedBatchUpdate, ApplyError…) and JSONBytes' JSONValue, the type of
+// every item's data: clients get all of them with `import DeltaFeedClient`.
+@_exported import FeedWire
 import Foundation
-// JSONValue, the type of every item's data, lives in JSONBytes (shared with the server's body
-// parser); clients get it with `import DeltaFeedClient`.
 @_exported import JSONBytes
+@_exported import ListDiff
 
 /// A reference client of a deltafeed server: it fetches one page of a viewer's feed, keeps it,
 /// and keeps it current with deltas, the way an app's list screen would.

@@ -32,8 +32,27 @@ private func finished(_ sections: [FeedDocument.Section], cursor: String? = nil)
     return FeedDocument(snapshot: "new", viewer: 1, sections: sections, nextCursor: cursor)
 }
 
-private func path(_ section: Int, _ item: Int) -> FeedDelta.ItemPath {
-    FeedDelta.ItemPath(section: section, item: item)
+private func path(_ section: Int, _ item: Int) -> ItemPath {
+    ItemPath(section: section, item: item)
+}
+
+/// Expects `body` to be refused with ListDiff's `kind` of ``ApplyError`` (its section and index)
+/// at `place` (`sections`, `items`, `operations[1]`, `patch[0]`).
+private func expectRefusal(
+    _ place: String, _ kind: ApplyError.Kind, section: Int? = nil, index: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws(DeltaApplyError) -> FeedDocument
+) {
+    do {
+        let result = try body()
+        Issue.record("applied, expected \(kind) at \(place): \(result.sections.map(\.id))", sourceLocation: sourceLocation)
+    } catch {
+        guard case .invalidOperations(let at, let refusal) = error, at == place, refusal.kind == kind, refusal.section == section,
+            refusal.index == index
+        else {
+            Issue.record("\(error), expected \(kind) at \(place), section \(section as Any), index \(index as Any)", sourceLocation: sourceLocation)
+            return
+        }
+    }
 }
 
 @Suite("Applying batch deltas")
@@ -44,14 +63,14 @@ struct BatchApplyTests {
         let newB = section("B", [item("b9")], kind: "video_grid_stacked")
         let batch = FeedDelta.Batch(
             header: header(["D", "A", "B", "C"]),
-            sections: FeedDelta.SectionChanges(moves: [FeedDelta.Move(from: 3, to: 0)], reloads: [1]),
-            reloadedSections: [FeedDelta.ReloadedSection(oldIndex: 1, index: 2, section: newB)])
+            update: SectionedBatchUpdate(sectionMoves: [Move(from: 3, to: 0)], sectionReloads: [1]),
+            reloadedSections: [FeedDelta.SectionPayload(oldPosition: 1, position: 2, value: newB)])
         let result = try old.applying(batch: batch)
         #expect(result == finished([section("D", ["d1"]), section("A", ["a1", "a2"]), newB, section("C", ["c1"])]))
 
         // The payload must say where the reload lands.
         var wrong = batch
-        wrong.reloadedSections[0].index = 1
+        wrong.reloadedSections[0].position = 1
         #expect(throws: DeltaApplyError.payloadMismatch("reloaded_sections: old index 1 ends up at 2, not 1")) {
             try old.applying(batch: wrong)
         }
@@ -62,14 +81,13 @@ struct BatchApplyTests {
         let old = document([section("H", ["h"]), section("G0", ["x1", "x2"]), section("G1", ["y1", "y2"])])
         let batch = FeedDelta.Batch(
             header: header(["H", "G1"]),
-            sections: FeedDelta.SectionChanges(deletes: [1]),
-            items: FeedDelta.ItemChanges(deletes: [path(2, 0)], inserts: [path(1, 1)]),
-            insertedItems: [FeedDelta.InsertedItem(path: path(1, 1), item: item("y3"))])
+            update: SectionedBatchUpdate(sectionDeletes: [1], itemDeletes: [path(2, 0)], itemInserts: [path(1, 1)]),
+            insertedItems: [FeedDelta.ItemPayload(position: path(1, 1), value: item("y3"))])
         #expect(try old.applying(batch: batch) == finished([section("H", ["h"]), section("G1", ["y2", "y3"])]))
 
         var deletingInDeleted = batch
-        deletingInDeleted.items.deletes.append(path(1, 0))
-        #expect(throws: DeltaApplyError.itemOperationInWholeSection(operation: "items.deletes", section: 1)) {
+        deletingInDeleted.update.itemDeletes.append(path(1, 0))
+        expectRefusal("items", .operationInChangedSection, section: 1, index: 0) { () throws(DeltaApplyError) in
             try old.applying(batch: deletingInDeleted)
         }
     }
@@ -79,16 +97,14 @@ struct BatchApplyTests {
         let old = document([section("A", ["a1", "a2", "a3"]), section("B", ["b1", "b2", "b3", "b4"])])
         let batch = FeedDelta.Batch(
             header: header(["N", "A", "B"]),
-            sections: FeedDelta.SectionChanges(inserts: [0]),
-            items: FeedDelta.ItemChanges(
-                deletes: [path(1, 0)], inserts: [path(2, 3)],
-                moves: [FeedDelta.Move(from: path(1, 3), to: path(2, 0))],
-                reloads: [path(0, 1), path(1, 2)]),
-            insertedSections: [FeedDelta.InsertedSection(index: 0, section: section("N", ["n1"]))],
-            insertedItems: [FeedDelta.InsertedItem(path: path(2, 3), item: item("b5"))],
+            update: SectionedBatchUpdate(
+                sectionInserts: [0], itemDeletes: [path(1, 0)], itemInserts: [path(2, 3)],
+                itemMoves: [Move(from: path(1, 3), to: path(2, 0))], itemReloads: [path(0, 1), path(1, 2)]),
+            insertedSections: [FeedDelta.SectionPayload(position: 0, value: section("N", ["n1"]))],
+            insertedItems: [FeedDelta.ItemPayload(position: path(2, 3), value: item("b5"))],
             reloadedItems: [
-                FeedDelta.ReloadedItem(oldPath: path(0, 1), path: path(1, 1), item: item("a2", "2")),
-                FeedDelta.ReloadedItem(oldPath: path(1, 2), path: path(2, 2), item: item("b3", "2")),
+                FeedDelta.ItemPayload(oldPosition: path(0, 1), position: path(1, 1), value: item("a2", "2")),
+                FeedDelta.ItemPayload(oldPosition: path(1, 2), position: path(2, 2), value: item("b3", "2")),
             ])
         let expected = finished([
             section("N", ["n1"]),
@@ -96,49 +112,73 @@ struct BatchApplyTests {
             section("B", [item("b4"), item("b2"), item("b3", "2"), item("b5")]),
         ])
         #expect(try old.applying(batch: batch) == expected)
+
+        // Reloads meet their positions in old order: swapped payload positions are refused.
+        var swapped = batch
+        swapped.reloadedItems[1].position = path(2, 1)
+        #expect(throws: DeltaApplyError.payloadMismatch("reloaded_items: old path [1, 2] ends up at [2, 2], not [2, 1]")) {
+            try old.applying(batch: swapped)
+        }
     }
 
     @Test("Malformed batches are rejected with the violation named")
     func malformedBatchesAreRejected() throws {
         let old = document([section("A", ["a1", "a2"]), section("B", ["b1"]), section("C", ["c1"]), section("D", ["d1"])])
         let ids = ["A", "B", "C", "D"]
-        func rejects(_ expected: DeltaApplyError, _ change: (inout FeedDelta.Batch) -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+        func batch(_ change: (inout FeedDelta.Batch) -> Void) -> FeedDelta.Batch {
             var batch = FeedDelta.Batch(header: header(ids))
             change(&batch)
+            return batch
+        }
+        func rejects(_ expected: DeltaApplyError, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout FeedDelta.Batch) -> Void) {
+            let batch = batch(change)
             #expect(throws: expected, sourceLocation: sourceLocation) { try old.applying(batch: batch) }
         }
-        rejects(.sectionIndexOutOfRange(operation: "sections.deletes", index: 9, count: 4)) {
-            $0.sections.deletes = [9]
+        func rejects(
+            _ place: String, _ kind: ApplyError.Kind, section: Int? = nil, index: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+            _ change: (inout FeedDelta.Batch) -> Void
+        ) {
+            let batch = batch(change)
+            expectRefusal(place, kind, section: section, index: index, sourceLocation: sourceLocation) { () throws(DeltaApplyError) in
+                try old.applying(batch: batch)
+            }
+        }
+        rejects("sections", .indexOutOfRange, index: 9) {
+            $0.update.sectionDeletes = [9]
             $0.header.sectionVersions = ["v-A", "v-B", "v-C"]
         }
-        rejects(.conflictingOperations("section old index 1 is named by delete and move")) {
-            $0.sections.deletes = [1]
-            $0.sections.moves = [FeedDelta.Move(from: 1, to: 0)]
+        rejects("sections", .duplicateSource, index: 1) {
+            $0.update.sectionDeletes = [1]
+            $0.update.sectionMoves = [Move(from: 1, to: 0)]
         }
         rejects(.payloadMismatch("sections.inserts names 4 but inserted_sections has no entry for it")) {
-            $0.sections.inserts = [4]
+            $0.update.sectionInserts = [4]
         }
-        rejects(.itemIndexOutOfRange(operation: "items.inserts", section: 0, index: 5, count: 3)) {
-            $0.items.inserts = [path(0, 5)]
-            $0.insertedItems = [FeedDelta.InsertedItem(path: path(0, 5), item: item("a9"))]
+        rejects("items", .indexOutOfRange, section: 0, index: 5) {
+            $0.update.itemInserts = [path(0, 5)]
+            $0.insertedItems = [FeedDelta.ItemPayload(position: path(0, 5), value: item("a9"))]
         }
-        rejects(.conflictingOperations("items.inserts names [0, 2] twice")) {
-            $0.items.inserts = [path(0, 2), path(0, 2)]
-            $0.insertedItems = [FeedDelta.InsertedItem(path: path(0, 2), item: item("a3"))]
+        rejects("items", .duplicateDestination, section: 0, index: 2) {
+            $0.update.itemInserts = [path(0, 2), path(0, 2)]
+            $0.insertedItems = [FeedDelta.ItemPayload(position: path(0, 2), value: item("a3"))]
         }
         rejects(.payloadMismatch("reloaded_items has an entry for [1, 0] but items.reloads does not name it")) {
-            $0.reloadedItems = [FeedDelta.ReloadedItem(oldPath: path(1, 0), path: path(1, 0), item: item("b1", "2"))]
+            $0.reloadedItems = [FeedDelta.ItemPayload(oldPosition: path(1, 0), position: path(1, 0), value: item("b1", "2"))]
         }
-        rejects(.unknownSection(operation: "items.deletes", section: 7, count: 4)) {
-            $0.items.deletes = [path(7, 0)]
+        rejects(.payloadMismatch("inserted_items has two entries for [1, 1]")) {
+            $0.update.itemInserts = [path(1, 1)]
+            $0.insertedItems = [FeedDelta.ItemPayload(position: path(1, 1), value: item("b2")), FeedDelta.ItemPayload(position: path(1, 1), value: item("b3"))]
+        }
+        rejects("items", .indexOutOfRange, section: 7, index: 0) {
+            $0.update.itemDeletes = [path(7, 0)]
         }
         rejects(.itemMoveAcrossSections(from: path(0, 0), to: path(1, 0))) {
-            $0.items.moves = [FeedDelta.Move(from: path(0, 0), to: path(1, 0))]
+            $0.update.itemMoves = [Move(from: path(0, 0), to: path(1, 0))]
         }
-        rejects(.itemOperationInWholeSection(operation: "items.reloads", section: 3)) {
-            $0.sections.moves = [FeedDelta.Move(from: 3, to: 0)]
-            $0.items.reloads = [path(3, 0)]
-            $0.reloadedItems = [FeedDelta.ReloadedItem(oldPath: path(3, 0), path: path(0, 0), item: item("d1", "2"))]
+        rejects("items", .operationInChangedSection, section: 3, index: 0) {
+            $0.update.sectionMoves = [Move(from: 3, to: 0)]
+            $0.update.itemReloads = [path(3, 0)]
+            $0.reloadedItems = [FeedDelta.ItemPayload(oldPosition: path(3, 0), position: path(0, 0), value: item("d1", "2"))]
         }
         rejects(.countMismatch("section_versions has 2 versions for 4 sections")) {
             $0.header.sectionVersions = ["v-A", "v-B"]
@@ -158,14 +198,14 @@ struct SequentialApplyTests {
         let sequential = FeedDelta.Sequential(
             header: header(["C", "B", "N"]),
             operations: [
-                .removeSections(index: 0, count: 1),  // B C
-                .insertSections(index: 1, count: 1, sections: [section("N", ["n1"])]),  // B N C
-                .moveSection(from: 2, to: 0),  // C B N
-                .changeSections(index: 2, count: 1, sections: [newN]),  // C B N'
-                .removeItems(section: 1, index: 0, count: 1),  // b2 b3
-                .moveItem(section: 1, from: 1, to: 0),  // b3 b2
-                .insertItems(section: 1, index: 2, count: 1, items: [item("b4")]),  // b3 b2 b4
-                .changeItems(section: 1, index: 0, count: 1, items: [item("b3", "2")]),  // b3' b2 b4
+                .sections(.remove(at: 0, count: 1)),  // B C
+                .sections(.insert(at: 1, count: 1), values: [section("N", ["n1"])]),  // B N C
+                .sections(.move(from: 2, to: 0)),  // C B N
+                .sections(.change(at: 2, count: 1), values: [newN]),  // C B N'
+                .items(section: 1, .remove(at: 0, count: 1)),  // b2 b3
+                .items(section: 1, .move(from: 1, to: 0)),  // b3 b2
+                .items(section: 1, .insert(at: 2, count: 1), values: [item("b4")]),  // b3 b2 b4
+                .items(section: 1, .change(at: 0, count: 1), values: [item("b3", "2")]),  // b3' b2 b4
             ])
         let expected = finished([section("C", ["c1"]), section("B", [item("b3", "2"), item("b2"), item("b4")]), newN])
         #expect(try old.applying(sequential: sequential) == expected)
@@ -174,103 +214,84 @@ struct SequentialApplyTests {
     @Test("A step out of range at its moment, an unknown section or a count that disagrees with its values is rejected")
     func malformedStepsAreRejected() {
         let old = document([section("A", ["a1", "a2"]), section("B", ["b1"])])
-        func rejects(_ expected: DeltaApplyError, _ operations: [FeedDelta.Operation], sourceLocation: SourceLocation = #_sourceLocation) {
-            let sequential = FeedDelta.Sequential(header: header(["A", "B"]), operations: operations)
-            #expect(throws: expected, sourceLocation: sourceLocation) { try old.applying(sequential: sequential) }
+        func apply(_ operations: [FeedDelta.Operation]) throws(DeltaApplyError) -> FeedDocument {
+            try old.applying(sequential: FeedDelta.Sequential(header: header(["A", "B"]), operations: operations))
         }
         // Removing section 0 leaves one section: index 1 no longer exists.
-        rejects(
-            .sectionIndexOutOfRange(operation: "operations[1]", index: 1, count: 1),
-            [
-                .removeSections(index: 0, count: 1), .removeSections(index: 1, count: 1),
-            ])
-        rejects(
-            .itemIndexOutOfRange(operation: "operations[0]", section: 0, index: 2, count: 2),
-            [
-                .removeItems(section: 0, index: 1, count: 2)
-            ])
-        rejects(
-            .countMismatch("operations[0]: count 2 but 1 values"),
-            [
-                .insertItems(section: 1, index: 0, count: 2, items: [item("b0")])
-            ])
-        rejects(
-            .unknownSection(operation: "operations[0]", section: 2, count: 2),
-            [
-                .changeItems(section: 2, index: 0, count: 1, items: [item("x")])
-            ])
-        rejects(
-            .itemIndexOutOfRange(operation: "operations[0]", section: 0, index: 2, count: 2),
-            [
-                .moveItem(section: 0, from: 0, to: 2)
-            ])
-        rejects(
-            .countMismatch("section_versions has 2 versions for 3 sections"),
-            [
-                .insertSections(index: 2, count: 1, sections: [section("C", ["c1"])])
-            ])
+        expectRefusal("operations[1]", .indexOutOfRange, index: 1) { () throws(DeltaApplyError) in
+            try apply([.sections(.remove(at: 0, count: 1)), .sections(.remove(at: 1, count: 1))])
+        }
+        expectRefusal("operations[0]", .indexOutOfRange, index: 1) { () throws(DeltaApplyError) in
+            try apply([.items(section: 0, .remove(at: 1, count: 2))])
+        }
+        #expect(throws: DeltaApplyError.countMismatch("operations[0]: count 2 but 1 values")) {
+            try apply([.items(section: 1, .insert(at: 0, count: 2), values: [item("b0")])])
+        }
+        expectRefusal("operations[0]", .malformedOperation) { () throws(DeltaApplyError) in
+            try apply([.items(section: 1, .remove(at: 0, count: 0))])
+        }
+        expectRefusal("operations[0]", .indexOutOfRange, section: 2) { () throws(DeltaApplyError) in
+            try apply([.items(section: 2, .change(at: 0, count: 1), values: [item("x")])])
+        }
+        expectRefusal("operations[0]", .indexOutOfRange, index: 2) { () throws(DeltaApplyError) in
+            try apply([.items(section: 0, .move(from: 0, to: 2))])
+        }
+        #expect(throws: DeltaApplyError.countMismatch("section_versions has 2 versions for 3 sections")) {
+            try apply([.sections(.insert(at: 2, count: 1), values: [section("C", ["c1"])])])
+        }
     }
 }
 
 @Suite("Applying JSON Patch deltas")
 struct JSONPatchApplyTests {
-    @Test("A patch on the document's JSON: add, remove, move, replace, test, copy and '-' all follow RFC 6902")
-    func patchAppliesToTheDocumentJSON() throws {
+    @Test("A patch of ListDiff's operations on sections and items, then the feed's fields, follows RFC 6902")
+    func patchAppliesToTheDocument() throws {
         let old = document([section("A", ["a1", "a2"]), section("B", ["b1"])])
         let patch = FeedDelta.JSONPatch(
             header: header(["B", "A"]),
             operations: [
-                PatchOperation(op: .test, path: "/sections/0/items/1/id", value: "a2"),
                 PatchOperation(op: .remove, path: "/sections/0/items/0"),
-                PatchOperation(op: .add, path: "/sections/0/items/-", value: item("a3").json),
-                PatchOperation(op: .copy, path: "/sections/0/items/0", from: "/sections/1/items/0"),
+                PatchOperation(op: .add, path: "/sections/0/items/1", value: item("a3").json),
                 PatchOperation(op: .move, path: "/sections/0", from: "/sections/1"),
+                PatchOperation(op: .move, path: "/sections/1/items/0", from: "/sections/1/items/1"),
+                PatchOperation(op: .replace, path: "/sections/1/items/1", value: item("a2", "2").json),
                 PatchOperation(op: .replace, path: "/sections/0/version", value: "v-B"),
                 PatchOperation(op: .replace, path: "/sections/1/version", value: "v-A"),
                 PatchOperation(op: .replace, path: "/snapshot", value: "new"),
                 PatchOperation(op: .replace, path: "/next_cursor", value: .null),
             ])
-        let expected = finished([section("B", ["b1"]), section("A", ["b1", "a2", "a3"])])
+        let expected = finished([section("B", ["b1"]), section("A", [item("a3"), item("a2", "2")])])
         #expect(try old.applying(jsonPatch: patch) == expected)
     }
 
     @Test("An operation that does not apply, or a result that disagrees with the header, is rejected")
     func failingPatchesAreRejected() {
         let old = document([section("A", ["a1"])])
-        func rejects(_ expected: DeltaApplyError, _ operations: [PatchOperation], sourceLocation: SourceLocation = #_sourceLocation) {
-            let patch = FeedDelta.JSONPatch(header: header(["A"], cursor: "o4"), operations: operations)
-            #expect(throws: expected, sourceLocation: sourceLocation) { try old.applying(jsonPatch: patch) }
+        func apply(_ operations: [PatchOperation]) throws(DeltaApplyError) -> FeedDocument {
+            try old.applying(jsonPatch: FeedDelta.JSONPatch(header: header(["A"], cursor: "o4"), operations: operations))
         }
-        rejects(
-            .patchFailed(operation: 0, reason: "remove /sections/1: index 1 is out of range (1 elements)"),
-            [
-                PatchOperation(op: .remove, path: "/sections/1")
-            ])
-        rejects(
-            .patchFailed(operation: 0, reason: "replace /sections/01: \"01\" is not an array index"),
-            [
-                PatchOperation(op: .replace, path: "/sections/01", value: "x")
-            ])
-        rejects(
-            .patchFailed(operation: 0, reason: #"test /snapshot: test failed: the value is "old""#),
-            [
-                PatchOperation(op: .test, path: "/snapshot", value: "other")
-            ])
-        rejects(
-            .patchFailed(operation: 0, reason: "move /sections/0/items: cannot move /sections/0 into its own child"),
-            [
-                PatchOperation(op: .move, path: "/sections/0/items", from: "/sections/0")
-            ])
-        rejects(
-            .resultMismatch("/sections/0 (A) has version old-A, section_versions says v-A"),
-            [
-                PatchOperation(op: .replace, path: "/snapshot", value: "new")
-            ])
-        rejects(
-            .invalidDocument("sections[0].items[0].id: must be a string"),
-            [
-                PatchOperation(op: .replace, path: "/sections/0/items/0/id", value: 7)
-            ])
+        expectRefusal("patch[0]", .indexOutOfRange, index: 1) { () throws(DeltaApplyError) in
+            try apply([PatchOperation(op: .remove, path: "/sections/1")])
+        }
+        expectRefusal("patch[0]", .invalidPath) { () throws(DeltaApplyError) in
+            try apply([PatchOperation(op: .replace, path: "/sections/01", value: "x")])
+        }
+        expectRefusal("patch[0]", .invalidPath) { () throws(DeltaApplyError) in
+            try apply([PatchOperation(op: .add, path: "/sections/-", value: section("B", ["b1"]).json)])
+        }
+        expectRefusal("patch[0]", .invalidPath) { () throws(DeltaApplyError) in
+            try apply([PatchOperation(op: .move, path: "/sections/0/items", from: "/sections/0")])
+        }
+        expectRefusal("patch[0]", .invalidPath) { () throws(DeltaApplyError) in
+            try apply([PatchOperation(op: .replace, path: "/sections/0/items/0/id", value: 7)])
+        }
+        #expect(throws: DeltaApplyError.resultMismatch("/sections/0 (A) has version old-A, section_versions says v-A")) {
+            try apply([PatchOperation(op: .replace, path: "/snapshot", value: "new")])
+        }
+        let wrongID: JSONValue = ["id": 7, "kind": "video", "version": "1", "data": .null]
+        #expect(throws: DeltaApplyError.invalidDocument("patch[0].value.id: must be a string")) {
+            try apply([PatchOperation(op: .replace, path: "/sections/0/items/0", value: wrongID)])
+        }
     }
 }
 
@@ -292,9 +313,9 @@ struct DecodingTests {
             Issue.record("decoded as \(delta.format)")
             return
         }
-        #expect(batch.insertedSections.first?.section.items.first?.data["title"] == "Sale é 🎉")
-        #expect(batch.insertedSections.first?.section.items.first?.data["n"] == .double(1500))
-        #expect(batch.insertedSections.first?.section.items.first?.size == FeedDocument.Size(width: 366, height: 261))
+        #expect(batch.insertedSections.first?.value.items.first?.data["title"] == "Sale é 🎉")
+        #expect(batch.insertedSections.first?.value.items.first?.data["n"] == .double(1500))
+        #expect(batch.insertedSections.first?.value.items.first?.size == FeedDocument.Size(width: 366, height: 261))
         #expect(try FeedDelta(json: delta.json) == delta)
         #expect(try FeedDelta(parsing: delta.json.serialized()) == delta)
 
@@ -326,6 +347,15 @@ struct DecodingTests {
                 "operations[0].section"
             ),
             (#"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"patch":[{"op":"add","path":"/x"}]}"#, "patch[0].value"),
+            // The feed's patch is ListDiff's operations: no test or copy.
+            (
+                #"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"patch":[{"op":"test","path":"/snapshot","value":"a"}]}"#,
+                "patch[0].op"
+            ),
+            (
+                #"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"patch":[{"op":"remove","path":"x"}]}"#,
+                "patch[0].path"
+            ),
             (#"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":["x",1],"change_count":0,"patch":[]}"#, "section_versions[1]"),
         ])
     func malformedDeltasAreRejected(text: String, path: String) {

@@ -1,4 +1,6 @@
-/// A viewer's feed page, as `GET /v1/users/{id}/feed` returns it and as a client keeps it.
+import JSONBytes
+
+/// A viewer's feed page as a client reads it from `GET /v1/users/{id}/feed` and keeps it.
 ///
 ///     {"snapshot":"<32 hex>","viewer":1,
 ///      "sections":[{"id":"grid-0","kind":"video_grid","version":"<16 hex>","columns":2,
@@ -6,11 +8,13 @@
 ///                             "size":{"width":…,"height":…}}]}],
 ///      "next_cursor":"o1e"}
 ///
-/// A value type: two documents are equal when every field, every section, every item and every
-/// value inside the items' `data` is equal. After applying a delta (see
-/// ``applying(_:)``), a client's document is equal to the one a fresh fetch would return.
+/// The server writes the page from ``FeedSection`` and ``FeedItem`` (bytes rendered once per
+/// version); this is the same page read back into values, items' `data` kept as sent. Two
+/// documents are equal when every field, section, item and value inside the items' `data` is
+/// equal. After applying a delta (``applying(_:)``) a client's document equals the one a fresh
+/// fetch returns.
 ///
-/// Convert with ``init(json:)`` / ``json`` (a ``JSONValue``), ``init(parsing:)`` /
+/// Convert with ``init(json:)`` / ``json`` (a `JSONValue`), ``init(parsing:)`` /
 /// ``serialized()`` (UTF-8 JSON bytes), or through `Codable`.
 public struct FeedDocument: Hashable, Sendable {
     /// The snapshot id of this page: 32 lowercase hex digits, also its HTTP ETag.
@@ -35,8 +39,7 @@ public struct FeedDocument: Hashable, Sendable {
     public struct Section: Hashable, Sendable {
         /// Stable identity within the feed (`header`, `grid-0`, `ad-slot-3`, `suggestions`).
         public var id: String
-        /// Which section controller renders it (`header`, `video_grid`, `ad`,
-        /// `follow_suggestions`, `empty`, …). Unknown kinds should be skipped, not crash.
+        /// Which section controller renders it, as sent (``knownKind`` reads it).
         public var kind: String
         /// A hash of the section's kind, columns and items (16 hex digits).
         public var version: String
@@ -53,13 +56,17 @@ public struct FeedDocument: Hashable, Sendable {
             self.columns = columns
             self.items = items
         }
+
+        /// ``kind`` as one of the kinds this module knows, or nil for a kind from a newer server
+        /// (skip such a section rather than fail: the rest of the feed still applies).
+        public var knownKind: SectionKind? { SectionKind(rawValue: kind) }
     }
 
     /// One cell: a video with its author, an ad, a suggested user, the header…
     public struct Item: Hashable, Sendable {
         /// Stable identity within the feed (`video:42`, `ad:3`, `user:7`, `header`).
         public var id: String
-        /// What the cell shows (`video`, `ad`, `user`, `header`, `empty`).
+        /// What the cell shows, as sent (``knownKind`` reads it).
         public var kind: String
         /// A hash of what the item shows (16 hex digits): equal versions, nothing visible changed.
         public var version: String
@@ -76,6 +83,9 @@ public struct FeedDocument: Hashable, Sendable {
             self.data = data
             self.size = size
         }
+
+        /// ``kind`` as one of the kinds this module knows, or nil for a kind from a newer server.
+        public var knownKind: ItemKind? { ItemKind(rawValue: kind) }
     }
 
     /// A cell size in points.
@@ -93,105 +103,24 @@ public struct FeedDocument: Hashable, Sendable {
     }
 }
 
-// MARK: - Decoding errors
-
-/// Why a JSON value is not a feed document or a delta: the path of the offending member
-/// (`sections[3].items[0].id`) and what is wrong with it.
-public struct FeedDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// Where the problem is, from the root of the value (empty for the root itself).
-    public var path: String
-    /// What is wrong.
-    public var reason: String
-
-    /// Creates a decoding error.
-    public init(path: String, reason: String) {
-        self.path = path
-        self.reason = reason
-    }
-
-    /// "path: reason".
-    public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
-}
-
-/// Typed reads of the members of a JSON object, each failure naming the member's path.
-struct JSONObjectReader {
-    let members: [String: JSONValue]
-    let path: String
-
-    init(_ value: JSONValue, path: String) throws(FeedDecodingError) {
-        guard case .object(let members) = value else {
-            throw FeedDecodingError(path: path, reason: "must be an object, not \(value.typeName)")
-        }
-        self.members = members
-        self.path = path
-    }
-
-    func memberPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
-
-    func required(_ key: String) throws(FeedDecodingError) -> JSONValue {
-        guard let value = members[key] else { throw FeedDecodingError(path: memberPath(key), reason: "is required") }
-        return value
-    }
-
-    func string(_ key: String) throws(FeedDecodingError) -> String {
-        guard case .string(let value) = try required(key) else {
-            throw FeedDecodingError(path: memberPath(key), reason: "must be a string")
-        }
-        return value
-    }
-
-    /// A string or null; absent counts as null.
-    func optionalString(_ key: String) throws(FeedDecodingError) -> String? {
-        switch members[key] {
-        case nil, .null?: return nil
-        case .string(let value)?: return value
-        case .some: throw FeedDecodingError(path: memberPath(key), reason: "must be a string or null")
-        }
-    }
-
-    func int(_ key: String) throws(FeedDecodingError) -> Int64 {
-        guard case .int(let value) = try required(key) else {
-            throw FeedDecodingError(path: memberPath(key), reason: "must be an integer")
-        }
-        return value
-    }
-
-    func index(_ key: String) throws(FeedDecodingError) -> Int {
-        let value = try int(key)
-        guard let index = Int(exactly: value) else { throw FeedDecodingError(path: memberPath(key), reason: "is out of range") }
-        return index
-    }
-
-    func array(_ key: String) throws(FeedDecodingError) -> [JSONValue] {
-        guard case .array(let value) = try required(key) else {
-            throw FeedDecodingError(path: memberPath(key), reason: "must be an array")
-        }
-        return value
-    }
-}
-
-// MARK: - JSON conversion
+// MARK: - JSON
 
 extension FeedDocument {
     /// Reads a feed document from its JSON value.
     ///
     /// - Throws: ``FeedDecodingError`` naming the first member that is missing or of the wrong
-    ///   type. Unknown members are ignored.
+    ///   type. Unknown members are ignored; unknown kinds are kept as sent.
     public init(json: JSONValue) throws(FeedDecodingError) {
         let object = try JSONObjectReader(json, path: "")
         snapshot = try object.string("snapshot")
         viewer = try object.int("viewer")
         nextCursor = try object.optionalString("next_cursor")
-        var sections: [Section] = []
-        for (index, value) in try object.array("sections").enumerated() {
-            sections.append(try Section(json: value, path: "sections[\(index)]"))
-        }
-        self.sections = sections
+        sections = try object.array("sections", Section.init(json:path:))
     }
 
     /// Parses and reads a feed document from UTF-8 JSON bytes (a `GET …/feed` body).
     ///
-    /// - Throws: ``JSONParseError`` or ``FeedDecodingError``.
+    /// - Throws: `JSONParseError` or ``FeedDecodingError``.
     public init(parsing bytes: some Collection<UInt8>) throws {
         try self.init(json: try JSONValue(parsing: bytes))
     }
@@ -236,17 +165,13 @@ extension FeedDocument.Section {
     /// Reads a section from its JSON value; `path` prefixes error paths.
     ///
     /// - Throws: ``FeedDecodingError``.
-    public init(json: JSONValue, path: String = "") throws(FeedDecodingError) {
+    public init(json: JSONValue, path: String) throws(FeedDecodingError) {
         let object = try JSONObjectReader(json, path: path)
         id = try object.string("id")
         kind = try object.string("kind")
         version = try object.string("version")
         columns = try object.index("columns")
-        var items: [FeedDocument.Item] = []
-        for (index, value) in try object.array("items").enumerated() {
-            items.append(try FeedDocument.Item(json: value, path: object.memberPath("items") + "[\(index)]"))
-        }
-        self.items = items
+        items = try object.array("items", FeedDocument.Item.init(json:path:))
     }
 
     /// The section's JSON object.
@@ -265,29 +190,21 @@ extension FeedDocument.Item {
     /// Reads an item from its JSON value; `path` prefixes error paths.
     ///
     /// - Throws: ``FeedDecodingError``.
-    public init(json: JSONValue, path: String = "") throws(FeedDecodingError) {
+    public init(json: JSONValue, path: String) throws(FeedDecodingError) {
         let object = try JSONObjectReader(json, path: path)
         id = try object.string("id")
         kind = try object.string("kind")
         version = try object.string("version")
         data = try object.required("data")
-        switch object.members["size"] {
-        case nil, .null?:
-            size = nil
-        case let value?:
-            let sizeObject = try JSONObjectReader(value, path: object.memberPath("size"))
-            size = FeedDocument.Size(width: try sizeObject.index("width"), height: try sizeObject.index("height"))
+        size = try object.optional("size") { value, path throws(FeedDecodingError) in
+            let size = try JSONObjectReader(value, path: path)
+            return FeedDocument.Size(width: try size.index("width"), height: try size.index("height"))
         }
     }
 
     /// The item's JSON object (`size` only when present).
     public var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "id": .string(id),
-            "kind": .string(kind),
-            "version": .string(version),
-            "data": data,
-        ]
+        var members: [String: JSONValue] = ["id": .string(id), "kind": .string(kind), "version": .string(version), "data": data]
         if let size {
             members["size"] = .object(["width": .int(Int64(size.width)), "height": .int(Int64(size.height))])
         }
@@ -295,40 +212,36 @@ extension FeedDocument.Item {
     }
 }
 
-// MARK: - Codable
+// MARK: - Codable, through the JSON value
 
-extension FeedDocument: Codable {
-    /// Decodes the document through its ``JSONValue`` form.
+/// A wire value that converts to and from `JSONValue`, and so is `Codable` through it.
+public protocol JSONConvertible: Codable {
+    /// Reads the value from JSON.
+    init(json: JSONValue) throws(FeedDecodingError)
+    /// The value as JSON.
+    var json: JSONValue { get }
+}
+
+extension JSONConvertible {
+    /// Decodes the value through its `JSONValue` form.
     public init(from decoder: any Decoder) throws {
         try self.init(json: try JSONValue(from: decoder))
     }
 
-    /// Encodes the document's ``json`` form.
+    /// Encodes the value's ``json`` form.
     public func encode(to encoder: any Encoder) throws {
         try json.encode(to: encoder)
     }
 }
 
-extension FeedDocument.Section: Codable {
-    /// Decodes the section through its ``JSONValue`` form.
-    public init(from decoder: any Decoder) throws {
-        try self.init(json: try JSONValue(from: decoder))
-    }
+extension FeedDocument: JSONConvertible {}
 
-    /// Encodes the section's ``json`` form.
-    public func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
+extension FeedDocument.Section: JSONConvertible {
+    /// Reads a section from JSON (error paths from the section).
+    public init(json: JSONValue) throws(FeedDecodingError) { try self.init(json: json, path: "") }
 }
 
-extension FeedDocument.Item: Codable {
-    /// Decodes the item through its ``JSONValue`` form.
-    public init(from decoder: any Decoder) throws {
-        try self.init(json: try JSONValue(from: decoder))
-    }
-
-    /// Encodes the item's ``json`` form.
-    public func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
+extension FeedDocument.Item: JSONConvertible {
+    /// Reads an item from JSON (error paths from the item).
+    public init(json: JSONValue) throws(FeedDecodingError) { try self.init(json: json, path: "") }
 }

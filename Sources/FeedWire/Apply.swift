@@ -1,0 +1,373 @@
+import JSONBytes
+import ListDiff
+
+// Applying a delta to a feed document, built on ListDiff's apply functions: ListDiff checks the
+// operations against its rules (UIKit's for a batch, positions valid at their moment for steps)
+// and rebuilds the lists; the feed adds what the wire carries beside ListDiff's operations.
+//
+// ListDiff's apply functions read inserted and replaced values from the *new* list, which a
+// client does not have: a delta carries them instead, keyed by position (a batch) or inline (a
+// step, a patch operation). So each level is run through ListDiff on stand-ins — the old
+// elements' indexes, and a new list holding only the values the delta carries — and the feed's
+// rules come on top: payloads exactly where the operations say, items never changing sections,
+// the header's section versions, snapshot and cursor copied (or, for a patch, checked), and a
+// delta from another snapshot refused.
+
+/// Why a delta cannot be applied to a document. Applying never half-succeeds: the apply
+/// functions return a new document or throw one of these, and the original is untouched.
+///
+/// The rules ListDiff checks come as its ``ApplyError`` (with ``invalidOperations(_:_:)``); the
+/// others are the feed's. A client that gets one should fetch the whole feed again (and report
+/// it: the server sent a delta that does not fit the snapshot it claims to start from).
+public enum DeltaApplyError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The delta starts from snapshot `since`, the document is snapshot `document`.
+    case snapshotMismatch(document: String, since: String)
+    /// The operations break one of ListDiff's rules (``ApplyError/Kind``): a position out of
+    /// range (at its moment, for a step), named twice, an item operation in a section the batch
+    /// changes whole or that does not exist, counts that do not add up. The first member says
+    /// where: `sections` or `items` of a batch, `operations[2]`, `patch[0]`.
+    case invalidOperations(String, ApplyError)
+    /// A batch moves an item from one section to another (items never change sections).
+    case itemMoveAcrossSections(from: ItemPath, to: ItemPath)
+    /// A step's `count` differs from the number of values it carries, or `section_versions`
+    /// from the number of sections.
+    case countMismatch(String)
+    /// A batch's payloads do not match its operations: an insert or reload without its section
+    /// or item, a payload for a position no operation names, or at another position than the
+    /// one the operations give.
+    case payloadMismatch(String)
+    /// A JSON Patch value is not a section or an item, or a field it replaces not of its type.
+    case invalidDocument(String)
+    /// A JSON Patch applied, but the result disagrees with the delta's own header (its section
+    /// versions, snapshot or cursor).
+    case resultMismatch(String)
+
+    /// A sentence saying what is wrong.
+    public var description: String {
+        switch self {
+        case .snapshotMismatch(let document, let since): "the delta starts from snapshot \(since) but the document is snapshot \(document)"
+        case .invalidOperations(let place, let error): "\(place): \(error.message)"
+        case .itemMoveAcrossSections(let from, let to): "items.moves: \(from) → \(to) moves an item between sections"
+        case .countMismatch(let reason): "counts do not add up: \(reason)"
+        case .payloadMismatch(let reason): "payloads do not match the operations: \(reason)"
+        case .invalidDocument(let reason): "not a feed value: \(reason)"
+        case .resultMismatch(let reason): "the result disagrees with the delta's header: \(reason)"
+        }
+    }
+}
+
+extension FeedDocument {
+    /// Applies a delta of any form (see ``applying(batch:)``, ``applying(sequential:)`` and
+    /// ``applying(jsonPatch:)``).
+    ///
+    /// - Returns: The document after the delta, equal to what a fresh fetch returns.
+    /// - Throws: ``DeltaApplyError``; the document is never half-updated.
+    public func applying(_ delta: FeedDelta) throws(DeltaApplyError) -> FeedDocument {
+        switch delta {
+        case .batch(let batch): try applying(batch: batch)
+        case .sequential(let sequential): try applying(sequential: sequential)
+        case .jsonPatch(let patch): try applying(jsonPatch: patch)
+        }
+    }
+
+    // MARK: Batch
+
+    /// Applies a batch delta the way UIKit interprets one `performBatchUpdates`: ListDiff's
+    /// ``SectionedBatchUpdate/apply(to:newSections:items:)`` rules, with the inserted and
+    /// reloaded sections and items taken from the payloads.
+    ///
+    /// Every payload must be named by exactly one operation, and a reload's payload must say
+    /// the position the batch gives it; items never move between sections. Finally every
+    /// section's version is set from `section_versions`, and the snapshot and cursor from the
+    /// header.
+    ///
+    /// - Returns: The document after the batch.
+    /// - Throws: ``DeltaApplyError``.
+    public func applying(batch: FeedDelta.Batch) throws(DeltaApplyError) -> FeedDocument {
+        try checkStart(batch.header)
+        let update = batch.update
+        let insertedSections = try payloads(batch.insertedSections, \.position, "inserted_sections", "sections.inserts", update.sectionInserts)
+        let reloadedSections = try payloads(batch.reloadedSections, \.oldPosition, "reloaded_sections", "sections.reloads", update.sectionReloads)
+        let insertedItems = try payloads(batch.insertedItems, \.position, "inserted_items", "items.inserts", update.itemInserts)
+        let reloadedItems = try payloads(batch.reloadedItems, \.oldPosition, "reloaded_items", "items.reloads", update.itemReloads)
+
+        // Sections: ListDiff places the old ones; the others come from the payloads.
+        let sectionCount = sections.count - update.sectionDeletes.count + update.sectionInserts.count
+        let placed = try listDiff("sections") { () throws(ApplyError) in
+            try BatchUpdate(deletes: update.sectionDeletes, inserts: update.sectionInserts, moves: update.sectionMoves, reloads: update.sectionReloads)
+                .apply(to: sections.indices.map { $0 as Int? }, newElements: [Int?](repeating: nil, count: max(0, sectionCount)))
+        }
+        var result = self
+        result.sections = try resolve(
+            placed, old: sections, inserted: { insertedSections[$0] }, reloads: update.sectionReloads, reloaded: { reloadedSections[$0]! },
+            position: { $0 }, name: "reloaded_sections: old index")
+
+        // Items of the sections kept in place (neither moved nor replaced), by old and new index.
+        let moved = Set(update.sectionMoves.map(\.to))
+        var keptAt: [Int: Int] = [:]
+        for (new, old) in placed.enumerated() where !moved.contains(new) {
+            if let old { keptAt[old] = new }
+        }
+        for move in update.itemMoves where keptAt[move.from.section].map({ $0 != move.to.section }) ?? false {
+            throw .itemMoveAcrossSections(from: move.from, to: move.to)
+        }
+        var itemCounts = [Int](repeating: 0, count: placed.count)
+        for (old, new) in keptAt { itemCounts[new] = sections[old].items.count }
+        for path in update.itemDeletes { if let new = keptAt[path.section] { itemCounts[new] -= 1 } }
+        for path in update.itemInserts where itemCounts.indices.contains(path.section) { itemCounts[path.section] += 1 }
+        let placedItems = try listDiff("items") { () throws(ApplyError) in
+            try update.apply(
+                to: sections.map { section in section.items.indices.map { $0 as Int? } },
+                newSections: itemCounts.map { [Int?](repeating: nil, count: max(0, $0)) }
+            ) { (items: [Int?]) in items }
+        }
+        let reloadsBySection = Dictionary(grouping: update.itemReloads, by: \.section)
+        for (old, new) in keptAt {
+            result.sections[new].items = try resolve(
+                placedItems[new].items, old: sections[old].items, inserted: { insertedItems[$0] },
+                reloads: reloadsBySection[old, default: []].map(\.item), reloaded: { reloadedItems[ItemPath(section: old, item: $0)]! },
+                position: { ItemPath(section: new, item: $0) }, name: "reloaded_items: old path")
+        }
+        try result.finish(with: batch.header)
+        return result
+    }
+
+    // MARK: Sequential
+
+    /// Applies a sequential delta the way Android's `ListUpdateCallback` receives one: each
+    /// step in order, against the list as the previous steps left it, as ListDiff's
+    /// ``SequentialUpdate/apply(to:newElements:)`` checks and applies it, with the values the
+    /// step carries.
+    ///
+    /// Item steps name their section by its index at that moment. Finally every section's
+    /// version is set from `section_versions`, and the snapshot and cursor from the header.
+    ///
+    /// - Returns: The document after every step.
+    /// - Throws: ``DeltaApplyError``: a step out of range at its moment, a count below one or
+    ///   different from the values carried, an unknown section, or a delta starting from
+    ///   another snapshot.
+    public func applying(sequential: FeedDelta.Sequential) throws(DeltaApplyError) -> FeedDocument {
+        try checkStart(sequential.header)
+        var result = self
+        for (offset, operation) in sequential.operations.enumerated() {
+            let name = "operations[\(offset)]"
+            switch operation {
+            case .sections(let step, let values):
+                try runStep(step, values: values, on: &result.sections, name: name)
+            case .items(let section, let step, let values):
+                try result.checkSection(section, name: name, "\(step)")
+                try runStep(step, values: values, on: &result.sections[section].items, name: name)
+            }
+        }
+        try result.finish(with: sequential.header)
+        return result
+    }
+
+    // MARK: JSON Patch
+
+    /// Applies a JSON Patch delta: ListDiff's operations on the sections (`/sections/3`) and on
+    /// the items of one section (`/sections/3/items/2`), each as ListDiff's
+    /// ``JSONPatch/apply(to:newElements:at:)`` checks and applies it with the operation's value;
+    /// and replaces of a section's `version`, `/snapshot` and `/next_cursor`, which the feed
+    /// adds. Any other operation or location is refused.
+    ///
+    /// Afterwards the result is checked against the delta's header: its section versions,
+    /// snapshot and cursor must be the header's.
+    ///
+    /// - Returns: The document after the patch.
+    /// - Throws: ``DeltaApplyError``.
+    public func applying(jsonPatch: FeedDelta.JSONPatch) throws(DeltaApplyError) -> FeedDocument {
+        try checkStart(jsonPatch.header)
+        var result = self
+        for (offset, operation) in jsonPatch.operations.enumerated() {
+            try result.apply(operation, name: "patch[\(offset)]")
+        }
+        let header = jsonPatch.header
+        guard result.snapshot == header.snapshot else {
+            throw .resultMismatch("/snapshot is \(result.snapshot), the header says \(header.snapshot)")
+        }
+        guard result.nextCursor == header.nextCursor else {
+            throw .resultMismatch("/next_cursor is \(result.nextCursor ?? "null"), the header says \(header.nextCursor ?? "null")")
+        }
+        let versions = result.sections.map(\.version)
+        guard versions.count == header.sectionVersions.count else {
+            throw .resultMismatch("the patched document has \(versions.count) sections, section_versions \(header.sectionVersions.count)")
+        }
+        if let index = versions.indices.first(where: { versions[$0] != header.sectionVersions[$0] }) {
+            throw .resultMismatch(
+                "/sections/\(index) (\(result.sections[index].id)) has version \(versions[index]), section_versions says \(header.sectionVersions[index])")
+        }
+        return result
+    }
+
+    private mutating func apply(_ operation: PatchOperation, name: String) throws(DeltaApplyError) {
+        let tokens = operation.path.tokens
+        func string(_ value: JSONValue, nullable: Bool = false) throws(DeltaApplyError) -> String? {
+            if case .string(let string) = value { return string }
+            guard nullable, value == .null else { throw .invalidDocument("\(name): \(operation.path) must be a string\(nullable ? " or null" : "")") }
+            return nil
+        }
+        // The feed's own fields.
+        if operation.op == .replace, let value = operation.value {
+            if tokens == ["snapshot"] {
+                snapshot = try string(value)!
+                return
+            }
+            if tokens == ["next_cursor"] {
+                nextCursor = try string(value, nullable: true)
+                return
+            }
+            if tokens.count == 3, tokens[0] == "sections", tokens[2] == "version", let section = JSONPointer.arrayIndex(tokens[1]) {
+                try checkSection(section, name: name, "\(operation.path)")
+                sections[section].version = try string(value)!
+                return
+            }
+        }
+        // Sections and items: one ListDiff operation on one array, whose value the operation carries.
+        func refuse(_ reason: String) -> DeltaApplyError { .invalidOperations(name, ApplyError(.invalidPath, "\(operation.op) \(operation.path) \(reason)")) }
+        guard let index = tokens.last.flatMap(JSONPointer.arrayIndex) else { throw refuse("does not end with an array index") }
+        let change = operation.op == .add ? 1 : operation.op == .remove ? -1 : 0
+        let step = JSONPatchOperation(kind: operation.op, path: operation.path, from: operation.from, value: operation.value.map { _ in .element(index) })
+        func decode<Value>(_ decoder: WireDecoder<Value>) throws(DeltaApplyError) -> [Value] {
+            guard let value = operation.value else { return [] }
+            do {
+                return [try decoder(value, name + ".value")]
+            } catch {
+                throw .invalidDocument(error.description)
+            }
+        }
+        if tokens.count == 2, tokens[0] == "sections" {
+            let values = try decode(FeedDocument.Section.init(json:path:))
+            try run(name, on: &sections, newCount: sections.count + change, values: values, at: index) { (old, new) throws(ApplyError) in
+                try ListDiff.JSONPatch(operations: [step]).apply(to: old, newElements: new, at: "/sections")
+            }
+        } else if tokens.count == 4, tokens[0] == "sections", tokens[2] == "items", let section = JSONPointer.arrayIndex(tokens[1]) {
+            try checkSection(section, name: name, "\(operation.path)")
+            let values = try decode(FeedDocument.Item.init(json:path:))
+            try run(name, on: &sections[section].items, newCount: sections[section].items.count + change, values: values, at: index) {
+                (old, new) throws(ApplyError) in
+                try ListDiff.JSONPatch(operations: [step]).apply(to: old, newElements: new, at: JSONPointer(tokens: Array(tokens.prefix(3))))
+            }
+        } else {
+            throw refuse("is not a section, an item, a section's version, /snapshot or /next_cursor")
+        }
+    }
+
+    // MARK: Shared
+
+    /// Checks that a delta starts from this document's snapshot.
+    private func checkStart(_ header: FeedDelta.Header) throws(DeltaApplyError) {
+        guard header.since == snapshot else { throw .snapshotMismatch(document: snapshot, since: header.since) }
+    }
+
+    private func checkSection(_ section: Int, name: String, _ what: String) throws(DeltaApplyError) {
+        guard sections.indices.contains(section) else {
+            throw .invalidOperations(name, ApplyError(.indexOutOfRange, section: section, "\(what) names no section (count \(sections.count))"))
+        }
+    }
+
+    /// Copies the header into a document whose sections are in their final order: every
+    /// section's version from `section_versions`, the snapshot and the cursor.
+    private mutating func finish(with header: FeedDelta.Header) throws(DeltaApplyError) {
+        guard header.sectionVersions.count == sections.count else {
+            throw .countMismatch("section_versions has \(header.sectionVersions.count) versions for \(sections.count) sections")
+        }
+        for index in sections.indices {
+            sections[index].version = header.sectionVersions[index]
+        }
+        snapshot = header.snapshot
+        nextCursor = header.nextCursor
+    }
+}
+
+/// Runs a ListDiff apply function, naming the place of its error.
+private func listDiff<Result>(_ place: String, _ body: () throws(ApplyError) -> Result) throws(DeltaApplyError) -> Result {
+    do {
+        return try body()
+    } catch {
+        throw .invalidOperations(place, error)
+    }
+}
+
+/// Applies one sequential step to `list` through ListDiff, with the values it carries.
+private func runStep<Element>(_ step: SequentialOperation, values: [Element], on list: inout [Element], name: String) throws(DeltaApplyError) {
+    let (at, count, change): (Int, Int, Int) =
+        switch step {
+        case .remove(let at, let count): (at, 0, -count)
+        case .insert(let at, let count): (at, count, count)
+        case .move: (0, 0, 0)
+        case .change(let at, let count): (at, count, 0)
+        }
+    guard values.count == count else { throw .countMismatch("\(name): count \(count) but \(values.count) values") }
+    try run(name, on: &list, newCount: list.count + change, values: values, at: at) { (old, new) throws(ApplyError) in
+        try SequentialUpdate(operations: [step]).apply(to: old, newElements: new)
+    }
+}
+
+/// Runs one ListDiff operation on `list`. ListDiff checks its positions and reads the values it
+/// inserts or replaces from the new list (of `newCount` elements), which holds `values` from
+/// `at` and nothing elsewhere: the operation's own values are all a client has.
+private func run<Element>(
+    _ name: String, on list: inout [Element], newCount: Int, values: [Element], at: Int,
+    _ apply: ([Element?], [Element?]) throws(ApplyError) -> [Element?]
+) throws(DeltaApplyError) {
+    var new = [Element?](repeating: nil, count: max(0, newCount))
+    if at >= 0, at + values.count <= new.count {  // elsewhere ListDiff refuses the operation
+        new.replaceSubrange(at..<at + values.count, with: values.map { $0 })
+    }
+    let result = try listDiff(name) { () throws(ApplyError) in try apply(list.map { $0 }, new) }
+    let elements = result.compactMap { $0 }
+    guard elements.count == result.count else { throw .payloadMismatch("\(name): the operation needs a value it does not carry") }
+    list = elements
+}
+
+/// Indexes a batch's payloads by `key` (the new position of an insert, the old one of a reload),
+/// and checks they are exactly the positions the operation list `operation` names.
+private func payloads<Position, Value>(
+    _ entries: [FeedDelta.Payload<Position, Value>], _ key: (FeedDelta.Payload<Position, Value>) -> Position?, _ name: String,
+    _ operation: String, _ expected: [Position]
+) throws(DeltaApplyError) -> [Position: FeedDelta.Payload<Position, Value>] {
+    var byKey: [Position: FeedDelta.Payload<Position, Value>] = [:]
+    for entry in entries {
+        guard let position = key(entry) else { throw .payloadMismatch("\(name) has an entry without an old position") }
+        guard byKey.updateValue(entry, forKey: position) == nil else { throw .payloadMismatch("\(name) has two entries for \(position)") }
+    }
+    if let missing = expected.first(where: { byKey[$0] == nil }) {
+        throw .payloadMismatch("\(operation) names \(missing) but \(name) has no entry for it")
+    }
+    let named = Set(expected)
+    if let extra = entries.compactMap(key).first(where: { !named.contains($0) }) {
+        throw .payloadMismatch("\(name) has an entry for \(extra) but \(operation) does not name it")
+    }
+    return byKey
+}
+
+/// The new list of one level of a batch from ListDiff's placement of old indexes (nil where the
+/// batch inserts or reloads): kept and moved elements from `old`, inserted ones from their
+/// payloads, reloaded ones from theirs, which must say the position ListDiff gave them. ListDiff
+/// fills the positions no insert or move claims with the kept and reloaded elements in old
+/// order, so the reloads, in ascending old order, meet those positions in ascending order.
+private func resolve<Position: Comparable, Value>(
+    _ placed: [Int?], old: [Value], inserted: (Position) -> FeedDelta.Payload<Position, Value>?, reloads: [Int],
+    reloaded: (Int) -> FeedDelta.Payload<Position, Value>, position: (Int) -> Position, name: String
+) throws(DeltaApplyError) -> [Value] {
+    var reloads = reloads.sorted().makeIterator()
+    var result: [Value] = []
+    result.reserveCapacity(placed.count)
+    for (index, source) in placed.enumerated() {
+        if let source {
+            result.append(old[source])
+        } else if let payload = inserted(position(index)) {
+            result.append(payload.value)
+        } else if let reload = reloads.next() {
+            let payload = reloaded(reload)
+            guard payload.position == position(index) else {
+                throw .payloadMismatch("\(name) \(payload.oldPosition ?? payload.position) ends up at \(position(index)), not \(payload.position)")
+            }
+            result.append(payload.value)
+        } else {
+            throw .payloadMismatch("nothing ends up at \(position(index))")
+        }
+    }
+    return result
+}
