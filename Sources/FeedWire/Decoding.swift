@@ -14,12 +14,6 @@ public struct FeedDecodingError: Error, Hashable, Sendable, CustomStringConverti
     /// What is wrong.
     public var reason: String
 
-    /// Creates a decoding error.
-    public init(path: String, reason: String) {
-        self.path = path
-        self.reason = reason
-    }
-
     /// "path: reason".
     public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
 }

@@ -141,14 +141,23 @@ public enum FeedDelta: Hashable, Sendable {
     ///
     /// Section steps come first and leave the sections in their final order; then item steps,
     /// each naming a section by its (new) index.
-    public struct Sequential: Hashable, Sendable {
+    public typealias Sequential = Ordered<Operation>
+
+    /// An RFC 6902 JSON Patch on the feed document, for clients that keep the feed as JSON
+    /// (web): ListDiff's operations on `/sections/3` and `/sections/3/items/2`, then replaces
+    /// of `/sections/3/version`, `/snapshot` and `/next_cursor`. Apply it with
+    /// ``FeedDocument/applying(jsonPatch:)``.
+    public typealias JSONPatch = Ordered<PatchOperation>
+
+    /// A form whose changes are operations applied in order: ``Sequential`` and ``JSONPatch``.
+    public struct Ordered<Step: Hashable & Sendable>: Hashable, Sendable {
         /// The common members.
         public var header: Header
-        /// The steps, in the order they must be applied.
-        public var operations: [Operation]
+        /// The operations, in the order they must be applied.
+        public var operations: [Step]
 
-        /// Creates a sequential delta.
-        public init(header: Header, operations: [Operation]) {
+        /// Creates a delta.
+        public init(header: Header, operations: [Step]) {
             self.header = header
             self.operations = operations
         }
@@ -172,22 +181,6 @@ public enum FeedDelta: Hashable, Sendable {
         }
     }
 
-    /// An RFC 6902 JSON Patch on the feed document, for clients that keep the feed as JSON
-    /// (web): ListDiff's operations on `/sections/3` and `/sections/3/items/2`, then replaces
-    /// of `/sections/3/version`, `/snapshot` and `/next_cursor`. Apply it with
-    /// ``FeedDocument/applying(jsonPatch:)``.
-    public struct JSONPatch: Hashable, Sendable {
-        /// The common members.
-        public var header: Header
-        /// The operations, in order.
-        public var operations: [PatchOperation]
-
-        /// Creates a JSON Patch delta.
-        public init(header: Header, operations: [PatchOperation]) {
-            self.header = header
-            self.operations = operations
-        }
-    }
 }
 
 /// One RFC 6902 operation of the feed's JSON Patch: ListDiff's operation with its value as sent.
