@@ -363,6 +363,17 @@ struct DecodingTests {
         #expect(error?.path == path, "\(String(describing: error))")
     }
 
+    @Test("Kinds a newer server may add still decode: kept as sent, with no known kind")
+    func unknownKindsDecode() throws {
+        let text = #"{"id":"s","kind":"story_rail","version":"1","columns":1,"items":[{"id":"i","kind":"story","version":"1","data":{}}]}"#
+        let section = try FeedDocument.Section(json: try JSONValue(parsing: Array(text.utf8)))
+        #expect(section.kind == "story_rail" && section.knownKind == nil)
+        #expect(section.items[0].kind == "story" && section.items[0].knownKind == nil)
+        #expect(section.json == (try JSONValue(parsing: Array(text.utf8))))
+        #expect(FeedDocument.Section(id: "g", kind: "video_grid", version: "1", columns: 2, items: []).knownKind == .videoGrid)
+        #expect(item("a1").knownKind == .video)
+    }
+
     @Test("JSON parsing is exact: numbers, escapes and surrogate pairs; invalid texts are rejected")
     func jsonParsing() throws {
         let value = try JSONValue(
