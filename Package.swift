@@ -64,7 +64,7 @@ let package = Package(
             dependencies: ["Deterministic", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The PostgreSQL store for several replicas, over libpq (one blocking connection per thread).
-        .target(name: "PostgresStore", dependencies: ["CLibpq"]),
+        .target(name: "PostgresStore", dependencies: ["CLibpq", "FeedStore"]),
         // The in-memory feed index: everything a feed is composed from, kept current by the
         // store's change log. No SQL on the read path.
         .target(
@@ -102,6 +102,7 @@ let package = Package(
             name: "deltafeed",
             dependencies: [
                 "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "EventHTTP", "FeedIndex", "FeedService", "FeedStore",
+                "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
