@@ -122,7 +122,7 @@ let package = Package(
             dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
-        .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "Deterministic"]),
+        .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "PostgresStore", "Deterministic"]),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore"]),
         .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "Deterministic"]),
         .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "FeedWire", "JSONBytes"]),

@@ -5,9 +5,9 @@ import Testing
 
 @Suite("Change log")
 struct ChangeLogTests {
-    @Test("Every write appends one entry in its transaction, numbered by the change version")
-    func everyWriteIsLoggedWithTheVersionAsSequence() throws {
-        let store = try makeStore()
+    @Test("Every write appends one entry in its transaction, numbered by the change version", arguments: Backend.all)
+    func everyWriteIsLoggedWithTheVersionAsSequence(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         let alice = try store.createUser(handle: "alice", displayName: "Alice")
         let bob = try store.createUser(handle: "bob", displayName: "Bob")
         let video = try makeVideo(store, author: alice.id)
@@ -31,26 +31,26 @@ struct ChangeLogTests {
         #expect(try store.read { reader in try reader.changes(after: 8) }.map(\.sequence) == [9, 10])
     }
 
-    @Test("A failed write logs nothing")
-    func failedWriteLogsNothing() throws {
-        let store = try makeStore()
+    @Test("A failed write logs nothing", arguments: Backend.all)
+    func failedWriteLogsNothing(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         let alice = try store.createUser(handle: "alice", displayName: "Alice")
         #expect(throws: FeedStoreError.self) { try store.follow(follower: alice.id, followee: 999) }
         #expect(throws: FeedStoreError.self) { try store.createUser(handle: "alice", displayName: "Again") }
         #expect(try store.read { reader in try reader.changes(after: 0) }.count == 1)
     }
 
-    @Test("Seeding logs one reset entry")
-    func seedingLogsAReset() throws {
-        let store = try makeStore()
+    @Test("Seeding logs one reset entry", arguments: Backend.all)
+    func seedingLogsAReset(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         try store.seed(DemoSeed(users: 10, videos: 20, ads: 2, seed: 1))
         let entries = try store.read { reader in try reader.changes(after: 0) }
         #expect(entries.map(\.kind) == [.reset])
     }
 
-    @Test("Pruning keeps the newest entries and reports where the log starts")
-    func pruningKeepsTheNewest() throws {
-        let store = try makeStore()
+    @Test("Pruning keeps the newest entries and reports where the log starts", arguments: Backend.all)
+    func pruningKeepsTheNewest(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         let alice = try store.createUser(handle: "alice", displayName: "Alice")
         for index in 0..<9 { try makeVideo(store, author: alice.id, title: "v\(index)") }
         #expect(try store.pruneChangeLog(keeping: 3) == 7)
