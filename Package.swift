@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
         .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "PostgresStore", "Deterministic"]),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore"]),
-        .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "Deterministic"]),
+        .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "PostgresStore", "Deterministic"]),
         .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "FeedWire", "JSONBytes"]),
         .testTarget(
             name: "DeltaFeedServerTests",

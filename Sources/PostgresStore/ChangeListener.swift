@@ -42,7 +42,7 @@ public final class ChangeListener: Sendable {
         while !stopping.load(ordering: .relaxed) {
             do {
                 let connection = try connect()
-                try connection.execute("SELECT pg_catalog.set_config('application_name', 'deltafeed-listen', false)")
+                try connection.execute("SELECT pg_catalog.set_config('application_name', $1, false)", ["deltafeed-listen " + channel])
                 // LISTEN takes an identifier, not a parameter: the channel is made of [a-z0-9_].
                 try connection.execute("LISTEN \(channel)")
                 opened.add(1, ordering: .relaxed)

@@ -25,21 +25,34 @@ final class ConnectionPool: @unchecked Sendable {
     /// Runs `body` with a connection of its own. A connection whose link failed (or that
     /// `body` left inside a transaction) is closed instead of going back to the pool.
     ///
-    /// - Throws: ``FeedStoreError/unavailable(reason:)`` when no connection can be opened, or
-    ///   what `body` throws, mapped by ``PostgresFeedStore/mapped(_:)``.
-    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws(FeedStoreError) -> T {
-        let connection = try checkOut()
-        do {
-            let value = try body(connection)
-            checkIn(connection)
-            return value
-        } catch {
-            checkIn(connection)
-            throw PostgresFeedStore.mapped(error)
+    /// - Throws: ``FeedStoreError/unavailable(reason:)`` when no connection can be opened;
+    ///   a ``PostgresError`` of `body` mapped by ``PostgresFeedStore/mapped(_:)``; other errors
+    ///   of `body` as they are.
+    /// An idle connection the server dropped meanwhile (PostgreSQL restarted) fails on its
+    /// transaction's `BEGIN`, before anything was sent: then `body` runs again once on a fresh one.
+    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        var retried = false
+        while true {
+            let (connection, reused) = try checkOut()
+            do {
+                let value = try body(connection)
+                checkIn(connection)
+                return value
+            } catch let error as PostgresError where error.isConnectionFailure && error.operation == "begin" && reused && !retried {
+                checkIn(connection)
+                retried = true
+            } catch let error as PostgresError {
+                checkIn(connection)
+                throw PostgresFeedStore.mapped(error)
+            } catch {
+                checkIn(connection)
+                throw error
+            }
         }
     }
 
-    private func checkOut() throws(FeedStoreError) -> PostgresConnection {
+    /// A connection, and whether it was used before (an idle one).
+    private func checkOut() throws(FeedStoreError) -> (PostgresConnection, reused: Bool) {
         let deadline = Date(timeIntervalSinceNow: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18)
         condition.lock()
         while idle.isEmpty && open >= capacity {
@@ -50,12 +63,12 @@ final class ConnectionPool: @unchecked Sendable {
         }
         if let connection = idle.popLast() {
             condition.unlock()
-            return connection
+            return (connection, true)
         }
         open += 1
         condition.unlock()
         do {
-            return try connect()
+            return (try connect(), false)
         } catch {
             condition.lock()
             open -= 1

@@ -51,9 +51,12 @@ public final class PostgresFeedStore: FeedStorage {
         let conninfo = Self.withConnectTimeout(url)
         let synchronousCommit = options.durability == .full ? "on" : "off"
         let lockTimeout = "\(Int(options.busyTimeout * 1000))ms"
+        let applicationName = "deltafeed" + (schema.map { " " + $0 } ?? "")
         let connect: @Sendable () throws -> PostgresConnection = {
             let connection = try PostgresConnection(url: conninfo)
-            try connection.execute("SELECT set_config('synchronous_commit', $1, false), set_config('lock_timeout', $2, false)", [synchronousCommit, lockTimeout])
+            try connection.execute(
+                "SELECT set_config('synchronous_commit', $1, false), set_config('lock_timeout', $2, false), set_config('application_name', $3, false)",
+                [synchronousCommit, lockTimeout, applicationName])
             if let schema {
                 try connection.execute("SELECT set_config('search_path', $1, false)", [schema])
             }
@@ -65,9 +68,13 @@ public final class PostgresFeedStore: FeedStorage {
         self.connect = connect
         self.pool = ConnectionPool(capacity: max(1, options.maximumReaderCount) + 2, wait: .seconds(options.busyTimeout), connect: connect)
         self.cachedChangeVersion = LockedVersion(0)
-        try pool.withConnection { connection in
-            if let schema { try connection.execute("CREATE SCHEMA IF NOT EXISTS \(schema)") }
-            try PostgresSchema.migrate(connection)
+        do {
+            try pool.withConnection { connection in
+                if let schema { try connection.execute("CREATE SCHEMA IF NOT EXISTS \(schema)") }
+                try PostgresSchema.migrate(connection)
+            }
+        } catch {
+            throw Self.mapped(error)
         }
         try refreshChangeVersion()
     }
@@ -242,7 +249,12 @@ extension PostgresConnection {
     /// Runs `body` between `begin` and `COMMIT`; rolls back (if the connection still works) and
     /// rethrows when it throws.
     func inTransaction<T>(_ begin: String, _ body: () throws -> T) throws -> T {
-        try execute(begin)
+        do {
+            try execute(begin)
+        } catch var error as PostgresError {
+            error.operation = "begin"  // nothing was sent yet: the pool may retry elsewhere
+            throw error
+        }
         do {
             let value = try body()
             try execute("COMMIT")

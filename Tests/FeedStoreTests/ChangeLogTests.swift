@@ -66,3 +66,51 @@ struct ChangeLogTests {
         #expect(try normal.read { reader in try Int.fetchOne(reader.db, sql: "PRAGMA synchronous") } == 1)
     }
 }
+
+@Suite("Change log under concurrent writers")
+struct ChangeLogOrderTests {
+    @Test("Sequence numbers commit in order under concurrent writers: a reader tailing the log never sees a gap", arguments: Backend.all)
+    func sequencesCommitInOrder(_ backend: Backend) throws {
+        let store = try makeStore(backend, clock: ManualClock(step: 1))
+        let author = try store.createUser(handle: "author", displayName: "Author").id
+        let writers = 4
+        let perWriter = 30
+        let last = Int64(1 + writers * perWriter)
+        let failures = ErrorLog()
+        let group = DispatchGroup()
+        for writer in 0..<writers {
+            DispatchQueue.global().async(group: group) {
+                for index in 0..<perWriter {
+                    do {
+                        try makeVideo(store, author: author, title: "w\(writer) v\(index)")
+                    } catch {
+                        failures.append("writer \(writer): \(error)")
+                    }
+                }
+            }
+        }
+        // The tailer reads "entries after the last one I saw", as a replica's index does.
+        DispatchQueue.global().async(group: group) {
+            var seen: Int64 = 1
+            let deadline = Date().addingTimeInterval(60)
+            while seen < last, Date() < deadline {
+                do {
+                    for entry in try store.read({ try $0.changes(after: seen) }) {
+                        if entry.sequence != seen + 1 { failures.append("saw \(entry.sequence) right after \(seen)") }
+                        seen = entry.sequence
+                    }
+                } catch {
+                    failures.append("tailer: \(error)")
+                    return
+                }
+            }
+            if seen != last { failures.append("tailer stopped at \(seen) of \(last)") }
+        }
+        group.wait()
+        #expect(failures.messages.isEmpty, "\(failures.messages.prefix(5))")
+        let entries = try store.read { try $0.changes(after: 0) }
+        #expect(entries.map(\.sequence) == Array(1...last))
+        #expect(store.changeVersion == last)
+        #expect(try store.counts().videos == writers * perWriter)
+    }
+}
