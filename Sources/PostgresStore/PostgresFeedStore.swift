@@ -267,6 +267,18 @@ extension PostgresConnection {
 }
 
 extension ColumnValue {
+    /// `\x` and the bytes in hex, two digits each.
+    static func hex(_ data: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = [0x5C, 0x78]
+        text.reserveCapacity(2 + 2 * data.count)
+        for byte in data {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// The value as a text parameter: integers in decimal, blobs as `\x` hex (`bytea`'s text
     /// form), NULL as nil.
     var parameter: String? {
@@ -274,7 +286,7 @@ extension ColumnValue {
         case .null: return nil
         case .integer(let integer): return String(integer)
         case .text(let text): return text
-        case .blob(let data): return "\\x" + data.map { String(format: "%02x", $0) }.joined()
+        case .blob(let data): return Self.hex(data)
         }
     }
 }
