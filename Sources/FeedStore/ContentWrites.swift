@@ -51,7 +51,9 @@ extension FeedStorage {
     public func updateUser(id: Int64, displayName: String? = nil, avatarURL: String?? = nil) throws(FeedStoreError) -> User {
 
         let newDisplayName = try displayName.map { name throws(FeedStoreError) in try Validate.displayName(name) }
-        let newAvatar = try avatarURL.map { url throws(FeedStoreError) in try url.map { url throws(FeedStoreError) in try Validate.url(url, field: "avatar_url") } }
+        let newAvatar = try avatarURL.map { url throws(FeedStoreError) in
+            try url.map { url throws(FeedStoreError) in try Validate.url(url, field: "avatar_url") }
+        }
         return try update(User.self, id: id, kind: .userUpdated, changing: newDisplayName != nil || newAvatar != nil) { user in
             if let newDisplayName { user.displayName = newDisplayName }
             if let newAvatar { user.avatarURL = newAvatar }

@@ -108,7 +108,9 @@ extension FeedStore {
             var statement: Statement?
             try load.run { table in
                 statement = try db.cachedStatement(
-                    sql: "INSERT INTO \(table.name) (\(table.columns.joined(separator: ", "))) VALUES (\(table.columns.map { _ in "?" }.joined(separator: ", ")))")
+                    sql:
+                        "INSERT INTO \(table.name) (\(table.columns.joined(separator: ", "))) VALUES (\(table.columns.map { _ in "?" }.joined(separator: ", ")))"
+                )
             } row: { values in
                 statement!.setUncheckedArguments(StatementArguments(values.map(\.databaseValue)))
                 try statement!.execute()

@@ -8,7 +8,8 @@ public struct SQLiteTransaction: StorageTransaction {
     let db: Database
 
     public func insert<Record: StoredRecord>(_ record: Record) throws -> Int64 {
-        try db.cachedStatement(sql: RecordSQL(Record.self, marker: "?").insert).execute(arguments: StatementArguments(record.insertedColumnValues.map(\.databaseValue)))
+        try db.cachedStatement(sql: RecordSQL(Record.self, marker: "?").insert).execute(
+            arguments: StatementArguments(record.insertedColumnValues.map(\.databaseValue)))
         return Record.assignsID ? db.lastInsertedRowID : 0
     }
 

@@ -154,9 +154,11 @@ extension PostgresConnection {
         var copied = 0
         while let result = PQgetResult(handle) {
             if PQresultStatus(result) != PGRES_COMMAND_OK {
-                failure = failure ?? PostgresError(
-                    sqlState: PQresultErrorField(result, clpq_diag_sqlstate).map { String(cString: $0) },
-                    constraint: PQresultErrorField(result, clpq_diag_constraint_name).map { String(cString: $0) }, operation: "copy")
+                failure =
+                    failure
+                    ?? PostgresError(
+                        sqlState: PQresultErrorField(result, clpq_diag_sqlstate).map { String(cString: $0) },
+                        constraint: PQresultErrorField(result, clpq_diag_constraint_name).map { String(cString: $0) }, operation: "copy")
             } else {
                 copied = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
             }

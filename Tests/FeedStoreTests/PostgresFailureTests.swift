@@ -4,7 +4,9 @@ import Testing
 
 @testable import FeedStore
 
-@Suite("PostgreSQL unreachable, lost and back", .enabled(if: postgresURL != nil, "DELTAFEED_TEST_POSTGRES is not set: scripts/test starts a PostgreSQL and sets it"))
+@Suite(
+    "PostgreSQL unreachable, lost and back",
+    .enabled(if: postgresURL != nil, "DELTAFEED_TEST_POSTGRES is not set: scripts/test starts a PostgreSQL and sets it"))
 struct PostgresFailureTests {
     @Test("A server that refuses connections makes the store unavailable, not a storage error")
     func refusedServerIsUnavailable() {
