@@ -118,18 +118,33 @@ struct ColumnDecoder: Decoder {
         .dataCorrupted(.init(codingPath: [], debugDescription: "records are flat, not \(what)"))
     }
 
+    /// Where the next key is expected.
+    final class Cursor {
+        var next = 0
+    }
+
     struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let names: [String]
         let values: [ColumnValue]
+        let cursor = Cursor()
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { names.compactMap { Key(stringValue: $0) } }
 
         func contains(_ key: Key) -> Bool { names.contains(key.stringValue) }
 
         func value(_ key: Key) throws -> ColumnValue {
-            guard let index = names.firstIndex(of: key.stringValue), index < values.count else {
+            // The synthesized decoders ask for the keys in declaration order, which is the column
+            // order: the column after the last one read is tried first (one comparison per key).
+            let name = key.stringValue
+            let next = cursor.next
+            if next < names.count, next < values.count, names[next] == name {
+                cursor.next = next + 1
+                return values[next]
+            }
+            guard let index = names.firstIndex(of: name), index < values.count else {
                 throw DecodingError.keyNotFound(key, .init(codingPath: [], debugDescription: "no column \(key.stringValue)"))
             }
+            cursor.next = index + 1
             return values[index]
         }
 
