@@ -1,7 +1,9 @@
 // Content writes, once for every backend. Each public method validates its input first (no
 // storage access), then runs one write transaction (``FeedStorage/write(touchesAds:change:_:)``)
 // that checks references, writes, and bumps the change version with its change-log entry. Any
-// error rolls the whole transaction back.
+// error rolls the whole transaction back. "Storage failure" below is
+// ``FeedStoreError/storage(code:message:)``, or ``FeedStoreError/unavailable(reason:)`` when a
+// PostgreSQL server cannot be reached.
 
 extension FeedStorage {
     // MARK: - Users
@@ -19,7 +21,6 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func createUser(handle: String, displayName: String, avatarURL: String? = nil) throws(FeedStoreError) -> User {
-
         let handle = try Validate.handle(handle)
         let displayName = try Validate.displayName(displayName)
         let avatar = try avatarURL.map { url throws(FeedStoreError) in try Validate.url(url, field: "avatar_url") }
@@ -49,7 +50,6 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func updateUser(id: Int64, displayName: String? = nil, avatarURL: String?? = nil) throws(FeedStoreError) -> User {
-
         let newDisplayName = try displayName.map { name throws(FeedStoreError) in try Validate.displayName(name) }
         let newAvatar = try avatarURL.map { url throws(FeedStoreError) in
             try url.map { url throws(FeedStoreError) in try Validate.url(url, field: "avatar_url") }
@@ -68,7 +68,6 @@ extension FeedStorage {
     ///   ``FeedStoreError/storage(code:message:)`` on storage failure.
     /// - Complexity: O((1 + v + f) log n) for the user's v videos and f follow edges.
     public func deleteUser(id: Int64) throws(FeedStoreError) {
-
         try delete(User.self, id: id, kind: .userDeleted)
     }
 
@@ -93,7 +92,6 @@ extension FeedStorage {
         authorID: Int64, title: String, thumbnailURL: String, durationSeconds: Int64,
         likeCount: Int64 = 0, viewCount: Int64 = 0
     ) throws(FeedStoreError) -> Video {
-
         let title = try Validate.title(title)
         let thumbnailURL = try Validate.url(thumbnailURL, field: "thumbnail_url")
         let durationSeconds = try Validate.duration(durationSeconds)
@@ -134,7 +132,6 @@ extension FeedStorage {
         id: Int64, title: String? = nil, thumbnailURL: String? = nil, durationSeconds: Int64? = nil,
         likeCount: Int64? = nil, viewCount: Int64? = nil
     ) throws(FeedStoreError) -> Video {
-
         let newTitle = try title.map { text throws(FeedStoreError) in try Validate.title(text) }
         let newThumbnail = try thumbnailURL.map { url throws(FeedStoreError) in try Validate.url(url, field: "thumbnail_url") }
         let newDuration = try durationSeconds.map { seconds throws(FeedStoreError) in try Validate.duration(seconds) }
@@ -166,7 +163,6 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func addToVideoCounts(id: Int64, likes: Int64 = 0, views: Int64 = 0) throws(FeedStoreError) -> Video {
-
         let updatedAt = now
         return try update(Video.self, id: id, kind: .videoUpdated, changing: true) { video throws(FeedStoreError) in
             let (likeCount, likeOverflow) = video.likeCount.addingReportingOverflow(likes)
@@ -190,7 +186,6 @@ extension FeedStorage {
     ///   ``FeedStoreError/storage(code:message:)`` on storage failure.
     /// - Complexity: O(log n).
     public func deleteVideo(id: Int64) throws(FeedStoreError) {
-
         try delete(Video.self, id: id, kind: .videoDeleted)
     }
 
@@ -215,7 +210,6 @@ extension FeedStorage {
         advertiser: String, title: String, imageURL: String, targetURL: String, weight: Int64,
         active: Bool = true
     ) throws(FeedStoreError) -> Ad {
-
         let advertiser = try Validate.advertiser(advertiser)
         let title = try Validate.title(title)
         let imageURL = try Validate.url(imageURL, field: "image_url")
@@ -252,7 +246,6 @@ extension FeedStorage {
         id: Int64, advertiser: String? = nil, title: String? = nil, imageURL: String? = nil,
         targetURL: String? = nil, weight: Int64? = nil, active: Bool? = nil
     ) throws(FeedStoreError) -> Ad {
-
         let newAdvertiser = try advertiser.map { text throws(FeedStoreError) in try Validate.advertiser(text) }
         let newTitle = try title.map { text throws(FeedStoreError) in try Validate.title(text) }
         let newImage = try imageURL.map { url throws(FeedStoreError) in try Validate.url(url, field: "image_url") }
@@ -279,7 +272,6 @@ extension FeedStorage {
     ///   ``FeedStoreError/storage(code:message:)`` on storage failure.
     /// - Complexity: O(log n).
     public func deleteAd(id: Int64) throws(FeedStoreError) {
-
         try delete(Ad.self, id: id, kind: .adChanged)
     }
 
@@ -298,7 +290,6 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func follow(follower: Int64, followee: Int64) throws(FeedStoreError) -> Follow {
-
         guard follower != followee else {
             throw .invalid(field: "followee_id", reason: "a user cannot follow themselves")
         }
@@ -324,7 +315,6 @@ extension FeedStorage {
     ///   SQLite failure.
     /// - Complexity: O(log n).
     public func unfollow(follower: Int64, followee: Int64) throws(FeedStoreError) {
-
         try write(touchesAds: false, change: { _ in PendingChange(kind: .unfollowed, key: follower, otherKey: followee) }) { transaction in
             guard try transaction.deleteFollow(follower: follower, followee: followee) else {
                 throw FeedStoreError.notFound(entity: .follow, id: "\(follower)->\(followee)")
