@@ -64,7 +64,7 @@ let package = Package(
             dependencies: ["Deterministic", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The PostgreSQL store for several replicas, over libpq (one blocking connection per thread).
-        .target(name: "PostgresStore", dependencies: ["CLibpq"]),
+        .target(name: "PostgresStore", dependencies: ["CLibpq", "FeedStore"]),
         // The in-memory feed index: everything a feed is composed from, kept current by the
         // store's change log. No SQL on the read path.
         .target(
@@ -103,6 +103,7 @@ let package = Package(
             name: "deltafeed",
             dependencies: [
                 "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "EventHTTP", "FeedIndex", "FeedService", "FeedStore",
+                "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -122,9 +123,9 @@ let package = Package(
             dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
-        .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "Deterministic"]),
+        .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "PostgresStore", "Deterministic"]),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore"]),
-        .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "Deterministic"]),
+        .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "PostgresStore", "Deterministic"]),
         .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "FeedWire", "JSONBytes"]),
         .testTarget(
             name: "DeltaFeedServerTests",

@@ -26,7 +26,7 @@ extension HTTPError {
             self = .notFound("No \(entity.rawValue) with id \(id).")
         case .conflict(let field, let reason):
             self = HTTPError(status: 409, code: "conflict", message: "\(field): \(reason).")
-        case .storage:
+        case .storage, .unavailable:
             self = HTTPError(
                 status: 503, code: "storage_unavailable", message: "The store could not answer; retry shortly.",
                 headers: [("Retry-After", "1")])

@@ -26,7 +26,7 @@ struct AdminRoutes {
         /// Answers with `respond(value)` once `body` committed and the index applied it.
         @Sendable func committing<T: Sendable>(
             _ respond: @escaping @Sendable (T) throws -> HTTPResponse,
-            _ body: @escaping @Sendable (FeedStore) throws(FeedStoreError) -> T
+            _ body: @escaping @Sendable (any FeedStorage) throws(FeedStoreError) -> T
         ) -> HTTPResponse {
             .deferred(to: writes) {
                 let value = try translatingErrors { try service.write(body) }

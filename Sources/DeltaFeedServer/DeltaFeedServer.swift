@@ -51,7 +51,7 @@ public final class DeltaFeedServer: Sendable {
             storageReads: BlockingPool(name: "storage-reads", threads: 2, queueCapacity: 1024),
             compute: BlockingPool(name: "compute", threads: max(1, configuration.http.threads), queueCapacity: 64))
         var router = Router()
-        OperationalRoutes(registry: registry).register(in: &router)
+        OperationalRoutes(registry: registry, isReady: configuration.isReady).register(in: &router)
         let admin = AdminAuthorization(token: configuration.adminToken)
         let viewers = ViewerAuthorization(tokens: configuration.viewerTokens, admin: admin)
         FeedRoutes(service: configuration.service, viewers: viewers, storageReads: pools.storageReads).register(in: &router)
@@ -109,6 +109,10 @@ public struct DeltaFeedServerConfiguration: Sendable {
     public var writeQueue: Int = 4096
     /// Whether `GET /demo` serves the live feed page (read-only; on by default).
     public var demo: Bool = true
+    /// Whether the service may be sent traffic: until it returns true, `/healthz` answers 503
+    /// `{"status":"starting"}` (a replica still catching up with the change log). Always true by
+    /// default.
+    public var isReady: @Sendable () -> Bool = { true }
 
     /// A configuration serving `service`, with the given HTTP settings and a fresh registry.
     public init(

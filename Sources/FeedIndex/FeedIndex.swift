@@ -35,7 +35,7 @@ public final class FeedIndex: @unchecked Sendable {
     ///   - progress: called now and then with the rows loaded so far and the total.
     /// - Throws: ``FeedStore/FeedStoreError`` from the store.
     public init(
-        loadingFrom store: FeedStore, changeMemory: Int = FeedIndex.defaultChangeMemory,
+        loadingFrom store: any FeedStorage, changeMemory: Int = FeedIndex.defaultChangeMemory,
         progress: ((_ loaded: Int, _ total: Int) -> Void)? = nil
     ) throws(FeedStoreError) {
         let state = try FeedIndex.load(from: store, progress: progress)
@@ -86,7 +86,7 @@ public final class FeedIndex: @unchecked Sendable {
     /// - Returns: how many entries were applied.
     /// - Throws: ``FeedStore/FeedStoreError`` from the store; the index is unchanged then.
     @discardableResult
-    public func catchUp(from store: FeedStore) throws(FeedStoreError) -> Int {
+    public func catchUp(from store: any FeedStorage) throws(FeedStoreError) -> Int {
         try applying.withLock { _ throws(FeedStoreError) -> Int in
             var applied = 0
             while true {
@@ -133,7 +133,7 @@ public final class FeedIndex: @unchecked Sendable {
 
     /// Reads the next entries and the current rows they name. Runs under `applying`, so it may
     /// read `state` without the lock: nothing else mutates it.
-    private func readBatch(from store: FeedStore) throws(FeedStoreError) -> Batch {
+    private func readBatch(from store: any FeedStorage) throws(FeedStoreError) -> Batch {
         let current = state
         do {
             return try store.read { reader throws -> Batch in
@@ -237,7 +237,7 @@ public final class FeedIndex: @unchecked Sendable {
 
     // MARK: - Loading
 
-    private static func load(from store: FeedStore, progress: ((Int, Int) -> Void)?) throws(FeedStoreError) -> IndexState {
+    private static func load(from store: any FeedStorage, progress: ((Int, Int) -> Void)?) throws(FeedStoreError) -> IndexState {
         do {
             return try store.read { reader in try load(from: reader, progress: progress) }
         } catch let error as FeedStoreError {
@@ -248,7 +248,7 @@ public final class FeedIndex: @unchecked Sendable {
     }
 
     /// Builds the whole index from one read transaction.
-    static func load(from reader: FeedReader, progress: ((Int, Int) -> Void)?) throws(FeedStoreError) -> IndexState {
+    static func load(from reader: any FeedStoreReader, progress: ((Int, Int) -> Void)?) throws(FeedStoreError) -> IndexState {
         var state = IndexState()
         state.sequence = try reader.changeVersion()
         let counts = try reader.counts()
@@ -262,7 +262,7 @@ public final class FeedIndex: @unchecked Sendable {
         var rank: [FollowerRankKey] = []
         rank.reserveCapacity(counts.users)
         state.users.reserveCapacity(counts.users)
-        try reader.forEachUser { user in
+        try reader.forEach(User.self) { user in
             state.users[user.id] = Revised(value: user, revision: revision)
             rank.append(FollowerRankKey(user))
             step()
@@ -273,7 +273,7 @@ public final class FeedIndex: @unchecked Sendable {
         var popular: [PopularityKey] = []
         popular.reserveCapacity(counts.videos)
         state.videos.reserveCapacity(counts.videos)
-        try reader.forEachVideo { video in
+        try reader.forEach(Video.self) { video in
             state.videos[video.id] = Revised(value: video, revision: revision)
             state.timelines[video.authorID, default: []].append(TimelineKey(video))
             popular.append(PopularityKey(video))
@@ -284,9 +284,9 @@ public final class FeedIndex: @unchecked Sendable {
         for author in Array(state.timelines.keys) {
             state.timelines[author]!.sort()
         }
-        try reader.forEachFollow { follower, followee in
-            state.followees[follower, default: []].insert(followee)
-            state.followers[followee, default: []].insert(follower)
+        try reader.forEach(Follow.self) { follow in
+            state.followees[follow.followerID, default: []].insert(follow.followeeID)
+            state.followers[follow.followeeID, default: []].insert(follow.followerID)
             step()
         }
         state.ads = try reader.activeAds()

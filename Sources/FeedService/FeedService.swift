@@ -49,7 +49,7 @@ public final class FeedService: Sendable {
     }
 
     /// The store everything comes from and writes go to.
-    public let store: FeedStore
+    public let store: any FeedStorage
     /// What feeds are composed from.
     public let index: FeedIndex
     /// The budgets the service was made with.
@@ -65,7 +65,7 @@ public final class FeedService: Sendable {
     /// Creates a service over `store` and `index` (loaded from the store when nil).
     ///
     /// - Throws: ``FeedStore/FeedStoreError`` when the index cannot be loaded.
-    public init(store: FeedStore, index: FeedIndex? = nil, options: Options = Options()) throws(FeedStoreError) {
+    public init(store: any FeedStorage, index: FeedIndex? = nil, options: Options = Options()) throws(FeedStoreError) {
         self.store = store
         if let index {
             self.index = index
@@ -92,7 +92,7 @@ public final class FeedService: Sendable {
     ///
     /// - Throws: what `body` throws. A failure to read the change back is not thrown (the write
     ///   is committed); the background catch-up applies it later.
-    public func write<T>(_ body: (FeedStore) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
+    public func write<T>(_ body: (any FeedStorage) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
         let value = try body(store)
         _ = try? index.catchUp(from: store)
         return value

@@ -55,10 +55,20 @@ public enum ChangeKind: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The change a write makes, before it has a sequence number.
-struct PendingChange {
-    var kind: ChangeKind
-    var key: Int64
-    var otherKey: Int64? = nil
+public struct PendingChange: Sendable {
+    /// What kind of write it is.
+    public var kind: ChangeKind
+    /// The row it is about (see ``ChangeEntry/key``).
+    public var key: Int64
+    /// The followee of a follow or unfollow.
+    public var otherKey: Int64?
+
+    /// Creates a change.
+    public init(kind: ChangeKind, key: Int64, otherKey: Int64? = nil) {
+        self.kind = kind
+        self.key = key
+        self.otherKey = otherKey
+    }
 }
 
 extension FeedReader {
@@ -67,7 +77,7 @@ extension FeedReader {
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(log n + k) for k entries, a range of the primary key.
-    public func changes(after sequence: Int64, limit: Int = 10_000) throws(FeedStoreError) -> [ChangeEntry] {
+    public func changes(after sequence: Int64, limit: Int) throws(FeedStoreError) -> [ChangeEntry] {
         try mappingErrors {
             let rows = try Row.fetchCursor(
                 db.cachedStatement(sql: FeedQueries.changesAfter), arguments: [sequence, max(1, limit)])
@@ -93,14 +103,6 @@ extension FeedReader {
 }
 
 extension FeedStore {
-    /// The change version as stored now (a read transaction, unlike the cached
-    /// ``changeVersion``): what a reader that tails the log compares against.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    public func storedChangeVersion() throws(FeedStoreError) -> Int64 {
-        try reading { reader throws(FeedStoreError) in try reader.changeVersion() }
-    }
-
     /// Deletes change-log entries older than the newest `keep`, so the log does not grow
     /// without bound. Readers that fall further behind reload everything (see
     /// ``FeedReader/oldestChangeSequence()``).

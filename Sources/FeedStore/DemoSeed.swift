@@ -53,7 +53,7 @@ public struct DemoSeed: Sendable, Hashable {
     }
 
     /// Checks the parameters.
-    func validate() throws(FeedStoreError) {
+    package func validate() throws(FeedStoreError) {
         guard users >= 0 else { throw .invalid(field: "users", reason: "must be at least 0") }
         guard videos >= 0 else { throw .invalid(field: "videos", reason: "must be at least 0") }
         guard ads >= 0 else { throw .invalid(field: "ads", reason: "must be at least 0") }
@@ -97,94 +97,28 @@ extension FeedStore {
     public func seed(
         _ demo: DemoSeed = DemoSeed(), progress: ((_ done: Int, _ total: Int) -> Void)? = nil
     ) throws(FeedStoreError) -> StoreCounts {
-        try demo.validate()
-        var generator = DemoGenerator(demo)
-        var users = generator.makeUsers()
-        let follows = generator.makeFollows()
-        // The counts the follow triggers would maintain, set directly (the triggers are off
-        // during the bulk load, see below).
-        for follow in follows {
-            users[Int(follow.followeeID - 1)].followerCount += 1
-            users[Int(follow.followerID - 1)].followingCount += 1
-        }
-        let total = users.count + follows.count + demo.videos + demo.ads
-        var done = 0
-        var lastReported = 0
-        // Reports every 1000 rows; (total, total) only once the indexes are rebuilt.
-        func advance() {
-            done += 1
-            if let progress, done - lastReported >= 1000, done < total {
-                lastReported = done
-                progress(done, total)
-            }
-        }
-
-        try write(touchesAds: true, change: { _ in PendingChange(kind: .reset, key: 0) }) { db in
-            guard try FeedReader(db).isEmpty() else {
-                throw FeedStoreError.conflict(
-                    field: "database", reason: "the store already has content; seed only an empty store")
-            }
+        var load = try DemoLoad(demo, progress: progress)
+        try writeDatabase(touchesAds: true, change: { _ in PendingChange(kind: .reset, key: 0) }) { db in
+            guard try FeedReader(db).isEmpty() else { throw FeedStoreError.notEmptyForSeeding }
             // Bulk load: drop the secondary indexes and the triggers of the content tables, insert,
             // then recreate them from their stored definitions, all in this one transaction.
             // Building an index from sorted data is several times faster than maintaining it
             // through 50,000 random inserts. Unique constraints stay in force throughout.
             let deferredSchema = try Self.dropBulkLoadSchema(db)
-
-            let insertUser = try db.cachedStatement(
-                sql: """
-                    INSERT INTO users (id, handle, display_name, avatar_url, follower_count, following_count, created_at)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                    """)
-            for user in users {
-                insertUser.setUncheckedArguments([
-                    user.id, user.handle, user.displayName, user.avatarURL, user.followerCount,
-                    user.followingCount, user.createdAt,
-                ])
-                try insertUser.execute()
-                advance()
+            var statement: Statement?
+            try load.run { table in
+                statement = try db.cachedStatement(
+                    sql:
+                        "INSERT INTO \(table.name) (\(table.columns.joined(separator: ", "))) VALUES (\(table.columns.map { _ in "?" }.joined(separator: ", ")))"
+                )
+            } row: { values in
+                statement!.setUncheckedArguments(StatementArguments(values.map(\.databaseValue)))
+                try statement!.execute()
+            } finish: {
+                for definition in deferredSchema {
+                    try db.execute(sql: definition)
+                }
             }
-
-            let insertFollow = try db.cachedStatement(
-                sql: """
-                    INSERT INTO follows (follower_id, followee_id, created_at) VALUES (?1, ?2, ?3)
-                    """)
-            for follow in follows {
-                insertFollow.setUncheckedArguments([follow.followerID, follow.followeeID, follow.createdAt])
-                try insertFollow.execute()
-                advance()
-            }
-
-            let insertVideo = try db.cachedStatement(
-                sql: """
-                    INSERT INTO videos (id, author_id, title, thumbnail_url, duration_seconds, like_count,
-                                        view_count, created_at, updated_at)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                    """)
-            try generator.forEachVideo { video in
-                insertVideo.setUncheckedArguments([
-                    video.id, video.authorID, video.title, video.thumbnailURL, video.durationSeconds,
-                    video.likeCount, video.viewCount, video.createdAt, video.updatedAt,
-                ])
-                try insertVideo.execute()
-                advance()
-            }
-
-            let insertAd = try db.cachedStatement(
-                sql: """
-                    INSERT INTO ads (id, advertiser, title, image_url, target_url, weight, active, updated_at)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                    """)
-            for ad in generator.makeAds() {
-                insertAd.setUncheckedArguments([
-                    ad.id, ad.advertiser, ad.title, ad.imageURL, ad.targetURL, ad.weight, ad.active, ad.updatedAt,
-                ])
-                try insertAd.execute()
-                advance()
-            }
-            for definition in deferredSchema {
-                try db.execute(sql: definition)
-            }
-            progress?(total, total)
         }
         // The load went through the WAL; fold it into the database file and truncate the WAL now
         // rather than leave a large -wal file behind. Best effort: busy readers only delay it.
@@ -212,6 +146,77 @@ extension FeedStore {
             definitions.append(object["sql"])
         }
         return definitions
+    }
+}
+
+extension FeedStoreError {
+    /// What seeding a store that has content throws.
+    package static let notEmptyForSeeding = FeedStoreError.conflict(
+        field: "database", reason: "the store already has content; seed only an empty store")
+}
+
+/// One demo load, shared by the stores: the rows of every table in load order (users, follows,
+/// videos, ads), with the follower counts the triggers would maintain set directly (stores turn
+/// them off during the load), and the progress reports every 1000 rows.
+package struct DemoLoad {
+    /// A table about to be loaded: its name and the columns each row gives, in order.
+    package struct Table {
+        package var name: String
+        package var columns: [String]
+    }
+
+    private var generator: DemoGenerator
+    private let users: [User]
+    private let follows: [Follow]
+    private let progress: ((Int, Int) -> Void)?
+    /// Rows in all: users + follows + videos + ads.
+    package let total: Int
+
+    /// Validates `demo` and generates the users and the follow graph (videos come while loading).
+    package init(_ demo: DemoSeed, progress: ((Int, Int) -> Void)?) throws(FeedStoreError) {
+        try demo.validate()
+        var generator = DemoGenerator(demo)
+        var users = generator.makeUsers()
+        let follows = generator.makeFollows()
+        for follow in follows {
+            users[Int(follow.followeeID - 1)].followerCount += 1
+            users[Int(follow.followerID - 1)].followingCount += 1
+        }
+        self.generator = generator
+        self.users = users
+        self.follows = follows
+        self.progress = progress
+        total = users.count + follows.count + demo.videos + demo.ads
+    }
+
+    /// Hands every row to `row` (every column, ids included), calling `begin` before each table's
+    /// rows and `finish` after the last, then reports (total, total).
+    package mutating func run(
+        begin: (Table) throws -> Void, row: ([ColumnValue]) throws -> Void, finish: () throws -> Void
+    ) throws {
+        var done = 0
+        var lastReported = 0
+        func add<Record: StoredRecord>(_ record: Record) throws {
+            try row(record.columnValues)
+            done += 1
+            if let progress, done - lastReported >= 1000, done < total {
+                lastReported = done
+                progress(done, total)
+            }
+        }
+        func table<Record: StoredRecord>(_ type: Record.Type) throws {
+            try begin(Table(name: Record.table, columns: Record.columnNames))
+        }
+        try table(User.self)
+        for user in users { try add(user) }
+        try table(Follow.self)
+        for follow in follows { try add(follow) }
+        try table(Video.self)
+        try generator.forEachVideo { try add($0) }
+        try table(Ad.self)
+        for ad in generator.makeAds() { try add(ad) }
+        try finish()
+        progress?(total, total)
     }
 }
 

@@ -56,12 +56,9 @@ enum FeedQueries {
     /// the caller stops stepping once it has enough rows.
     static let usersByPopularity = "SELECT * FROM users ORDER BY follower_count DESC, id"
 
-    /// The users whose ids are in the JSON array `?1`. One primary key lookup per id; one cached
-    /// statement whatever the number of ids (the list is a single bound value).
-    static let usersByIDs = "SELECT * FROM users WHERE id IN (SELECT value FROM json_each(?1))"
-
-    /// The videos whose ids are in the JSON array `?1`, like ``usersByIDs``.
-    static let videosByIDs = "SELECT * FROM videos WHERE id IN (SELECT value FROM json_each(?1))"
+    /// The rows of `table` whose ids are in the JSON array `?1`. One primary key lookup per id;
+    /// one cached statement whatever the number of ids (the list is a single bound value).
+    static func byIDs(_ table: String) -> String { "SELECT * FROM \(table) WHERE id IN (SELECT value FROM json_each(?1))" }
 
     /// Active ads by id. Range of `ads_active`.
     static let activeAds = "SELECT * FROM ads WHERE active = 1 ORDER BY id"
@@ -82,8 +79,8 @@ enum FeedQueries {
         ("suggestionsByMutuals", suggestionsByMutuals, [1, 10]),
         ("usersByPopularity", usersByPopularity, []),
         ("activeAds", activeAds, []),
-        ("usersByIDs", usersByIDs, ["[1,2]"]),
-        ("videosByIDs", videosByIDs, ["[1,2]"]),
+        ("usersByIDs", byIDs(User.table), ["[1,2]"]),
+        ("videosByIDs", byIDs(Video.table), ["[1,2]"]),
         ("snapshot", snapshot, [1, "x"]),
     ]
 }
@@ -97,7 +94,7 @@ enum FeedQueries {
 ///
 /// A `FeedReader` is valid only inside the closure it was given to: do not store it or pass it
 /// to another thread.
-public struct FeedReader {
+public struct FeedReader: FeedStoreReader {
     let db: Database
 
     init(_ db: Database) {
@@ -133,30 +130,6 @@ public struct FeedReader {
 
     // MARK: Users
 
-    /// The user with this id, or `nil`.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n), primary key lookup.
-    public func user(id: Int64) throws(FeedStoreError) -> User? {
-        try mappingErrors { try User.fetchOne(db, key: id) }
-    }
-
-    /// The users with these ids, keyed by id. Ids without a user are absent from the result.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(m log n) for m ids, one primary key lookup each, in one statement.
-    public func users(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: User] {
-        try mappingErrors {
-            var result: [Int64: User] = [:]
-            let rows = try User.fetchCursor(
-                db.cachedStatement(sql: FeedQueries.usersByIDs), arguments: [Self.jsonArray(ids)])
-            while let user = try rows.next() {
-                result[user.id] = user
-            }
-            return result
-        }
-    }
-
     /// The user with this handle, or `nil`.
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
@@ -165,6 +138,26 @@ public struct FeedReader {
         try mappingErrors {
             try User.fetchOne(
                 db.cachedStatement(sql: "SELECT * FROM users WHERE handle = ?1"), arguments: [handle])
+        }
+    }
+
+    // MARK: Records
+
+    public func record<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws(FeedStoreError) -> Record? {
+        try mappingErrors { try Record.fetchOne(db, key: id) }
+    }
+
+    /// One primary key lookup per id, in one statement (the ids are one bound JSON array).
+    public func records<Record: StoredRecord & Identifiable<Int64>>(
+        _ type: Record.Type, ids: some Sequence<Int64>
+    ) throws(FeedStoreError) -> [Int64: Record] {
+        try mappingErrors {
+            var result: [Int64: Record] = [:]
+            let rows = try Record.fetchCursor(db.cachedStatement(sql: FeedQueries.byIDs(Record.table)), arguments: [Self.jsonArray(ids)])
+            while let record = try rows.next() {
+                result[record.id] = record
+            }
+            return result
         }
     }
 
@@ -185,7 +178,7 @@ public struct FeedReader {
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(log n + limit), range of `follows_by_followee`.
-    public func followers(of userID: Int64, limit: Int = 1000) throws(FeedStoreError) -> [Int64] {
+    public func followers(of userID: Int64, limit: Int) throws(FeedStoreError) -> [Int64] {
         guard limit > 0 else { return [] }
         let limit = min(limit, FeedStore.maximumLimit)
         return try mappingErrors {
@@ -214,22 +207,6 @@ public struct FeedReader {
     }
 
     // MARK: Videos
-
-    /// The video with this id, or `nil`.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n), primary key lookup.
-    public func video(id: Int64) throws(FeedStoreError) -> Video? {
-        try mappingErrors { try Video.fetchOne(db, key: id) }
-    }
-
-    /// The videos with these ids, keyed by id. Ids without a video are absent from the result.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(m log n) for m ids, one primary key lookup each, in one statement.
-    public func videos(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: Video] {
-        try mappingErrors { try videosByID(ids) }
-    }
 
     /// Videos by the authors `viewer` follows, newest first (`created_at` descending, then `id`
     /// descending), at most `limit`.
@@ -326,14 +303,6 @@ public struct FeedReader {
     /// - Complexity: O(a) for a ads.
     public func allAds() throws(FeedStoreError) -> [Ad] {
         try mappingErrors { try Ad.fetchAll(db.cachedStatement(sql: "SELECT * FROM ads ORDER BY id")) }
-    }
-
-    /// The ad with this id (active or not), or `nil`.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n), primary key lookup.
-    public func ad(id: Int64) throws(FeedStoreError) -> Ad? {
-        try mappingErrors { try Ad.fetchOne(db, key: id) }
     }
 
     // MARK: Suggestions
@@ -445,21 +414,11 @@ public struct FeedReader {
         return text
     }
 
-    func videosByID(_ ids: some Sequence<Int64>) throws -> [Int64: Video] {
-        var result: [Int64: Video] = [:]
-        let rows = try Video.fetchCursor(
-            db.cachedStatement(sql: FeedQueries.videosByIDs), arguments: [Self.jsonArray(ids)])
-        while let video = try rows.next() {
-            result[video.id] = video
-        }
-        return result
-    }
-
     /// Fetches the videos with these ids and returns them in the order of `ids` (missing ids are
     /// skipped).
     func videosInOrder(_ ids: [Int64]) throws -> [Video] {
         guard !ids.isEmpty else { return [] }
-        let byID = try videosByID(ids)
+        let byID = try records(Video.self, ids: ids)
         return ids.compactMap { byID[$0] }
     }
 

@@ -15,7 +15,10 @@ import GRDB
 /// - Failures are ``FeedStoreError``s; a write that throws has changed nothing.
 /// - Every content write (users, videos, ads, follows, seeding) increases ``changeVersion`` in
 ///   the same transaction. Snapshot writes do not: snapshots are not feed content.
-public final class FeedStore: Sendable {
+public final class FeedStore: FeedStorage {
+    public typealias Reader = FeedReader
+    public typealias Transaction = SQLiteTransaction
+
     /// Tuning and policies of a store.
     public struct Options: Sendable {
         /// How many connections may read at the same time (GRDB's `maximumReaderCount`).
@@ -90,6 +93,8 @@ public final class FeedStore: Sendable {
     public let path: String
     /// The options the store was opened with.
     public let options: Options
+    /// ``path``.
+    public var location: String { path }
 
     let pool: DatabasePool
     private let cachedChangeVersion: LockedVersion
@@ -210,37 +215,20 @@ public final class FeedStore: Sendable {
         try mappingErrors { try pool.read { db in try body(FeedReader(db)) } }
     }
 
-    /// The snapshot `id` saved for `viewer`, or `nil`. See ``FeedReader/snapshot(id:viewer:)``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n).
-    public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
-        try reading { reader throws(FeedStoreError) in try reader.snapshot(id: id, viewer: viewer) }
-    }
-
-    /// Row counts of every table. See ``FeedReader/counts()``.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(n); for start-up and operators.
-    public func counts() throws(FeedStoreError) -> StoreCounts {
-        try reading { reader throws(FeedStoreError) in try reader.counts() }
-    }
-
-    /// Whether the store holds no users, videos or ads (seed on first start only when `true`).
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(1).
-    public func isEmpty() throws(FeedStoreError) -> Bool {
-        try reading { reader throws(FeedStoreError) in try reader.isEmpty() }
-    }
-
     // MARK: - Writing
 
     /// Runs `body` in one write transaction, then bumps the change version (and the ad epoch when
     /// `touchesAds`) and appends `change(value)` to the change log under the new version, all in
     /// the same transaction. Nothing is written if `body` throws.
-    func write<T>(
-        touchesAds: Bool = false, change: (T) -> PendingChange, _ body: (Database) throws -> T
+    public func write<T>(
+        touchesAds: Bool, change: (T) -> PendingChange, _ body: (SQLiteTransaction) throws -> T
+    ) throws(FeedStoreError) -> T {
+        try writeDatabase(touchesAds: touchesAds, change: change) { db in try body(SQLiteTransaction(db: db)) }
+    }
+
+    /// ``write(touchesAds:change:_:)`` with the GRDB connection itself (seeding).
+    func writeDatabase<T>(
+        touchesAds: Bool, change: (T) -> PendingChange, _ body: (Database) throws -> T
     ) throws(FeedStoreError) -> T {
         let committedAt = now
         let (value, version) = try mappingErrors {
@@ -270,21 +258,18 @@ public final class FeedStore: Sendable {
     func writeWithoutVersion<T>(_ body: (Database) throws -> T) throws(FeedStoreError) -> T {
         try mappingErrors { try pool.write { db in try body(db) } }
     }
-
-    /// The store's clock, read once per write.
-    var now: Int64 { options.clock() }
 }
 
 /// An `Int64` behind a lock that only ever increases.
-final class LockedVersion: @unchecked Sendable {
+package final class LockedVersion: @unchecked Sendable {
     private let lock = NSLock()
     private var current: Int64
 
-    init(_ value: Int64) {
+    package init(_ value: Int64) {
         current = value
     }
 
-    var value: Int64 {
+    package var value: Int64 {
         lock.lock()
         defer { lock.unlock() }
         return current
@@ -292,7 +277,7 @@ final class LockedVersion: @unchecked Sendable {
 
     /// Raises the value to `candidate` if higher; returns the value after the call.
     @discardableResult
-    func raise(to candidate: Int64) -> Int64 {
+    package func raise(to candidate: Int64) -> Int64 {
         lock.lock()
         defer { lock.unlock() }
         if candidate > current { current = candidate }

@@ -55,6 +55,14 @@ public enum FeedStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     ///   - message: SQLite's (or the system's) message.
     case storage(code: Int32, message: String)
 
+    /// The store cannot be reached (a PostgreSQL server that refuses connections, or a
+    /// connection lost mid-write): nothing was written, or a commit's outcome is unknown only
+    /// when the connection dropped during `COMMIT`. The store reconnects on its own; an HTTP
+    /// layer answers 503 with `Retry-After`.
+    ///
+    /// - Parameter reason: what failed, without any value of the statement.
+    case unavailable(reason: String)
+
     /// A one-line description, suitable for logs and error bodies.
     public var description: String {
         switch self {
@@ -66,6 +74,8 @@ public enum FeedStoreError: Error, Sendable, Equatable, CustomStringConvertible 
             return "conflict on \(field): \(reason)"
         case let .storage(code, message):
             return "storage error \(code): \(message)"
+        case let .unavailable(reason):
+            return "storage unavailable: \(reason)"
         }
     }
 
@@ -91,7 +101,7 @@ public enum FeedStoreError: Error, Sendable, Equatable, CustomStringConvertible 
 
 /// Runs `body` and converts whatever it throws into a ``FeedStoreError``.
 @inline(__always)
-func mappingErrors<T>(_ body: () throws -> T) throws(FeedStoreError) -> T {
+package func mappingErrors<T>(_ body: () throws -> T) throws(FeedStoreError) -> T {
     do {
         return try body()
     } catch {

@@ -69,22 +69,11 @@ public struct User: Sendable, Hashable, Codable, Identifiable {
     }
 }
 
-extension User: FetchableRecord, TableRecord {
+extension User: StoredRecord {
     /// The table name, `users`.
-    public static let databaseTableName = "users"
-
-    /// Decodes a row of `users` (selected with `*` or with the column names above).
-    ///
-    /// - Throws: a GRDB error when a column is missing or has an incompatible type.
-    public init(row: Row) throws {
-        id = row[CodingKeys.id.rawValue]
-        handle = row[CodingKeys.handle.rawValue]
-        displayName = row[CodingKeys.displayName.rawValue]
-        avatarURL = row[CodingKeys.avatarURL.rawValue]
-        followerCount = row[CodingKeys.followerCount.rawValue]
-        followingCount = row[CodingKeys.followingCount.rawValue]
-        createdAt = row[CodingKeys.createdAt.rawValue]
-    }
+    public static let table = "users"
+    /// The primary key.
+    public static let keyColumns = ["id"]
 }
 
 // MARK: - Video
@@ -157,24 +146,11 @@ public struct Video: Sendable, Hashable, Codable, Identifiable {
     }
 }
 
-extension Video: FetchableRecord, TableRecord {
+extension Video: StoredRecord {
     /// The table name, `videos`.
-    public static let databaseTableName = "videos"
-
-    /// Decodes a row of `videos`.
-    ///
-    /// - Throws: a GRDB error when a column is missing or has an incompatible type.
-    public init(row: Row) throws {
-        id = row[CodingKeys.id.rawValue]
-        authorID = row[CodingKeys.authorID.rawValue]
-        title = row[CodingKeys.title.rawValue]
-        thumbnailURL = row[CodingKeys.thumbnailURL.rawValue]
-        durationSeconds = row[CodingKeys.durationSeconds.rawValue]
-        likeCount = row[CodingKeys.likeCount.rawValue]
-        viewCount = row[CodingKeys.viewCount.rawValue]
-        createdAt = row[CodingKeys.createdAt.rawValue]
-        updatedAt = row[CodingKeys.updatedAt.rawValue]
-    }
+    public static let table = "videos"
+    /// The primary key.
+    public static let keyColumns = ["id"]
 }
 
 /// A position in the "newest first" video order (`created_at` descending, `id` descending).
@@ -255,23 +231,11 @@ public struct Ad: Sendable, Hashable, Codable, Identifiable {
     }
 }
 
-extension Ad: FetchableRecord, TableRecord {
+extension Ad: StoredRecord {
     /// The table name, `ads`.
-    public static let databaseTableName = "ads"
-
-    /// Decodes a row of `ads`.
-    ///
-    /// - Throws: a GRDB error when a column is missing or has an incompatible type.
-    public init(row: Row) throws {
-        id = row[CodingKeys.id.rawValue]
-        advertiser = row[CodingKeys.advertiser.rawValue]
-        title = row[CodingKeys.title.rawValue]
-        imageURL = row[CodingKeys.imageURL.rawValue]
-        targetURL = row[CodingKeys.targetURL.rawValue]
-        weight = row[CodingKeys.weight.rawValue]
-        active = row[CodingKeys.active.rawValue]
-        updatedAt = row[CodingKeys.updatedAt.rawValue]
-    }
+    public static let table = "ads"
+    /// The primary key.
+    public static let keyColumns = ["id"]
 }
 
 /// The active ads and the epoch of the ad inventory they were read at.
@@ -321,18 +285,11 @@ public struct Follow: Sendable, Hashable, Codable {
     }
 }
 
-extension Follow: FetchableRecord, TableRecord {
+extension Follow: StoredRecord {
     /// The table name, `follows`.
-    public static let databaseTableName = "follows"
-
-    /// Decodes a row of `follows`.
-    ///
-    /// - Throws: a GRDB error when a column is missing or has an incompatible type.
-    public init(row: Row) throws {
-        followerID = row[CodingKeys.followerID.rawValue]
-        followeeID = row[CodingKeys.followeeID.rawValue]
-        createdAt = row[CodingKeys.createdAt.rawValue]
-    }
+    public static let table = "follows"
+    /// The primary key.
+    public static let keyColumns = ["follower_id", "followee_id"]
 }
 
 /// A user the viewer may want to follow, returned by ``FeedReader/followSuggestions(for:limit:)``.
@@ -392,19 +349,11 @@ public struct StoredSnapshot: Sendable, Hashable, Codable {
     }
 }
 
-extension StoredSnapshot: FetchableRecord, TableRecord {
+extension StoredSnapshot: StoredRecord {
     /// The table name, `snapshots`.
-    public static let databaseTableName = "snapshots"
-
-    /// Decodes a row of `snapshots`.
-    ///
-    /// - Throws: a GRDB error when a column is missing or has an incompatible type.
-    public init(row: Row) throws {
-        id = row[CodingKeys.id.rawValue]
-        viewerID = row[CodingKeys.viewerID.rawValue]
-        createdAt = row[CodingKeys.createdAt.rawValue]
-        structure = row[CodingKeys.structure.rawValue]
-    }
+    public static let table = "snapshots"
+    /// The primary key.
+    public static let keyColumns = ["viewer_id", "id"]
 }
 
 // MARK: - Counts

@@ -1,6 +1,6 @@
 /// Input rules shared by every write. Each check throws ``FeedStoreError/invalid(field:reason:)``
 /// naming the snake_case column, and returns the normalized value to store.
-enum Validate {
+package enum Validate {
     /// Longest accepted URL, in UTF-8 bytes.
     static let maximumURLLength = 2048
 
@@ -162,7 +162,7 @@ enum Validate {
     }
 
     /// Snapshot ids: 1…128 bytes of printable ASCII (a hex hash in practice).
-    static func snapshotID(_ value: String) throws(FeedStoreError) -> String {
+    package static func snapshotID(_ value: String) throws(FeedStoreError) -> String {
         let bytes = value.utf8
         guard !bytes.isEmpty, bytes.count <= 128 else {
             throw .invalid(field: "id", reason: "must be 1 to 128 characters")

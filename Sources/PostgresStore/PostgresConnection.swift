@@ -45,7 +45,9 @@ public struct PostgresRows: Sendable {
 /// distinct connections on distinct threads are). Statements are sent with PQexecParams, so
 /// values travel apart from the SQL text and are never spliced into it.
 public final class PostgresConnection {
+    // Not Sendable: one thread at a time. The pool hands connections between threads.
     private var handle: OpaquePointer?
+    private var copyBuffer: [UInt8] = []
 
     /// Connects to `url` (postgres://USER@HOST:PORT/DB, anything libpq's conninfo accepts).
     public init(url: String) throws {
@@ -65,6 +67,12 @@ public final class PostgresConnection {
     public var isOpen: Bool {
         guard let handle else { return false }
         return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Whether the connection is outside any transaction (a failed body left none open).
+    public var isIdle: Bool {
+        guard let handle else { return false }
+        return PQtransactionStatus(handle) == PQTRANS_IDLE
     }
 
     /// Runs several statements without parameters (a migration) through PQexec.
@@ -112,9 +120,126 @@ public final class PostgresConnection {
     }
 }
 
+extension PostgresConnection {
+    /// Starts `COPY … FROM STDIN` (text format); then send rows with ``copyRow(_:)`` and end
+    /// with ``endCopy()``. Nothing else may run on the connection in between.
+    public func startCopy(_ sql: String) throws {
+        guard let handle else { throw PostgresError(sqlState: nil, constraint: nil, operation: "copy") }
+        let start = PQexec(handle, sql)
+        defer { PQclear(start) }
+        guard PQresultStatus(start) == PGRES_COPY_IN else {
+            throw PostgresError(
+                sqlState: start.flatMap { PQresultErrorField($0, clpq_diag_sqlstate) }.map { String(cString: $0) }, constraint: nil,
+                operation: "copy")
+        }
+        copyBuffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Buffers one row already in COPY's text format (values escaped with ``copyText(_:)``,
+    /// separated by tabs, ending with a new line), sending every 64 KiB.
+    public func copyRow(_ row: String) throws {
+        copyBuffer.append(contentsOf: row.utf8)
+        if copyBuffer.count >= 1 << 16 { try flushCopy() }
+    }
+
+    /// Sends what is buffered and ends the COPY.
+    ///
+    /// - Returns: the rows the server reports copied.
+    @discardableResult
+    public func endCopy() throws -> Int {
+        guard let handle else { throw PostgresError(sqlState: nil, constraint: nil, operation: "copy") }
+        try flushCopy()
+        guard PQputCopyEnd(handle, nil) == 1 else { throw PostgresError(sqlState: nil, constraint: nil, operation: "copy") }
+        var failure: PostgresError?
+        var copied = 0
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) != PGRES_COMMAND_OK {
+                failure =
+                    failure
+                    ?? PostgresError(
+                        sqlState: PQresultErrorField(result, clpq_diag_sqlstate).map { String(cString: $0) },
+                        constraint: PQresultErrorField(result, clpq_diag_constraint_name).map { String(cString: $0) }, operation: "copy")
+            } else {
+                copied = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
+            }
+            PQclear(result)
+        }
+        if let failure { throw failure }
+        return copied
+    }
+
+    private func flushCopy() throws {
+        guard let handle, !copyBuffer.isEmpty else { return }
+        let sent = copyBuffer.withUnsafeBufferPointer { bytes in
+            bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { PQputCopyData(handle, $0, Int32(bytes.count)) }
+        }
+        copyBuffer.removeAll(keepingCapacity: true)
+        guard sent == 1 else { throw PostgresError(sqlState: nil, constraint: nil, operation: "copy") }
+    }
+
+    /// One value in COPY's text format: `\N` for nil, backslash, tab, new line and carriage
+    /// return escaped.
+    public static func copyText(_ value: String?) -> String {
+        guard let value else { return "\\N" }
+        guard value.utf8.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) else { return value }
+        var escaped = ""
+        escaped.reserveCapacity(value.utf8.count + 8)
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\t": escaped += "\\t"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    /// The file descriptor of the connection's socket (to wait for notifications), or -1.
+    public var socket: Int32 {
+        guard let handle else { return -1 }
+        return PQsocket(handle)
+    }
+
+    /// Waits up to `timeout` for notifications of the channels this connection `LISTEN`s to, and
+    /// returns their payloads (empty on timeout).
+    ///
+    /// - Throws: ``PostgresError`` (a connection failure) when the connection is lost.
+    public func notifications(waitingUpTo timeout: Duration) throws -> [String] {
+        guard let handle else { throw PostgresError(sqlState: nil, constraint: nil, operation: "listen") }
+        var payloads = drainNotifications(handle)
+        if !payloads.isEmpty { return payloads }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let ready = poll(&descriptor, 1, milliseconds)
+        if ready > 0 {
+            guard PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else {
+                throw PostgresError(sqlState: nil, constraint: nil, operation: "listen")
+            }
+            payloads = drainNotifications(handle)
+        }
+        return payloads
+    }
+
+    private func drainNotifications(_ handle: OpaquePointer) -> [String] {
+        var payloads: [String] = []
+        while let notification = PQnotifies(handle) {
+            payloads.append(String(cString: notification.pointee.extra))
+            PQfreemem(notification)
+        }
+        return payloads
+    }
+}
+
 /// Calls `body` with C strings for `strings` (NULL for nil) that live until it returns.
 private func withCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
     let pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
     defer { for pointer in pointers { free(pointer) } }
     return body(pointers.map { $0.map { UnsafePointer($0) } })
+}
+
+extension PostgresRows {
+    /// The first column of the first row, nil when there is none or it is NULL.
+    public var firstValue: String? { rows.first?.first ?? nil }
 }

@@ -17,6 +17,7 @@ public enum PostgresSchema {
     public static let migrations: [(String, String)] = [
         ("v1: users, videos, ads, follows, snapshots, store_meta", v1),
         ("v2: change_log", v2),
+        ("v3: snapshot save order", v3),
     ]
 
     /// An arbitrary constant naming the migration lock among advisory locks.
@@ -134,5 +135,17 @@ public enum PostgresSchema {
             other_key BIGINT,
             committed_at BIGINT NOT NULL
         );
+        """
+}
+
+extension PostgresSchema {
+    /// Snapshots remember the order they were first saved in (SQLite's rowid does it there), so
+    /// count pruning keeps the newest of snapshots saved in the same millisecond. Existing rows
+    /// are numbered in key order.
+    static let v3 = """
+        CREATE SEQUENCE snapshots_saved;
+        ALTER TABLE snapshots ADD COLUMN saved BIGINT NOT NULL DEFAULT nextval('snapshots_saved');
+        DROP INDEX snapshots_by_viewer_time;
+        CREATE INDEX snapshots_by_viewer_time ON snapshots (viewer_id, created_at, saved);
         """
 }

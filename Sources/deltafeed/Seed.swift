@@ -12,8 +12,7 @@ struct Seed: ParsableCommand {
         discussion: "The same numbers and seed always produce the same database contents. A store that already holds data is left alone (exit 1)."
     )
 
-    @Option(help: "SQLite database file, created if missing (env DELTAFEED_DB; default ./data/deltafeed.sqlite).")
-    var db: String?
+    @OptionGroup var storage: StoreOptions
 
     @Option(help: "Users to create.")
     var users: Int = 2000
@@ -28,15 +27,14 @@ struct Seed: ParsableCommand {
     var seed: UInt64 = 42
 
     func run() throws {
-        let path = try resolved(db, env: "DELTAFEED_DB", default: FeedStore.defaultPath)
-        let store = try FeedStore(path: path)
+        let store = try storage.open()
         let counts = try seedWithProgress(store, DemoSeed(users: users, videos: videos, ads: ads, seed: seed))
-        print("seeded \(path): \(counts.users) users, \(counts.videos) videos, \(counts.ads) ads, \(counts.follows) follows")
+        print("seeded \(store.location): \(counts.users) users, \(counts.videos) videos, \(counts.ads) ads, \(counts.follows) follows")
     }
 }
 
 /// Seeds `store`, drawing a progress bar on a terminal (and nothing when output is a file).
-func seedWithProgress(_ store: FeedStore, _ demo: DemoSeed) throws -> StoreCounts {
+func seedWithProgress(_ store: any FeedStorage, _ demo: DemoSeed) throws -> StoreCounts {
     let bar = ProgressBar(label: "seeding")
     let counts = try store.seed(demo) { done, total in bar.update(done: done, total: total) }
     bar.finish()

@@ -5,6 +5,8 @@ import FeedIndex
 import FeedService
 import FeedStore
 import Logging
+import PostgresStore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -44,8 +46,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Seconds a shutdown waits for requests in flight (env DELTAFEED_SHUTDOWN_GRACE; default 10).")
     var shutdownGrace: Double?
 
-    @Option(help: "SQLite database file, created and migrated if missing (env DELTAFEED_DB; default ./data/deltafeed.sqlite).")
-    var db: String?
+    @OptionGroup var storage: StoreOptions
 
     @Flag(help: "Seed the demo data set (2,000 users, 50,000 videos, 40 ads, seed 42) when the store is empty (env DELTAFEED_SEED_DEMO=1).")
     var seedDemo = false
@@ -124,7 +125,6 @@ struct Serve: ParsableCommand {
             throw ValidationError("request-timeout must be positive and shutdown-grace not negative.")
         }
 
-        let path = try resolved(db, env: "DELTAFEED_DB", default: FeedStore.defaultPath)
         var options = FeedStore.Options()
         options.snapshotRetention = FeedStore.SnapshotRetention(
             maxPerViewer: try resolved(snapshotsPerViewer, env: "DELTAFEED_SNAPSHOTS_PER_VIEWER", default: 16),
@@ -139,7 +139,8 @@ struct Serve: ParsableCommand {
         serviceOptions.itemCacheBytes = try mebibytes(itemCacheMib, env: "DELTAFEED_ITEM_CACHE_MIB", default: 64)
         serviceOptions.deltaCacheBytes = try mebibytes(deltaCacheMib, env: "DELTAFEED_DELTA_CACHE_MIB", default: 4)
         serviceOptions.snapshotBytes = try mebibytes(snapshotCacheMib, env: "DELTAFEED_SNAPSHOT_CACHE_MIB", default: 128)
-        let store = try FeedStore(path: path, options: options)
+        let store = try storage.open(options: options)
+        let path = store.location
         let wantsSeed = try seedDemo || resolved(nil as Int?, env: "DELTAFEED_SEED_DEMO", default: 0) == 1
         if wantsSeed, try store.isEmpty() {
             logger.notice("seeding demo data into \(path) (first start)")
@@ -175,7 +176,20 @@ struct Serve: ParsableCommand {
         let stopSignals = StopSignals()
         var configuration = DeltaFeedServerConfiguration(service: service, adminToken: token, viewerTokens: viewerTokens, http: http)
         configuration.demo = try demo ?? (resolved(nil as Int?, env: "DELTAFEED_DEMO", default: 1) != 0)
+        // Ready once the index has applied what was committed while it loaded; until then
+        // /healthz answers 503 "starting", so a balancer sends nothing here yet.
+        let ready = Atomic(false)
+        configuration.isReady = { ready.load(ordering: .acquiring) }
         let server = try DeltaFeedServer.start(configuration: configuration)
+        var listener: ChangeListener?
+        if let postgres = store as? PostgresFeedStore {
+            // Other replicas' writes wake the catch-up at once; the maintenance thread's periodic
+            // catch-up stays as the fallback.
+            let listenLogger = logger
+            listener = ChangeListener(store: postgres, onChange: { _ = try? service.catchUp() }) { message in listenLogger.warning("\(message)") }
+        }
+        catchUpBeforeServing(service, logger: logger)
+        ready.store(true, ordering: .releasing)
         logger.notice("deltafeed listening on http://\(http.host):\(server.http.port) with \(http.threads) threads, store \(path)")
         if configuration.demo {
             logger.notice("live feed page: http://\(http.host == "0.0.0.0" ? "127.0.0.1" : http.host):\(server.http.port)/demo")
@@ -183,8 +197,25 @@ struct Serve: ParsableCommand {
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGINT ? "SIGINT" : "SIGTERM"); draining (a second signal exits at once)")
         stopSignals.exitOnNextSignal()
+        listener?.stop()
         server.shutdown()
         logger.notice("stopped cleanly")
+    }
+}
+
+/// Applies the change log until the index holds every write committed before the call (those
+/// made while it loaded), retrying every 250 ms while the store cannot answer.
+func catchUpBeforeServing(_ service: FeedService, logger: Logger) {
+    while true {
+        do {
+            let target = try service.store.storedChangeVersion()
+            while service.index.sequence < target, try service.catchUp() > 0 {}
+            logger.notice("feed index caught up at change \(service.index.sequence)")
+            return
+        } catch {
+            logger.warning("catching up before serving failed: \(error); retrying")
+            usleep(250_000)
+        }
     }
 }
 

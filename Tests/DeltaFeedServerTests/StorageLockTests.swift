@@ -59,3 +59,21 @@ struct StorageLockTests {
         #expect(String(decoding: delta.body, as: UTF8.self).contains("424242"))
     }
 }
+
+/// A replica still catching up with the change log must not get traffic.
+@Suite("Readiness")
+struct ReadinessTests {
+    @Test("/healthz answers 503 starting until the service is ready, then 200 ok")
+    func healthzSaysStartingUntilReady() throws {
+        let ready = Mutex(false)
+        let server = try TestServer(seed: DemoSeed(users: 5, videos: 10, ads: 1), isReady: { ready.withLock { $0 } })
+        defer { server.stop() }
+        let starting = try server.request("GET", "/healthz", token: nil)
+        #expect(starting.status == 503)
+        #expect(String(decoding: starting.body, as: UTF8.self) == #"{"status":"starting"}"#)
+        ready.withLock { $0 = true }
+        let healthy = try server.request("GET", "/healthz", token: nil)
+        #expect(healthy.status == 200)
+        #expect(String(decoding: healthy.body, as: UTF8.self) == #"{"status":"ok"}"#)
+    }
+}

@@ -26,7 +26,8 @@ final class TestServer {
 
     init(
         seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .sockets,
-        storeOptions: FeedStore.Options = FeedStore.Options(), viewerTokens: ViewerTokens? = nil, demo: Bool = true
+        storeOptions: FeedStore.Options = FeedStore.Options(), viewerTokens: ViewerTokens? = nil, demo: Bool = true,
+        isReady: @escaping @Sendable () -> Bool = { true }
     ) throws {
         store = try FeedStore.temporary(options: storeOptions)
         try store.seed(seed)
@@ -40,6 +41,7 @@ final class TestServer {
                 return http
             }())
         configuration.demo = demo
+        configuration.isReady = isReady
         server = try DeltaFeedServer.start(configuration: configuration)
         baseURL = URL(string: "http://127.0.0.1:\(server.http.port)")!
         switch stack {

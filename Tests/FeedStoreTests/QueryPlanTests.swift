@@ -60,7 +60,7 @@ struct QueryPlanTests {
         #expect(text.contains("SEARCH second USING PRIMARY KEY (follower_id=?)"), "\(text)")
         #expect(text.contains("SEARCH users USING INTEGER PRIMARY KEY (rowid=?)"), "\(text)")
         #expect(!text.contains("SCAN follows") && !text.contains("SCAN users"), "\(text)")
-        let lookup = try store.queryPlan(FeedQueries.usersByIDs, arguments: ["[1,2]"]).joined(separator: "\n")
+        let lookup = try store.queryPlan(FeedQueries.byIDs(User.table), arguments: ["[1,2]"]).joined(separator: "\n")
         #expect(lookup.contains("SEARCH users USING INTEGER PRIMARY KEY (rowid=?)"), "\(lookup)")
         let fill = try store.queryPlan(FeedQueries.usersByPopularity).joined(separator: "\n")
         #expect(fill.contains("users_by_popularity") && !fill.contains("TEMP B-TREE"), "\(fill)")

@@ -5,10 +5,10 @@ import Testing
 
 @Suite("Snapshots")
 struct SnapshotTests {
-    @Test("A snapshot saved for a viewer loads back byte for byte, and only for that viewer")
-    func saveAndLoad() throws {
+    @Test("A snapshot saved for a viewer loads back byte for byte, and only for that viewer", arguments: Backend.all)
+    func saveAndLoad(_ backend: Backend) throws {
         let clock = ManualClock(start: 5_000, step: 0)
-        let store = try makeStore(clock: clock)
+        let store = try makeStore(backend, clock: clock)
         let bytes = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let saved = try store.saveSnapshot(id: "9f86d081884c7d65", viewer: 7, structure: bytes)
         #expect(saved == StoredSnapshot(id: "9f86d081884c7d65", viewerID: 7, createdAt: 5_000, structure: bytes))
@@ -17,10 +17,10 @@ struct SnapshotTests {
         #expect(try store.snapshot(id: "unknown", viewer: 7) == nil)
     }
 
-    @Test("Saving an equal id again is idempotent and refreshes its time; two viewers may share an id")
-    func resaveIsIdempotent() throws {
+    @Test("Saving an equal id again is idempotent and refreshes its time; two viewers may share an id", arguments: Backend.all)
+    func resaveIsIdempotent(_ backend: Backend) throws {
         let clock = ManualClock(start: 5_000, step: 0)
-        let store = try makeStore(clock: clock)
+        let store = try makeStore(backend, clock: clock)
         try store.saveSnapshot(id: "abc", viewer: 1, structure: Data([1, 2]))
         try store.saveSnapshot(id: "abc", viewer: 2, structure: Data([1, 2]))
         clock.advance(by: 10)
@@ -30,9 +30,9 @@ struct SnapshotTests {
         #expect(try store.snapshot(id: "abc", viewer: 2)?.createdAt == 5_000)
     }
 
-    @Test("Saving keeps only the newest snapshots per viewer, other viewers untouched")
-    func pruneByCount() throws {
-        let store = try makeStore(retention: .init(maxPerViewer: 3))
+    @Test("Saving keeps only the newest snapshots per viewer, other viewers untouched", arguments: Backend.all)
+    func pruneByCount(_ backend: Backend) throws {
+        let store = try makeStore(backend, retention: .init(maxPerViewer: 3))
         for index in 1...6 {
             try store.saveSnapshot(id: "a\(index)", viewer: 1, structure: Data([UInt8(index)]))
         }
@@ -50,9 +50,9 @@ struct SnapshotTests {
         #expect(keptAfter == [4, 6, 7])
     }
 
-    @Test("Count pruning keeps the snapshot just saved even when every time is equal")
-    func pruneByCountWithEqualTimes() throws {
-        let store = try makeStore(clock: ManualClock(start: 1, step: 0), retention: .init(maxPerViewer: 2))
+    @Test("Count pruning keeps the snapshot just saved even when every time is equal", arguments: Backend.all)
+    func pruneByCountWithEqualTimes(_ backend: Backend) throws {
+        let store = try makeStore(backend, clock: ManualClock(start: 1, step: 0), retention: .init(maxPerViewer: 2))
         for id in ["zz", "mm", "aa"] {
             try store.saveSnapshot(id: id, viewer: 1, structure: Data())
             #expect(try store.snapshot(id: id, viewer: 1) != nil, "\(id) was pruned right after saving")
@@ -61,10 +61,10 @@ struct SnapshotTests {
         #expect(try store.snapshot(id: "zz", viewer: 1) == nil)
     }
 
-    @Test("Saving deletes the viewer's snapshots older than the maximum age; the global prune does it for everyone")
-    func pruneByAge() throws {
+    @Test("Saving deletes the viewer's snapshots older than the maximum age; the global prune does it for everyone", arguments: Backend.all)
+    func pruneByAge(_ backend: Backend) throws {
         let clock = ManualClock(start: 0, step: 0)
-        let store = try makeStore(clock: clock, retention: .init(maxPerViewer: 100, maxAgeMilliseconds: 1_000))
+        let store = try makeStore(backend, clock: clock, retention: .init(maxPerViewer: 100, maxAgeMilliseconds: 1_000))
         try store.saveSnapshot(id: "old", viewer: 1, structure: Data())  // t = 0
         try store.saveSnapshot(id: "other", viewer: 2, structure: Data())  // t = 0
         clock.advance(by: 700)

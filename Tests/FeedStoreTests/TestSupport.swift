@@ -1,4 +1,5 @@
 import Foundation
+import PostgresStore
 import Testing
 
 @testable import FeedStore
@@ -46,16 +47,50 @@ func makeStore(
             snapshotRetention: retention, clock: { clock.tick() }))
 }
 
+/// The PostgreSQL server scripts/test starts (it sets the variable); without it the store suites
+/// run on SQLite alone.
+let postgresURL = ProcessInfo.processInfo.environment["DELTAFEED_TEST_POSTGRES"]
+
+/// The backends a store suite runs on: SQLite always, PostgreSQL when scripts/test started one.
+enum Backend: String, CustomTestStringConvertible, Sendable {
+    case sqlite
+    case postgres
+
+    static let all: [Backend] = postgresURL == nil ? [.sqlite] : [.sqlite, .postgres]
+
+    var testDescription: String { rawValue }
+}
+
+/// An empty store on `backend` driven by `clock`: a temporary SQLite file, or a fresh schema of
+/// its own in the test PostgreSQL (so tests running at once never see each other's rows).
+func makeStore(
+    _ backend: Backend, clock: ManualClock = ManualClock(step: 1),
+    retention: FeedStore.SnapshotRetention = FeedStore.SnapshotRetention()
+) throws -> any FeedStorage {
+    let options = FeedStore.Options(maximumReaderCount: 2, snapshotRetention: retention, clock: { clock.tick() })
+    switch backend {
+    case .sqlite:
+        return try FeedStore.temporary(options: options)
+    case .postgres:
+        return try PostgresFeedStore(url: postgresURL!, schema: freshSchemaName(), options: options)
+    }
+}
+
+/// A schema name no other test uses.
+func freshSchemaName() -> String {
+    "test_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+}
+
 /// Creates users named `u1`, `u2`… and returns their ids in order.
 @discardableResult
-func makeUsers(_ count: Int, in store: FeedStore, prefix: String = "u") throws -> [Int64] {
+func makeUsers(_ count: Int, in store: any FeedStorage, prefix: String = "u") throws -> [Int64] {
     try (1...count).map { index in
         try store.createUser(handle: "\(prefix)\(index)", displayName: "User \(index)").id
     }
 }
 
 @discardableResult
-func makeVideo(_ store: FeedStore, author: Int64, title: String = "A video", likes: Int64 = 0) throws -> Video {
+func makeVideo(_ store: any FeedStorage, author: Int64, title: String = "A video", likes: Int64 = 0) throws -> Video {
     try store.createVideo(
         authorID: author, title: title, thumbnailURL: "https://cdn.example/t.jpg", durationSeconds: 30,
         likeCount: likes)

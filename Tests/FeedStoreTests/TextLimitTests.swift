@@ -20,7 +20,7 @@ struct TextLimitTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let label: String
         let field: String
-        let perform: @Sendable (FeedStore, _ author: Int64, _ video: Int64, _ ad: Int64) throws -> Void
+        let perform: @Sendable (any FeedStorage, _ author: Int64, _ video: Int64, _ ad: Int64) throws -> Void
         var testDescription: String { label }
     }
 
@@ -96,8 +96,8 @@ struct TextLimitTests {
         ]
     }
 
-    func expectRefused(_ write: Case) throws {
-        let store = try makeStore()
+    func expectRefused(_ write: Case, on backend: Backend) throws {
+        let store = try makeStore(backend)
         let author = try store.createUser(handle: "author", displayName: "Author").id
         let video = try makeVideo(store, author: author).id
         let ad = try store.createAd(advertiser: "Acme", title: "Buy", imageURL: TextLimitTests.url, targetURL: TextLimitTests.url, weight: 5).id
@@ -113,19 +113,19 @@ struct TextLimitTests {
         #expect(store.changeVersion == version)
     }
 
-    @Test("Text over its byte cap is refused naming the field, whatever its character count", arguments: oversized)
-    func textOverItsByteCapIsRefused(_ write: Case) throws {
-        try expectRefused(write)
+    @Test("Text over its byte cap is refused naming the field, whatever its character count", arguments: Backend.all, oversized)
+    func textOverItsByteCapIsRefused(_ backend: Backend, _ write: Case) throws {
+        try expectRefused(write, on: backend)
     }
 
-    @Test("Text that shows nothing is refused naming the field", arguments: invisibleWrites)
-    func invisibleOnlyTextIsRefused(_ write: Case) throws {
-        try expectRefused(write)
+    @Test("Text that shows nothing is refused naming the field", arguments: Backend.all, invisibleWrites)
+    func invisibleOnlyTextIsRefused(_ backend: Backend, _ write: Case) throws {
+        try expectRefused(write, on: backend)
     }
 
-    @Test("Text at the caps is accepted: 200 code points of 4 bytes, combining sequences counted per code point")
-    func textAtTheCapsIsAccepted() throws {
-        let store = try makeStore()
+    @Test("Text at the caps is accepted: 200 code points of 4 bytes, combining sequences counted per code point", arguments: Backend.all)
+    func textAtTheCapsIsAccepted(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         // 200 characters of 4-byte emoji: exactly 800 bytes.
         let emoji = String(repeating: "🎬", count: 200)
         let user = try store.createUser(handle: "zed", displayName: String(repeating: "😀", count: 60))
@@ -141,9 +141,9 @@ struct TextLimitTests {
         #expect(ad.advertiser.utf8.count == 200)
     }
 
-    @Test("Visible text that also holds invisible characters is kept as sent (after trimming)")
-    func visibleTextWithInvisibleCharactersIsAccepted() throws {
-        let store = try makeStore()
+    @Test("Visible text that also holds invisible characters is kept as sent (after trimming)", arguments: Backend.all)
+    func visibleTextWithInvisibleCharactersIsAccepted(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         let user = try store.createUser(handle: "zed", displayName: "\u{200B}Zed\u{200D}")
         #expect(user.displayName == "\u{200B}Zed\u{200D}")
         for title in ["e\u{301}", "👩‍👩‍👧", "שלום\u{200F}", "a\u{2060}b", "\u{200E}x", "·"] {
@@ -161,14 +161,14 @@ struct URLValidationTests {
             "http://\u{1F3FB}\u{A9}", "https://\u{E013F}x.example", "http://\u{301}.example/a", "https://\u{200D}a",
         ])
     func extendingCodePointAfterTheScheme(url: String) throws {
-        let store = try makeStore()
+        let store = try makeStore(.sqlite)
         let user = try store.createUser(handle: "zed", displayName: "Zed", avatarURL: url)
         #expect(user.avatarURL == url)
     }
 
     @Test("Scheme and host rules still hold", arguments: ["http:/", "https://", "http:///x", "HTTP://x", "ftp://x", "http://a b"])
     func malformedURLsAreRefused(url: String) throws {
-        let store = try makeStore()
+        let store = try makeStore(.sqlite)
         #expect(throws: FeedStoreError.self) { try store.createUser(handle: "zed", displayName: "Zed", avatarURL: url) }
     }
 }

@@ -5,9 +5,9 @@ import Testing
 
 @Suite("Writes, counts and versions")
 struct WriteTests {
-    @Test("Follow and unfollow maintain follower and following counts")
-    func followMaintainsCounts() throws {
-        let store = try makeStore()
+    @Test("Follow and unfollow maintain follower and following counts", arguments: Backend.all)
+    func followMaintainsCounts(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         let ids = try makeUsers(4, in: store)
         try store.follow(follower: ids[0], followee: ids[1])
         try store.follow(follower: ids[2], followee: ids[1])
@@ -30,9 +30,9 @@ struct WriteTests {
         #expect(try store.counts().follows == 3)
     }
 
-    @Test("Deleting a user removes their videos and follows and fixes the others' counts")
-    func deleteUserCascades() throws {
-        let store = try makeStore()
+    @Test("Deleting a user removes their videos and follows and fixes the others' counts", arguments: Backend.all)
+    func deleteUserCascades(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         let ids = try makeUsers(3, in: store)
         try store.follow(follower: ids[0], followee: ids[1])
         try store.follow(follower: ids[1], followee: ids[2])
@@ -48,10 +48,10 @@ struct WriteTests {
         #expect(try store.counts() == StoreCounts(users: 2, videos: 1, ads: 0, follows: 0, snapshots: 0))
     }
 
-    @Test("A partial video update changes only the given fields and bumps updated_at")
-    func partialVideoUpdate() throws {
+    @Test("A partial video update changes only the given fields and bumps updated_at", arguments: Backend.all)
+    func partialVideoUpdate(_ backend: Backend) throws {
         let clock = ManualClock(start: 1_000, step: 0)
-        let store = try makeStore(clock: clock)
+        let store = try makeStore(backend, clock: clock)
         let author = try store.createUser(handle: "a", displayName: "A").id
         let video = try makeVideo(store, author: author, title: "Before", likes: 2)
         #expect(video.createdAt == 1_000 && video.updatedAt == 1_000)
@@ -77,9 +77,9 @@ struct WriteTests {
         #expect(try store.read { try $0.video(id: video.id) } == nil)
     }
 
-    @Test("Ids are never reused after a deletion")
-    func idsAreNotReused() throws {
-        let store = try makeStore()
+    @Test("Ids are never reused after a deletion", arguments: Backend.all)
+    func idsAreNotReused(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         let author = try store.createUser(handle: "a", displayName: "A").id
         let first = try makeVideo(store, author: author)
         try store.deleteVideo(id: first.id)
@@ -87,9 +87,9 @@ struct WriteTests {
         #expect(second.id > first.id)
     }
 
-    @Test("User updates set, keep and remove the avatar")
-    func userUpdates() throws {
-        let store = try makeStore()
+    @Test("User updates set, keep and remove the avatar", arguments: Backend.all)
+    func userUpdates(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         let user = try store.createUser(handle: "shayne", displayName: "Shayne", avatarURL: "https://a.example/1.jpg")
         let renamed = try store.updateUser(id: user.id, displayName: "Ann")
         #expect(renamed.displayName == "Ann" && renamed.avatarURL == "https://a.example/1.jpg")
@@ -100,9 +100,9 @@ struct WriteTests {
         #expect(try store.read { try $0.user(id: user.id) } == set)
     }
 
-    @Test("The change version increases on every write and never on a failed write")
-    func changeVersionTracksEveryWrite() throws {
-        let store = try makeStore()
+    @Test("The change version increases on every write and never on a failed write", arguments: Backend.all)
+    func changeVersionTracksEveryWrite(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         var expected: Int64 = 0
         func step(_ description: String, succeeds: Bool = true, _ write: () throws -> Void) {
             do {
@@ -113,7 +113,7 @@ struct WriteTests {
             }
             if succeeds { expected += 1 }
             #expect(store.changeVersion == expected, "after \(description)")
-            #expect((try? store.rawMeta().changeVersion) == expected, "stored version after \(description)")
+            #expect((try? store.storedChangeVersion()) == expected, "stored version after \(description)")
         }
         var ids: [Int64] = []
         var video: Int64 = 0
@@ -148,9 +148,9 @@ struct WriteTests {
         #expect(try store.refreshChangeVersion() == expected)
     }
 
-    @Test("The ad epoch changes with ad writes only, and active ads are ordered by id")
-    func adEpochAndActiveAds() throws {
-        let store = try makeStore()
+    @Test("The ad epoch changes with ad writes only, and active ads are ordered by id", arguments: Backend.all)
+    func adEpochAndActiveAds(_ backend: Backend) throws {
+        let store = try makeStore(backend)
         let u = "https://ads.example/i.jpg"
         let a1 = try store.createAd(advertiser: "A", title: "One", imageURL: u, targetURL: u, weight: 1)
         let a2 = try store.createAd(advertiser: "B", title: "Two", imageURL: u, targetURL: u, weight: 2, active: false)

@@ -1,0 +1,174 @@
+import Foundation
+
+/// A store deltafeed can run on: the embedded SQLite ``FeedStore``, or `PostgresFeedStore` for
+/// several replicas sharing one PostgreSQL.
+///
+/// A backend provides consistent reads (``read(_:)``), one write primitive (``write(touchesAds:change:_:)``:
+/// a transaction that bumps the change version and appends the change-log entry), snapshot
+/// persistence and upkeep, and seeding. The content writes (``createUser(handle:displayName:avatarURL:)``
+/// and the others, in `ContentWrites.swift`) are written once over that primitive, so their
+/// validation, checks and errors are the same on every backend.
+///
+/// Every method is synchronous and may be called from any thread. Failures are
+/// ``FeedStoreError``s; a write that throws has changed nothing.
+public protocol FeedStorage: AnyObject, Sendable {
+    /// What ``read(_:)`` hands its closure.
+    associatedtype Reader: FeedStoreReader
+    /// What ``write(touchesAds:change:_:)`` hands its closure.
+    associatedtype Transaction: StorageTransaction
+
+    /// Tuning and policies (snapshot retention, clock, durability).
+    var options: FeedStore.Options { get }
+
+    /// Where the store lives, for logs: a file path, or a URL without its password.
+    var location: String { get }
+
+    /// A number that increases with every committed content write, read without touching
+    /// storage (see ``FeedStore/changeVersion``). Read it before the data you cache under it.
+    var changeVersion: Int64 { get }
+
+    /// Re-reads the change version from storage (writes by other processes) and returns it.
+    @discardableResult
+    func refreshChangeVersion() throws(FeedStoreError) -> Int64
+
+    /// Runs `body` with read access to one consistent state of the store.
+    func read<T>(_ body: (Reader) throws -> T) throws -> T
+
+    /// ``read(_:)`` for reads that throw only ``FeedStoreError``, keeping the error's type.
+    func reading<T>(_ body: (Reader) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T
+
+    /// Runs `body` in one write transaction that also bumps the change version (and the ad epoch
+    /// when `touchesAds`) and appends `change(value)` to the change log under the new version.
+    /// Nothing is written if `body` throws. The content writes are built on it.
+    func write<T>(touchesAds: Bool, change: (T) -> PendingChange, _ body: (Transaction) throws -> T) throws(FeedStoreError) -> T
+
+    /// Saves one snapshot and prunes that viewer's history (see ``FeedStore/saveSnapshot(id:viewer:structure:)``).
+    @discardableResult
+    func saveSnapshot(id: String, viewer: Int64, structure: Data) throws(FeedStoreError) -> StoredSnapshot
+
+    /// Writes a batch of snapshots in one transaction, off the request path (see
+    /// ``FeedStore/persistSnapshots(upserts:deletions:prune:keepPerViewer:)``).
+    func persistSnapshots(
+        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int
+    ) throws(FeedStoreError)
+
+    /// Deletes every snapshot older than the retention's maximum age; returns how many.
+    @discardableResult
+    func pruneExpiredSnapshots() throws(FeedStoreError) -> Int
+
+    /// Deletes change-log entries older than the newest `keep`; returns how many.
+    @discardableResult
+    func pruneChangeLog(keeping keep: Int64) throws(FeedStoreError) -> Int
+
+    /// Fills an empty store with the deterministic demo, all or nothing, reporting progress
+    /// every 1000 rows and (total, total) once at the end (see ``FeedStore/seed(_:progress:)``).
+    @discardableResult
+    func seed(_ demo: DemoSeed, progress: ((_ done: Int, _ total: Int) -> Void)?) throws(FeedStoreError) -> StoreCounts
+}
+
+/// What can be read from a store inside one consistent read: what the feed index loads and
+/// catches up from, and what tests and operators look at.
+public protocol FeedStoreReader {
+    /// The change version of this state of the store.
+    func changeVersion() throws(FeedStoreError) -> Int64
+    /// The ad epoch of this state of the store (see ``AdInventory/epoch``).
+    func adEpoch() throws(FeedStoreError) -> Int64
+    /// Row counts of every table.
+    func counts() throws(FeedStoreError) -> StoreCounts
+    /// Whether the store holds no user, video or ad.
+    func isEmpty() throws(FeedStoreError) -> Bool
+    /// The change-log entries after `sequence`, oldest first, at most `limit`.
+    func changes(after sequence: Int64, limit: Int) throws(FeedStoreError) -> [ChangeEntry]
+    /// The oldest sequence number still in the log, or nil when it is empty.
+    func oldestChangeSequence() throws(FeedStoreError) -> Int64?
+    /// The user, video or ad with this id, or nil.
+    func record<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws(FeedStoreError) -> Record?
+    /// The users, videos or ads with these ids, keyed by id; missing ids are absent. One query.
+    func records<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: Record]
+    /// Every ad, by id.
+    func allAds() throws(FeedStoreError) -> [Ad]
+    /// The active ads by id, with the ad epoch.
+    func activeAds() throws(FeedStoreError) -> AdInventory
+    /// The ids `userID` follows, ascending.
+    func followees(of userID: Int64) throws(FeedStoreError) -> [Int64]
+    /// The ids following `userID`, ascending, at most `limit` (clamped to ``FeedStore/maximumLimit``).
+    func followers(of userID: Int64, limit: Int) throws(FeedStoreError) -> [Int64]
+    /// Whether `follower` follows `followee`.
+    func isFollowing(follower: Int64, followee: Int64) throws(FeedStoreError) -> Bool
+    /// The snapshot `id` saved for `viewer`, or nil.
+    func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot?
+    /// Calls `body` with every row of `Record`'s table in primary-key order, streaming (the
+    /// index load: no array of every row in between).
+    func forEach<Record: StoredRecord>(_ type: Record.Type, _ body: (Record) throws -> Void) throws(FeedStoreError)
+}
+
+extension FeedStoreReader {
+    /// The user with this id, or nil.
+    public func user(id: Int64) throws(FeedStoreError) -> User? { try record(User.self, id: id) }
+    /// The users with these ids, keyed by id; missing ids are absent.
+    public func users(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: User] { try records(User.self, ids: ids) }
+    /// The video with this id, or nil.
+    public func video(id: Int64) throws(FeedStoreError) -> Video? { try record(Video.self, id: id) }
+    /// The videos with these ids, keyed by id; missing ids are absent.
+    public func videos(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: Video] { try records(Video.self, ids: ids) }
+    /// The ad with this id (active or not), or nil.
+    public func ad(id: Int64) throws(FeedStoreError) -> Ad? { try record(Ad.self, id: id) }
+
+    /// The change-log entries after `sequence`, at most 10,000.
+    public func changes(after sequence: Int64) throws(FeedStoreError) -> [ChangeEntry] {
+        try changes(after: sequence, limit: 10_000)
+    }
+
+    /// The ids following `userID`, at most 1000.
+    public func followers(of userID: Int64) throws(FeedStoreError) -> [Int64] {
+        try followers(of: userID, limit: 1000)
+    }
+}
+
+/// The operations a backend's write transaction offers the content writes. Each runs inside the
+/// transaction of ``FeedStorage/write(touchesAds:change:_:)``; errors roll it back.
+public protocol StorageTransaction {
+    /// Inserts `record` and returns its id: the one the store assigned when it assigns ids
+    /// (the record's own `id` is ignored then), else 0.
+    func insert<Record: StoredRecord>(_ record: Record) throws -> Int64
+    /// The record with this `id`, or nil.
+    func fetch<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws -> Record?
+    /// Writes every column of `record` to the row with its `id`.
+    func update<Record: StoredRecord & Identifiable<Int64>>(_ record: Record) throws
+    /// Deletes the row with this `id`; returns whether there was one.
+    func delete<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws -> Bool
+    /// Whether a user has this handle.
+    func handleTaken(_ handle: String) throws -> Bool
+    /// Inserts the edge unless it exists; returns whether it was inserted.
+    func insertFollow(_ follow: Follow) throws -> Bool
+    /// Deletes the edge; returns whether it existed.
+    func deleteFollow(follower: Int64, followee: Int64) throws -> Bool
+}
+
+extension FeedStorage {
+    /// The snapshot `id` saved for `viewer`, or nil (never saved, or pruned).
+    public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
+        try reading { reader throws(FeedStoreError) in try reader.snapshot(id: id, viewer: viewer) }
+    }
+
+    /// Row counts of every table; for start-up and operators, not for requests.
+    public func counts() throws(FeedStoreError) -> StoreCounts {
+        try reading { reader throws(FeedStoreError) in try reader.counts() }
+    }
+
+    /// Whether the store holds no users, videos or ads (seed on first start only when true).
+    public func isEmpty() throws(FeedStoreError) -> Bool {
+        try reading { reader throws(FeedStoreError) in try reader.isEmpty() }
+    }
+
+    /// The change version as stored now (a read, unlike the cached ``changeVersion``).
+    public func storedChangeVersion() throws(FeedStoreError) -> Int64 {
+        try reading { reader throws(FeedStoreError) in try reader.changeVersion() }
+    }
+
+    /// ``seed(_:progress:)`` of the server's default demo, without progress.
+    @discardableResult
+    public func seed(_ demo: DemoSeed = DemoSeed()) throws(FeedStoreError) -> StoreCounts {
+        try seed(demo, progress: nil)
+    }
+}

@@ -1,0 +1,156 @@
+import FeedStore
+import Foundation
+
+/// Reads of one consistent state of a ``PostgresFeedStore``: a `REPEATABLE READ` transaction,
+/// valid only inside the closure of ``PostgresFeedStore/read(_:)``.
+public struct PostgresReader: FeedStoreReader {
+    let connection: PostgresConnection
+
+    /// The rows of `sql`, every value required (no NULL), as integers.
+    private func integers(_ sql: String, _ parameters: [String?] = []) throws(FeedStoreError) -> [[Int64]] {
+        try run(sql, parameters).rows.map { row throws(FeedStoreError) in
+            try row.map { value throws(FeedStoreError) in
+                guard let value, let integer = Int64(value) else { throw .storage(code: -1, message: "unexpected NULL or text in \(sql)") }
+                return integer
+            }
+        }
+    }
+
+    private func run(_ sql: String, _ parameters: [String?] = []) throws(FeedStoreError) -> PostgresRows {
+        do {
+            return try connection.execute(sql, parameters)
+        } catch {
+            throw PostgresFeedStore.mapped(error)
+        }
+    }
+
+    private func decode<Record: StoredRecord>(_ type: Record.Type, _ row: [String?]) throws(FeedStoreError) -> Record {
+        try Record(values: row.map { $0.map(ColumnValue.text) ?? .null }, names: Record.columnNames)
+    }
+
+    // MARK: Versions and counts
+
+    public func changeVersion() throws(FeedStoreError) -> Int64 {
+        try integers("SELECT change_version FROM store_meta WHERE id = 1").first?.first ?? 0
+    }
+
+    public func adEpoch() throws(FeedStoreError) -> Int64 {
+        try integers("SELECT ad_epoch FROM store_meta WHERE id = 1").first?.first ?? 0
+    }
+
+    public func counts() throws(FeedStoreError) -> StoreCounts {
+        let row = try integers(
+            """
+            SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM videos), (SELECT count(*) FROM ads),
+                   (SELECT count(*) FROM follows), (SELECT count(*) FROM snapshots)
+            """)[0]
+        return StoreCounts(users: Int(row[0]), videos: Int(row[1]), ads: Int(row[2]), follows: Int(row[3]), snapshots: Int(row[4]))
+    }
+
+    public func isEmpty() throws(FeedStoreError) -> Bool {
+        try run("SELECT EXISTS (SELECT 1 FROM users) OR EXISTS (SELECT 1 FROM videos) OR EXISTS (SELECT 1 FROM ads)").rows == [["f"]]
+    }
+
+    // MARK: Change log
+
+    public func changes(after sequence: Int64, limit: Int) throws(FeedStoreError) -> [ChangeEntry] {
+        let rows = try run(
+            "SELECT seq, kind, key, other_key, committed_at FROM change_log WHERE seq > $1 ORDER BY seq LIMIT $2",
+            [String(sequence), String(max(1, limit))]
+        ).rows
+        return try rows.map { row throws(FeedStoreError) in
+            guard let sequence = row[0].flatMap({ Int64($0) }), let kind = row[1].flatMap(ChangeKind.init(rawValue:)),
+                let key = row[2].flatMap({ Int64($0) }), let committedAt = row[4].flatMap({ Int64($0) })
+            else { throw .storage(code: -1, message: "a change-log row does not decode") }
+            return ChangeEntry(sequence: sequence, kind: kind, key: key, otherKey: row[3].flatMap { Int64($0) }, committedAt: committedAt)
+        }
+    }
+
+    public func oldestChangeSequence() throws(FeedStoreError) -> Int64? {
+        try run("SELECT min(seq) FROM change_log").firstValue.flatMap { Int64($0) }
+    }
+
+    // MARK: Records
+
+    public func record<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws(FeedStoreError) -> Record? {
+        try run(RecordSQL(Record.self, marker: "$").selectByID, [String(id)]).rows.first.map { row throws(FeedStoreError) in try decode(Record.self, row) }
+    }
+
+    public func records<Record: StoredRecord & Identifiable<Int64>>(
+        _ type: Record.Type, ids: some Sequence<Int64>
+    ) throws(FeedStoreError) -> [Int64: Record] {
+        let list = "{" + ids.map { String($0) }.joined(separator: ",") + "}"
+        let rows = try run(
+            "SELECT \(Record.columnNames.joined(separator: ", ")) FROM \(Record.table) WHERE id = ANY($1::bigint[])", [list]
+        ).rows
+        var result: [Int64: Record] = [:]
+        for row in rows {
+            let record = try decode(Record.self, row)
+            result[record.id] = record
+        }
+        return result
+    }
+
+    public func allAds() throws(FeedStoreError) -> [Ad] {
+        try run(RecordSQL(Ad.self, marker: "$").all).rows.map { row throws(FeedStoreError) in try decode(Ad.self, row) }
+    }
+
+    public func activeAds() throws(FeedStoreError) -> AdInventory {
+        let epoch = try adEpoch()
+        let ads = try run("SELECT \(Ad.columnNames.joined(separator: ", ")) FROM ads WHERE active = 1 ORDER BY id").rows.map {
+            row throws(FeedStoreError) in try decode(Ad.self, row)
+        }
+        return AdInventory(epoch: epoch, ads: ads)
+    }
+
+    // MARK: Follows
+
+    public func followees(of userID: Int64) throws(FeedStoreError) -> [Int64] {
+        try integers("SELECT followee_id FROM follows WHERE follower_id = $1 ORDER BY followee_id", [String(userID)]).map { $0[0] }
+    }
+
+    public func followers(of userID: Int64, limit: Int) throws(FeedStoreError) -> [Int64] {
+        guard limit > 0 else { return [] }
+        return try integers(
+            "SELECT follower_id FROM follows WHERE followee_id = $1 ORDER BY follower_id LIMIT $2",
+            [String(userID), String(min(limit, FeedStore.maximumLimit))]
+        ).map { $0[0] }
+    }
+
+    public func isFollowing(follower: Int64, followee: Int64) throws(FeedStoreError) -> Bool {
+        try run(
+            "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = $1 AND followee_id = $2)", [String(follower), String(followee)]
+        ).rows == [["t"]]
+    }
+
+    // MARK: Snapshots
+
+    public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
+        guard
+            let row = try run(
+                "SELECT created_at, encode(structure, 'base64') FROM snapshots WHERE viewer_id = $1 AND id = $2", [String(viewer), id]
+            ).rows.first
+        else { return nil }
+        guard let createdAt = row[0].flatMap({ Int64($0) }), let structure = row[1].flatMap({ Data(base64Encoded: $0, options: .ignoreUnknownCharacters) })
+        else { throw .storage(code: -1, message: "a snapshot row does not decode") }
+        return StoredSnapshot(id: id, viewerID: viewer, createdAt: createdAt, structure: structure)
+    }
+
+    // MARK: Whole tables
+
+    /// Streams the table through a server-side cursor, 10,000 rows per round trip, inside the
+    /// read's transaction: one consistent state, never every row in memory at once.
+    public func forEach<Record: StoredRecord>(_ type: Record.Type, _ body: (Record) throws -> Void) throws(FeedStoreError) {
+        _ = try run("DECLARE deltafeed_rows NO SCROLL CURSOR FOR \(RecordSQL(Record.self, marker: "$").all)")
+        do {
+            while true {
+                let rows = try run("FETCH 10000 FROM deltafeed_rows").rows
+                for row in rows { try body(try decode(Record.self, row)) }
+                if rows.count < 10_000 { break }
+            }
+        } catch {
+            throw PostgresFeedStore.mapped(error)
+        }
+        _ = try run("CLOSE deltafeed_rows")
+    }
+}

@@ -1,0 +1,97 @@
+import FeedStore
+import Foundation
+
+// Snapshots in PostgreSQL, so any replica answers any snapshot: the same retention rules as the
+// SQLite store; a batch is a few statements whatever its size (multi-row INSERT, arrays).
+
+extension PostgresFeedStore {
+    /// Viewer `$1`'s snapshots beyond the newest `$3` other than `$2`; ties in time go by save
+    /// order (`saved`), newest kept.
+    static let pruneViewer = """
+        DELETE FROM snapshots WHERE viewer_id = $1 AND id IN (
+            SELECT id FROM snapshots WHERE viewer_id = $1 AND id <> $2 ORDER BY created_at DESC, saved DESC OFFSET $3
+        )
+        """
+
+    /// Upserts `$1…$4` (viewer, id, time, bytes), keeping the row's save order.
+    static func upsert(rows: Int) -> String {
+        let values = (0..<rows).map { row in "($\(4 * row + 1)::bigint, $\(4 * row + 2), $\(4 * row + 3)::bigint, $\(4 * row + 4)::bytea)" }
+        return """
+            INSERT INTO snapshots (viewer_id, id, created_at, structure) VALUES \(values.joined(separator: ", "))
+            ON CONFLICT (viewer_id, id) DO UPDATE SET created_at = excluded.created_at, structure = excluded.structure
+            """
+    }
+
+    static func parameters(_ snapshot: StoredSnapshot) -> [String?] {
+        [String(snapshot.viewerID), snapshot.id, String(snapshot.createdAt), ColumnValue.blob(snapshot.structure).parameter]
+    }
+
+    @discardableResult
+    public func saveSnapshot(id: String, viewer: Int64, structure: Data) throws(FeedStoreError) -> StoredSnapshot {
+        let snapshot = StoredSnapshot(id: try Validate.snapshotID(id), viewerID: viewer, createdAt: now, structure: structure)
+        let retention = options.snapshotRetention
+        let (cutoff, cutoffOverflow) = snapshot.createdAt.subtractingReportingOverflow(retention.maxAgeMilliseconds)
+        try writeWithoutVersion { connection in
+            try connection.execute(Self.upsert(rows: 1), Self.parameters(snapshot))
+            if !cutoffOverflow {
+                try connection.execute(
+                    "DELETE FROM snapshots WHERE viewer_id = $1 AND created_at < $2 AND id <> $3", [String(viewer), String(cutoff), snapshot.id])
+            }
+            try connection.execute(Self.pruneViewer, [String(viewer), snapshot.id, String(retention.maxPerViewer - 1)])
+        }
+        return snapshot
+    }
+
+    /// One transaction: upserts in multi-row INSERTs of up to 500 rows, deletions and the
+    /// per-viewer pruning in one statement each.
+    public func persistSnapshots(
+        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int
+    ) throws(FeedStoreError) {
+        for snapshot in upserts { _ = try Validate.snapshotID(snapshot.id) }
+        // One row per key: a statement may not upsert the same row twice.
+        var latest: [String: StoredSnapshot] = [:]
+        for snapshot in upserts { latest["\(snapshot.viewerID) \(snapshot.id)"] = snapshot }
+        let rows = Array(latest.values)
+        try writeWithoutVersion { connection in
+            var start = 0
+            while start < rows.count {
+                let chunk = rows[start..<min(start + 500, rows.count)]
+                try connection.execute(Self.upsert(rows: chunk.count), chunk.flatMap(Self.parameters))
+                start += chunk.count
+            }
+            if !deletions.isEmpty {
+                try connection.execute(
+                    "DELETE FROM snapshots WHERE (viewer_id, id) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))",
+                    [arrayLiteral(deletions.map { String($0.viewer) }), arrayLiteral(deletions.map(\.id))])
+            }
+            if !prune.isEmpty {
+                try connection.execute(
+                    """
+                    DELETE FROM snapshots USING (
+                        SELECT viewer_id, id FROM (
+                            SELECT viewer_id, id, row_number() OVER (PARTITION BY viewer_id ORDER BY created_at DESC, saved DESC) AS rank
+                            FROM snapshots WHERE viewer_id = ANY($1::bigint[])
+                        ) AS ranked WHERE rank > $2
+                    ) AS old
+                    WHERE snapshots.viewer_id = old.viewer_id AND snapshots.id = old.id
+                    """,
+                    [arrayLiteral(prune.map { String($0) }), String(max(1, keepPerViewer))])
+            }
+        }
+    }
+
+    @discardableResult
+    public func pruneExpiredSnapshots() throws(FeedStoreError) -> Int {
+        let (cutoff, overflow) = now.subtractingReportingOverflow(options.snapshotRetention.maxAgeMilliseconds)
+        guard !overflow else { return 0 }
+        return try writeWithoutVersion { connection in
+            try connection.execute("DELETE FROM snapshots WHERE created_at < $1", [String(cutoff)]).affected
+        }
+    }
+}
+
+/// A PostgreSQL array literal of `values`, each quoted (`"` and `\` escaped), so any printable
+/// text is one element.
+func arrayLiteral(_ values: [String]) -> String {
+    "{" + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}"
+}

@@ -1,0 +1,40 @@
+import FeedStore
+
+/// The PostgreSQL side of the content writes (``FeedStore/FeedStorage`` writes them once over
+/// these), inside the transaction of ``PostgresFeedStore/write(touchesAds:change:_:)``.
+public struct PostgresTransaction: StorageTransaction {
+    let connection: PostgresConnection
+
+    public func insert<Record: StoredRecord>(_ record: Record) throws -> Int64 {
+        let sql = RecordSQL(Record.self, marker: "$").insert + (Record.assignsID ? " RETURNING id" : "")
+        let rows = try connection.execute(sql, record.insertedColumnValues.map(\.parameter))
+        return rows.firstValue.flatMap { Int64($0) } ?? 0
+    }
+
+    public func fetch<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws -> Record? {
+        try PostgresReader(connection: connection).record(Record.self, id: id)
+    }
+
+    public func update<Record: StoredRecord & Identifiable<Int64>>(_ record: Record) throws {
+        try connection.execute(RecordSQL(Record.self, marker: "$").updateByID, [String(record.id)] + record.insertedColumnValues.map(\.parameter))
+    }
+
+    public func delete<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws -> Bool {
+        try connection.execute(RecordSQL(Record.self, marker: "$").deleteByID, [String(id)]).affected > 0
+    }
+
+    public func handleTaken(_ handle: String) throws -> Bool {
+        try connection.execute("SELECT EXISTS (SELECT 1 FROM users WHERE handle = $1)", [handle]).rows == [["t"]]
+    }
+
+    public func insertFollow(_ follow: Follow) throws -> Bool {
+        try connection.execute(
+            "INSERT INTO follows (follower_id, followee_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            [String(follow.followerID), String(follow.followeeID), String(follow.createdAt)]
+        ).affected > 0
+    }
+
+    public func deleteFollow(follower: Int64, followee: Int64) throws -> Bool {
+        try connection.execute("DELETE FROM follows WHERE follower_id = $1 AND followee_id = $2", [String(follower), String(followee)]).affected > 0
+    }
+}

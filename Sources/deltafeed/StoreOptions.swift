@@ -1,0 +1,34 @@
+import ArgumentParser
+import FeedStore
+import PostgresStore
+
+/// Where the data lives, for `serve` and `seed`: `--store postgres://…` (or `postgresql://…`)
+/// selects the PostgreSQL store, shared by several replicas; anything else is the embedded
+/// SQLite file of `--db`, the default.
+struct StoreOptions: ParsableArguments {
+    @Option(
+        help:
+            "The store: postgres://USER@HOST:PORT/DB (or postgresql://) for PostgreSQL, shared by several replicas; otherwise the SQLite file of --db (env DELTAFEED_STORE)."
+    )
+    var store: String?
+
+    @Option(help: "SQLite database file, created and migrated if missing (env DELTAFEED_DB; default ./data/deltafeed.sqlite).")
+    var db: String?
+
+    /// The PostgreSQL URL when one is selected, else nil.
+    func postgresURL() throws -> String? {
+        guard let url = try resolved(store, env: "DELTAFEED_STORE"), !url.isEmpty else { return nil }
+        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+            throw ValidationError("--store (DELTAFEED_STORE) takes a postgres:// or postgresql:// URL; a SQLite file is given with --db.")
+        }
+        return url
+    }
+
+    /// Opens the selected store (migrating it if needed).
+    func open(options: FeedStore.Options = FeedStore.Options()) throws -> any FeedStorage {
+        if let url = try postgresURL() {
+            return try PostgresFeedStore(url: url, options: options)
+        }
+        return try FeedStore(path: try resolved(db, env: "DELTAFEED_DB", default: FeedStore.defaultPath), options: options)
+    }
+}

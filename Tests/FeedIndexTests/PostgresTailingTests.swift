@@ -1,0 +1,71 @@
+import FeedIndex
+import FeedStore
+import Foundation
+import PostgresStore
+import Testing
+
+let postgresURL = ProcessInfo.processInfo.environment["DELTAFEED_TEST_POSTGRES"]
+
+/// Two replicas in one process: stores on the same PostgreSQL schema, an index on the first.
+@Suite(
+    "Tailing the PostgreSQL change log", .enabled(if: postgresURL != nil, "DELTAFEED_TEST_POSTGRES is not set: scripts/test starts a PostgreSQL and sets it"))
+struct PostgresTailingTests {
+    struct Replicas {
+        let schema = "test_tail_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let reader: PostgresFeedStore
+        let writer: PostgresFeedStore
+        let index: FeedIndex
+
+        init() throws {
+            reader = try PostgresFeedStore(url: postgresURL!, schema: schema)
+            writer = try PostgresFeedStore(url: postgresURL!, schema: schema)
+            try writer.seed(DemoSeed(users: 20, videos: 100, ads: 3, seed: 7))
+            index = try FeedIndex(loadingFrom: reader)
+        }
+
+        /// Waits up to 5 s for `condition`.
+        func eventually(_ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(5)
+            while Date() < deadline {
+                if condition() { return true }
+                usleep(10_000)
+            }
+            return condition()
+        }
+    }
+
+    @Test("A write nobody was listening for (its NOTIFY missed) is found by the next catch-up from the last sequence")
+    func catchUpAfterMissedNotification() throws {
+        let replicas = try Replicas()
+        let video = try replicas.writer.createVideo(authorID: 1, title: "Posted elsewhere", thumbnailURL: "https://t/1.jpg", durationSeconds: 9)
+        try replicas.writer.updateVideo(id: 5, title: "Renamed elsewhere")
+        #expect(replicas.index.read { $0.video(video.id) } == nil)
+        #expect(try replicas.index.catchUp(from: replicas.reader) == 2)
+        #expect(replicas.index.read { $0.video(video.id)?.value.title } == "Posted elsewhere")
+        #expect(replicas.index.read { $0.video(5)?.value.title } == "Renamed elsewhere")
+        #expect(replicas.index.sequence == replicas.writer.changeVersion)
+    }
+
+    @Test("LISTEN wakes the catch-up; a write committed while the listener's connection was down is applied after it reconnects")
+    func listenerReconnectsAndCatchesUp() throws {
+        let replicas = try Replicas()
+        let (index, reader) = (replicas.index, replicas.reader)
+        // Committed before anyone listens: the listener's first catch-up finds it.
+        let early = try replicas.writer.createUser(handle: "early", displayName: "Early")
+        let listener = ChangeListener(store: reader, onChange: { _ = try? index.catchUp(from: reader) }, report: { _ in })
+        defer { listener.stop() }
+        #expect(replicas.eventually { index.read { $0.user(early.id) } != nil })
+
+        // Woken by NOTIFY (nothing else catches up in this test).
+        let woken = try replicas.writer.createVideo(authorID: 2, title: "Notified", thumbnailURL: "https://t/2.jpg", durationSeconds: 9)
+        #expect(replicas.eventually { index.read { $0.video(woken.id) } != nil })
+
+        // The listener's connection dies; a write lands before it is back.
+        let admin = try PostgresConnection(url: postgresURL!)
+        try admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", ["deltafeed-listen " + reader.channel])
+        let missed = try replicas.writer.createVideo(authorID: 3, title: "While down", thumbnailURL: "https://t/3.jpg", durationSeconds: 9)
+        #expect(replicas.eventually { listener.connections >= 2 })
+        #expect(replicas.eventually { index.read { $0.video(missed.id) } != nil })
+        #expect(index.sequence == replicas.writer.changeVersion)
+    }
+}
