@@ -426,66 +426,62 @@ struct DemoGenerator {
 
 /// Word lists for the demo. Lower-case ASCII where they feed handles.
 enum Words {
-    static let adjectives = [
-        "sunny", "quiet", "brave", "lucky", "rapid", "cosmic", "golden", "silver", "misty", "wild",
-        "gentle", "bold", "clever", "curious", "dusty", "electric", "fuzzy", "happy", "icy", "jolly",
-        "kind", "lazy", "mellow", "neon", "odd", "proud", "rusty", "salty", "tiny", "urban",
-        "vivid", "witty", "zesty", "amber", "breezy", "crimson", "dreamy", "frosty", "hidden", "lunar",
-        "midnight", "nimble", "polar", "rainy", "sleepy", "stormy", "velvet", "wandering",
-    ]
-    static let animals = [
-        "otter", "falcon", "panda", "fox", "heron", "lynx", "koala", "badger", "beaver", "bison",
-        "cobra", "crane", "dingo", "eagle", "ferret", "gecko", "hare", "ibis", "jaguar", "kiwi",
-        "lemur", "marmot", "narwhal", "ocelot", "puffin", "quokka", "raven", "seal", "tapir", "urchin",
-        "viper", "walrus", "yak", "zebra", "alpaca", "bat", "camel", "dolphin", "finch", "goose",
-        "hedgehog", "iguana", "jackal", "llama", "moose", "newt", "owl", "penguin",
-    ]
-    static let firstNames = [
-        "Maya", "Liam", "Ava", "Noah", "Zara", "Ethan", "Lina", "Omar", "Chloe", "Mateo",
-        "Aisha", "Lucas", "Ines", "Kenji", "Sofia", "Arjun", "Elena", "Tariq", "Nora", "Hugo",
-        "Priya", "Felix", "Amara", "Diego", "Hana", "Jonas", "Leila", "Marco", "Yuki", "Sami",
-        "Greta", "Ravi", "Clara", "Tomas", "Nadia", "Oscar", "Mei", "Pablo", "Freya", "Idris",
-        "Lucia", "Emil", "Zainab", "Theo", "Anya", "Kofi", "Rosa", "Ilya",
-    ]
-    static let lastNames = [
-        "Okafor", "Nguyen", "Silva", "Larsen", "Haddad", "Kowalski", "Moreau", "Tanaka", "Rossi", "Patel",
-        "Schmidt", "Costa", "Novak", "Ibrahim", "Jensen", "Kim", "Mendes", "Fischer", "Rahman", "Dubois",
-        "Petrov", "Alvarez", "Sato", "Mensah", "Berg", "Oliveira", "Hughes", "Weber", "Chen", "Ramos",
-        "Lindqvist", "Abara", "Ferrari", "Yilmaz", "Kaur", "Murphy", "Bianchi", "Andersen", "Lopez", "Adeyemi",
-        "Horvat", "Suzuki", "Castro", "Nielsen", "Park", "Dimitrov", "Santos", "Walsh",
-    ]
-    static let things = [
-        "skateboard", "sourdough", "guitar", "houseplant", "camera", "bike", "kitchen", "garden",
-        "sneaker", "coffee", "drone", "notebook", "synth", "tent", "kayak", "ramen",
-        "watercolor", "vinyl", "aquarium", "bonsai", "desk setup", "backpack", "dumpling", "telescope",
-        "crochet", "smoothie", "longboard", "pottery", "pasta", "puzzle", "cat", "dog",
-    ]
-    static let activities = [
-        "morning run", "street food tour", "sunrise hike", "skate session", "cooking challenge",
-        "room makeover", "thrift haul", "dance practice", "beach cleanup", "study session",
-        "night market walk", "road trip", "rock climbing", "bread baking", "speed painting",
-        "tiny house tour", "bike commute", "yoga flow", "fishing trip", "city photo walk",
-        "camping weekend", "latte art practice", "plant repotting", "drum cover", "snow day",
-        "farmers market run", "piano improv", "budget grocery haul",
-    ]
-    static let places = [
-        "pier", "rooftop", "old town", "night market", "lake", "skatepark", "library", "train station",
-        "mountain hut", "flea market", "botanical garden", "harbor", "desert", "forest trail",
-        "record store", "ramen bar", "lighthouse", "campus", "ferry", "canal",
-    ]
-    static let verbs = [
-        "fixed", "organized", "painted", "rebuilt", "cleaned", "upgraded", "styled", "tuned",
-        "restored", "packed", "cooked", "decorated",
-    ]
-    static let advertisers = [
-        "Northwind Coffee", "Lumen Audio", "Trailhead Outfitters", "Pixel Forge", "Harbor Bank",
-        "Greenleaf Grocers", "Orbit Mobile", "Velo Bikes", "Cedar & Stone", "Brightside Travel",
-        "Kettle Kitchen", "Nimbus Cloud", "Atlas Shoes", "Tidewater Tea", "Quill Notebooks",
-        "Summit Fitness", "Lantern Books", "Mosaic Games", "Pebble Pets", "Aurora Skincare",
-    ]
-    static let adPitches = [
-        "new season, new {thing}", "the {thing} everyone is talking about", "save 20% on your next {thing}",
-        "free delivery on every {thing}", "meet the smarter {thing}", "your {thing}, upgraded",
-        "try the {thing} risk-free for 30 days", "handmade {thing} for the weekend",
-    ]
+    /// The entries of a list separated by `|` or line breaks, in order.
+    private static func words(_ list: String) -> [String] { list.split(whereSeparator: { $0 == "|" || $0 == "\n" }).map(String.init) }
+
+    static let adjectives = words(
+        """
+        sunny|quiet|brave|lucky|rapid|cosmic|golden|silver|misty|wild|gentle|bold|clever|curious|dusty|electric|fuzzy|happy|icy
+        jolly|kind|lazy|mellow|neon|odd|proud|rusty|salty|tiny|urban|vivid|witty|zesty|amber|breezy|crimson|dreamy|frosty|hidden
+        lunar|midnight|nimble|polar|rainy|sleepy|stormy|velvet|wandering
+        """)
+    static let animals = words(
+        """
+        otter|falcon|panda|fox|heron|lynx|koala|badger|beaver|bison|cobra|crane|dingo|eagle|ferret|gecko|hare|ibis|jaguar|kiwi
+        lemur|marmot|narwhal|ocelot|puffin|quokka|raven|seal|tapir|urchin|viper|walrus|yak|zebra|alpaca|bat|camel|dolphin|finch
+        goose|hedgehog|iguana|jackal|llama|moose|newt|owl|penguin
+        """)
+    static let firstNames = words(
+        """
+        Maya|Liam|Ava|Noah|Zara|Ethan|Lina|Omar|Chloe|Mateo|Aisha|Lucas|Ines|Kenji|Sofia|Arjun|Elena|Tariq|Nora|Hugo|Priya|Felix
+        Amara|Diego|Hana|Jonas|Leila|Marco|Yuki|Sami|Greta|Ravi|Clara|Tomas|Nadia|Oscar|Mei|Pablo|Freya|Idris|Lucia|Emil|Zainab
+        Theo|Anya|Kofi|Rosa|Ilya
+        """)
+    static let lastNames = words(
+        """
+        Okafor|Nguyen|Silva|Larsen|Haddad|Kowalski|Moreau|Tanaka|Rossi|Patel|Schmidt|Costa|Novak|Ibrahim|Jensen|Kim|Mendes
+        Fischer|Rahman|Dubois|Petrov|Alvarez|Sato|Mensah|Berg|Oliveira|Hughes|Weber|Chen|Ramos|Lindqvist|Abara|Ferrari|Yilmaz
+        Kaur|Murphy|Bianchi|Andersen|Lopez|Adeyemi|Horvat|Suzuki|Castro|Nielsen|Park|Dimitrov|Santos|Walsh
+        """)
+    static let things = words(
+        """
+        skateboard|sourdough|guitar|houseplant|camera|bike|kitchen|garden|sneaker|coffee|drone|notebook|synth|tent|kayak|ramen
+        watercolor|vinyl|aquarium|bonsai|desk setup|backpack|dumpling|telescope|crochet|smoothie|longboard|pottery|pasta|puzzle
+        cat|dog
+        """)
+    static let activities = words(
+        """
+        morning run|street food tour|sunrise hike|skate session|cooking challenge|room makeover|thrift haul|dance practice
+        beach cleanup|study session|night market walk|road trip|rock climbing|bread baking|speed painting|tiny house tour
+        bike commute|yoga flow|fishing trip|city photo walk|camping weekend|latte art practice|plant repotting|drum cover
+        snow day|farmers market run|piano improv|budget grocery haul
+        """)
+    static let places = words(
+        """
+        pier|rooftop|old town|night market|lake|skatepark|library|train station|mountain hut|flea market|botanical garden|harbor
+        desert|forest trail|record store|ramen bar|lighthouse|campus|ferry|canal
+        """)
+    static let verbs = words("fixed|organized|painted|rebuilt|cleaned|upgraded|styled|tuned|restored|packed|cooked|decorated")
+    static let advertisers = words(
+        """
+        Northwind Coffee|Lumen Audio|Trailhead Outfitters|Pixel Forge|Harbor Bank|Greenleaf Grocers|Orbit Mobile|Velo Bikes
+        Cedar & Stone|Brightside Travel|Kettle Kitchen|Nimbus Cloud|Atlas Shoes|Tidewater Tea|Quill Notebooks|Summit Fitness
+        Lantern Books|Mosaic Games|Pebble Pets|Aurora Skincare
+        """)
+    static let adPitches = words(
+        """
+        new season, new {thing}|the {thing} everyone is talking about|save 20% on your next {thing}
+        free delivery on every {thing}|meet the smarter {thing}|your {thing}, upgraded|try the {thing} risk-free for 30 days
+        handmade {thing} for the weekend
+        """)
 }

@@ -208,6 +208,8 @@ enum ApplyOracle {
                 let from = operation.from!.tokens
                 if from == Array(path) { continue }
                 guard !(path.count > from.count && Array(path.prefix(from.count)) == from) else { throw Refusal("move into its own child") }
+                // The feed's rule, as for batches: items never change sections (a move stays in its array).
+                guard from.dropLast() == Array(path.dropLast()) else { throw Refusal("move across arrays") }
                 try add(try remove(at: from[...], in: &document), at: path, in: &document)
             }
         }
