@@ -79,6 +79,12 @@ struct Prove: ParsableCommand {
     @Option(help: "Writes answered 5xx (not retried) or not answered that are tolerated, e.g. when a replica is killed mid-write.")
     var maxWriteErrors: Int = 0
 
+    @Option(
+        help:
+            "A file of acknowledged writes to continue and update (created if missing), so runs one after another are checked together; with --rounds 0 a run only reads them back."
+    )
+    var ledger: String?
+
     @Option(help: "Seed of the random choices (default: a new one each run, printed).")
     var seed: UInt64?
 
@@ -115,6 +121,7 @@ struct Prove: ParsableCommand {
         log(
             "prove: \(urls.count) URL(s) \(urls.map(\.absoluteString).joined(separator: ", ")), \(replicas.count) replica(s), \(viewers) viewers × 3 forms, seed \(seed)"
         )
+        if let ledger { proof.ledger = try WriteLedger(loading: ledger) }
         try proof.start(viewers: viewers, idsUpTo: viewerIds)
         var round = 0
         while round < rounds {
@@ -126,11 +133,13 @@ struct Prove: ParsableCommand {
             let elapsed = roundStart.duration(to: .now)
             if elapsed < .seconds(roundInterval) { Thread.sleep(forTimeInterval: roundInterval - elapsed.seconds) }
         }
-        let verification = try proof.verifyAcknowledgedWrites()
         var lag: ConvergenceLag?
         if lagSamples > 0 {
             lag = try proof.measureLag(samples: lagSamples)
         }
+        // The lag's own writes are in the ledger too: read everything back last.
+        let verification = proof.verifyAcknowledgedWrites()
+        if let ledger { try proof.ledger.save(to: ledger) }
         let report = ProveReport(
             counts: counters.snapshot(), rounds: round, seconds: started.duration(to: .now).seconds, verification: verification, lag: lag,
             lagTarget: lagP99Ms, maxWriteErrors: maxWriteErrors, replicaCount: replicas.count)
@@ -180,6 +189,9 @@ final class ProveCounters: Sendable {
         var refetched = 0
         var gone = 0  // 410 answers seen on the wire
         var retried503 = 0
+        /// The error codes of the 503s retried, and how many came without Retry-After.
+        var codes503: [String: Int] = [:]
+        var missingRetryAfter = 0
         var read5xx = 0
         var write5xx = 0
         var readNoResponse = 0
@@ -223,7 +235,15 @@ final class ProveCounters: Sendable {
 /// Sends each request to the next base URL in turn (or to one, when pinned), retries 503s after
 /// their Retry-After, and counts what came back.
 final class ProveTransport: FeedHTTPTransport {
+    /// Whose requests these are: a client's (every answer counts) or the proof's own probes of
+    /// one replica (convergence, read-back), which may find it down without anyone failing.
+    enum Role {
+        case client
+        case probe
+    }
+
     let bases: [URL]
+    let role: Role
     /// The base the clients were created with; replaced by the chosen one in every request.
     let primary: URL
     let counters: ProveCounters
@@ -232,9 +252,10 @@ final class ProveTransport: FeedHTTPTransport {
     /// 503 answers retried per request before the 503 counts.
     static let maximumRetries = 30
 
-    init(bases: [URL], counters: ProveCounters, offset: Int = 0) {
+    init(bases: [URL], counters: ProveCounters, offset: Int = 0, role: Role = .client) {
         precondition(!bases.isEmpty)
         self.bases = bases
+        self.role = role
         self.primary = bases[0]
         self.counters = counters
         self.next = Atomic(offset)
@@ -251,6 +272,7 @@ final class ProveTransport: FeedHTTPTransport {
             do {
                 response = try inner.send(routed)
             } catch {
+                guard role == .client else { throw error }
                 counters.update {
                     $0.requests += 1
                     if isRead { $0.readNoResponse += 1 } else { $0.writeNoResponse += 1 }
@@ -258,10 +280,17 @@ final class ProveTransport: FeedHTTPTransport {
                 throw error
             }
             counters.update { $0.requests += 1 }
+            guard role == .client else { return response }
             if response.status == 503, attempt < Self.maximumRetries {
                 attempt += 1
-                counters.update { $0.retried503 += 1 }
-                let seconds = response.header("Retry-After").flatMap(Double.init) ?? 1
+                let code = (try? response.json())?["error"]?["code"].flatMap { if case .string(let code) = $0 { code } else { nil } }
+                let retryAfter = response.header("Retry-After").flatMap(Double.init)
+                counters.update {
+                    $0.retried503 += 1
+                    $0.codes503[code ?? "(no code)", default: 0] += 1
+                    if retryAfter == nil { $0.missingRetryAfter += 1 }
+                }
+                let seconds = retryAfter ?? 1
                 Thread.sleep(forTimeInterval: min(max(seconds, 0.05), 5))
                 continue
             }
@@ -326,12 +355,17 @@ struct ProofRun {
     }
 
     /// A client of `viewer` at `base` (or rotating over the --url list).
-    func client(viewer: Int64, format: FeedDelta.Format = .batch, pinnedTo base: URL? = nil, offset: Int = 0) -> DeltaFeedClient {
-        Self.client(viewer: viewer, format: format, bases: base.map { [$0] } ?? urls, offset: offset, counters: counters, token: token)
+    func client(viewer: Int64, format: FeedDelta.Format = .batch, probing base: URL? = nil, offset: Int = 0) -> DeltaFeedClient {
+        Self.client(
+            viewer: viewer, format: format, bases: base.map { [$0] } ?? urls, offset: offset, counters: counters, token: token,
+            role: base == nil ? .client : .probe)
     }
 
-    static func client(viewer: Int64, format: FeedDelta.Format, bases: [URL], offset: Int, counters: ProveCounters, token: String) -> DeltaFeedClient {
-        let transport = ProveTransport(bases: bases, counters: counters, offset: offset)
+    static func client(
+        viewer: Int64, format: FeedDelta.Format, bases: [URL], offset: Int, counters: ProveCounters, token: String,
+        role: ProveTransport.Role = .client
+    ) -> DeltaFeedClient {
+        let transport = ProveTransport(bases: bases, counters: counters, offset: offset, role: role)
         return DeltaFeedClient(baseURL: bases[0], viewer: viewer, format: format, transport: transport, bearerToken: token)
     }
 
@@ -466,7 +500,7 @@ struct ProofRun {
         while ContinuousClock.now < deadline {
             var snapshots: Set<String> = []
             for replica in replicas {
-                if let document = try? client(viewer: viewer, pinnedTo: replica).fetch() { snapshots.insert(document.snapshot) }
+                if let document = try? client(viewer: viewer, probing: replica).fetch() { snapshots.insert(document.snapshot) }
             }
             if snapshots.count <= 1 { return }
             Thread.sleep(forTimeInterval: 0.01)
@@ -508,13 +542,12 @@ struct ProofRun {
     }
 
     /// Reads every acknowledged write back from every replica (retrying while they catch up).
-    func verifyAcknowledgedWrites() throws -> WriteVerification {
+    func verifyAcknowledgedWrites() -> WriteVerification {
         var verification = WriteVerification(records: ledger.records.count, uncertain: ledger.uncertain)
         for replica in replicas {
-            let pinned = ProveTransport(bases: [replica], counters: counters)
-            do {
-                _ = try pinned.send(FeedHTTPRequest(method: "GET", url: URL(string: replica.absoluteString + "/healthz")!))
-            } catch {
+            let pinned = ProveTransport(bases: [replica], counters: counters, role: .probe)
+            let health = try? pinned.send(FeedHTTPRequest(method: "GET", url: URL(string: replica.absoluteString + "/healthz")!))
+            guard health?.status == 200 else {
                 verification.unreachable.append(replica.absoluteString)
                 counters.update { $0.unreachableReplicas.insert(replica.absoluteString) }
                 continue
@@ -524,7 +557,7 @@ struct ProofRun {
                 let deadline = ContinuousClock.now + .seconds(settleTimeout)
                 var last = ""
                 while true {
-                    let url = URL(string: replica.absoluteString + key.path)!
+                    let url = URL(string: replica.absoluteString + key)!
                     let response = try? pinned.send(FeedHTTPRequest(method: "GET", url: url, headers: ["Authorization": "Bearer \(token)"]))
                     let json = response.flatMap { $0.status == 200 ? try? $0.json() : nil }
                     if let json, expected.allSatisfy({ json[$0.key] == $0.value }) { break }
@@ -532,7 +565,7 @@ struct ProofRun {
                     if ContinuousClock.now >= deadline {
                         verification.lost += 1
                         counters.fail(
-                            "acknowledged write lost on \(replica.absoluteString): \(key.path) should have \(JSONValue.object(expected).jsonText), answered \(last)",
+                            "acknowledged write lost on \(replica.absoluteString): \(key) should have \(JSONValue.object(expected).jsonText), answered \(last)",
                             mismatch: false)
                         break
                     }
@@ -555,7 +588,7 @@ struct ProofRun {
             throw ValidationError("no viewer's feed shows a video to retitle for the convergence lag")
         }
         var lag = ConvergenceLag(pairs: replicas.count > 1 ? "write on one replica, read the next" : "write and read on \(replicas[0].absoluteString)")
-        let readers = replicas.map { ProveTransport(bases: [$0], counters: counters) }
+        let readers = replicas.map { ProveTransport(bases: [$0], counters: counters, role: .probe) }
         let timeout = max(settleTimeout, 5)
         for sample in 0..<samples {
             let writer = replicas[sample % replicas.count]
@@ -567,9 +600,11 @@ struct ProofRun {
             request.body = write.body.map { JSONValue.object($0).serialized() }
             request.headers["Content-Type"] = "application/json"
             guard let response = try? ProveTransport(bases: [writer], counters: counters).send(request), response.status == 200 else {
+                ledger.unknownOutcome(write)
                 lag.failedWrites += 1
                 continue
             }
+            ledger.acknowledged(write, answer: try? response.json())
             let acknowledged = ContinuousClock.now
             let needle = Array(title.utf8)
             let feed = URL(string: reader.bases[0].absoluteString + "/v1/users/\(viewer.id)/feed")!
@@ -621,11 +656,33 @@ struct ProveWrite: Equatable {
 
 /// The last acknowledged value of every field the proof wrote and can read back by id. Writes
 /// are sent one at a time, so the last acknowledged one is what every replica must show.
-struct WriteLedger {
-    /// Fields expected, per record (`/v1/videos/7` → title, like_count).
-    private(set) var records: [ProveWrite.Record: [String: JSONValue]] = [:]
+struct WriteLedger: Equatable {
+    /// Fields expected, per resource path (`/v1/videos/7` → title, like_count).
+    private(set) var records: [String: [String: JSONValue]] = [:]
     /// Writes whose outcome is unknown (5xx not retried, or no answer): their fields are not checked.
     private(set) var uncertain = 0
+
+    init() {}
+
+    /// The ledger saved at `path`, or an empty one when there is no such file.
+    init(loading path: String) throws {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let json = try JSONValue(parsing: Array(bytes))
+        guard case .object(let records)? = json["records"], let uncertain = json["uncertain"]?.int64Value else {
+            throw ValidationError("\(path) is not a ledger written by deltafeed prove.")
+        }
+        for (path, fields) in records {
+            guard case .object(let fields) = fields else { throw ValidationError("\(path) is not a ledger written by deltafeed prove.") }
+            self.records[path] = fields
+        }
+        self.uncertain = Int(uncertain)
+    }
+
+    func save(to path: String) throws {
+        let json: JSONValue = ["records": .object(records.mapValues { .object($0) }), "uncertain": .int(Int64(uncertain))]
+        try Data(json.serialized()).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
 
     /// A 2xx: a created record's fields come from the answer (it has the id), an update's from its body.
     mutating func acknowledged(_ write: ProveWrite, answer: JSONValue?) {
@@ -635,14 +692,14 @@ struct WriteLedger {
         }
         guard record != .none, let body = write.body else { return }
         let tracked = body.filter { ["title", "like_count", "handle", "display_name"].contains($0.key) }
-        records[record, default: [:]].merge(tracked) { _, new in new }
+        records[record.path, default: [:]].merge(tracked) { _, new in new }
     }
 
     mutating func unknownOutcome(_ write: ProveWrite) {
         uncertain += 1
         guard write.record != .none, let body = write.body else { return }
-        for key in body.keys { records[write.record]?[key] = nil }
-        if records[write.record]?.isEmpty == true { records[write.record] = nil }
+        for key in body.keys { records[write.record.path]?[key] = nil }
+        if records[write.record.path]?.isEmpty == true { records[write.record.path] = nil }
     }
 }
 
@@ -768,6 +825,7 @@ struct ProveReport {
         if counts.mismatches > 0 { failures.append("\(counts.mismatches) mismatches") }
         if counts.read5xx > 0 { failures.append("\(counts.read5xx) reads answered 5xx") }
         if counts.readNoResponse > 0 { failures.append("\(counts.readNoResponse) reads without an answer") }
+        if counts.missingRetryAfter > 0 { failures.append("\(counts.missingRetryAfter) 503s without Retry-After") }
         if counts.write5xx + counts.writeNoResponse > maxWriteErrors {
             failures.append("\(counts.write5xx + counts.writeNoResponse) writes answered 5xx or not at all (tolerated: \(maxWriteErrors))")
         }
@@ -795,7 +853,7 @@ struct ProveReport {
             "prove: \(rounds) rounds in \(String(format: "%.1f", seconds)) s, \(counts.requests) requests",
             "deltas applied: \(applied); unchanged (304) \(counts.unchanged); refetched after 410 \(counts.refetched) (410s seen \(counts.gone)); settle retries \(counts.settleRetries)",
             "writes acknowledged: \(counts.writesAcknowledged) (\(kinds.isEmpty ? "none" : kinds)); refused 4xx \(counts.writesRefused); outcome unknown \(verification.uncertain)",
-            "503 retried after Retry-After: \(counts.retried503); 5xx seen: \(counts.read5xx + counts.write5xx) (reads \(counts.read5xx), writes \(counts.write5xx)); no answer: reads \(counts.readNoResponse), writes \(counts.writeNoResponse)",
+            "503 retried after Retry-After: \(counts.retried503)\(counts.codes503.isEmpty ? "" : " (" + counts.codes503.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + ")"); 5xx seen: \(counts.read5xx + counts.write5xx) (reads \(counts.read5xx), writes \(counts.write5xx)); no answer: reads \(counts.readNoResponse), writes \(counts.writeNoResponse)",
             "acknowledged writes read back: \(verification.records) records on \(verification.replicasChecked) of \(replicaCount) replicas\(verification.unreachable.isEmpty ? "" : " (unreachable: \(verification.unreachable.joined(separator: ", ")))"), lost \(verification.lost)",
             "mismatches: \(counts.mismatches)",
         ]
@@ -808,7 +866,7 @@ struct ProveReport {
         }
         for message in counts.messages { lines.append("  first problems: \(message)") }
         var result =
-            "RESULT rounds=\(rounds) applied_batch=\(counts.applied[.batch, default: 0]) applied_sequential=\(counts.applied[.sequential, default: 0]) applied_jsonpatch=\(counts.applied[.jsonpatch, default: 0]) unchanged=\(counts.unchanged) gone=\(counts.gone) writes_acked=\(counts.writesAcknowledged) writes_uncertain=\(verification.uncertain) retried_503=\(counts.retried503) read_5xx=\(counts.read5xx) write_5xx=\(counts.write5xx) read_no_answer=\(counts.readNoResponse) write_no_answer=\(counts.writeNoResponse) mismatches=\(counts.mismatches) verified_records=\(verification.records) verified_replicas=\(verification.replicasChecked) lost=\(verification.lost)"
+            "RESULT rounds=\(rounds) applied_batch=\(counts.applied[.batch, default: 0]) applied_sequential=\(counts.applied[.sequential, default: 0]) applied_jsonpatch=\(counts.applied[.jsonpatch, default: 0]) unchanged=\(counts.unchanged) gone=\(counts.gone) writes_acked=\(counts.writesAcknowledged) writes_uncertain=\(verification.uncertain) retried_503=\(counts.retried503) retried_503_storage_unavailable=\(counts.codes503["storage_unavailable", default: 0]) read_5xx=\(counts.read5xx) write_5xx=\(counts.write5xx) read_no_answer=\(counts.readNoResponse) write_no_answer=\(counts.writeNoResponse) mismatches=\(counts.mismatches) verified_records=\(verification.records) verified_replicas=\(verification.replicasChecked) lost=\(verification.lost)"
         if let lag {
             let p = Percentiles(lag.milliseconds)
             result +=
