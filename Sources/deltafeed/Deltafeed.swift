@@ -1,7 +1,9 @@
 import ArgumentParser
 
 /// The `deltafeed` command: `serve` runs the HTTP service; `seed` fills a store with demo data;
-/// `token` prints a viewer token; `simulate` writes through the API so a feed visibly moves.
+/// `token` prints a viewer token; `simulate` writes through the API so a feed visibly moves;
+/// `prove` checks over HTTP, against one server or several replicas, that every delta form applied
+/// by the reference client equals a fresh fetch.
 @main
 struct Deltafeed: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,7 +13,7 @@ struct Deltafeed: ParsableCommand {
             Every option also reads an environment variable (named beside it); a flag on the \
             command line wins over the variable, which wins over the default.
             """,
-        subcommands: [Serve.self, Seed.self, Token.self, Simulate.self],
+        subcommands: [Serve.self, Seed.self, Token.self, Simulate.self, Prove.self],
         defaultSubcommand: Serve.self
     )
 }
