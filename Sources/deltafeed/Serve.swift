@@ -139,6 +139,14 @@ struct Serve: ParsableCommand {
         serviceOptions.itemCacheBytes = try mebibytes(itemCacheMib, env: "DELTAFEED_ITEM_CACHE_MIB", default: 64)
         serviceOptions.deltaCacheBytes = try mebibytes(deltaCacheMib, env: "DELTAFEED_DELTA_CACHE_MIB", default: 4)
         serviceOptions.snapshotBytes = try mebibytes(snapshotCacheMib, env: "DELTAFEED_SNAPSHOT_CACHE_MIB", default: 128)
+        // Block the stop signals before any worker thread exists, so every thread inherits the
+        // mask and only `stopSignals.wait()` below receives them (a stop asked for while the
+        // index loads takes effect once it has loaded).
+        let stopSignals = StopSignals()
+        // While the store opens and the index loads, the port answers 503 "starting": a balancer
+        // retries elsewhere, clients wait, nobody meets a refused connection.
+        let placeholder = try StartingServer.start(configuration: http)
+        http.port = placeholder.port
         let store = try storage.open(options: options)
         let path = store.location
         let wantsSeed = try seedDemo || resolved(nil as Int?, env: "DELTAFEED_SEED_DEMO", default: 0) == 1
@@ -171,15 +179,13 @@ struct Serve: ParsableCommand {
         )
         let service = try FeedService(store: store, index: index, options: serviceOptions)
 
-        // Block the stop signals before any worker thread exists, so every thread inherits the
-        // mask and only `stopSignals.wait()` below receives them.
-        let stopSignals = StopSignals()
         var configuration = DeltaFeedServerConfiguration(service: service, adminToken: token, viewerTokens: viewerTokens, http: http)
         configuration.demo = try demo ?? (resolved(nil as Int?, env: "DELTAFEED_DEMO", default: 1) != 0)
         // Ready once the index has applied what was committed while it loaded; until then
         // /healthz answers 503 "starting", so a balancer sends nothing here yet.
         let ready = Atomic(false)
         configuration.isReady = { ready.load(ordering: .acquiring) }
+        placeholder.shutdown()
         let server = try DeltaFeedServer.start(configuration: configuration)
         var listener: ChangeListener?
         if let postgres = store as? PostgresFeedStore {
