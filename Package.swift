@@ -136,6 +136,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
+        // The pieces of `deltafeed prove` that need no server (its proof over HTTP runs in scripts/cluster-test).
+        .testTarget(name: "DeltafeedCommandTests", dependencies: ["deltafeed", "DeltaFeedClient"]),
     ],
     swiftLanguageModes: [.v6]
 )

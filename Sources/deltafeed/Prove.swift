@@ -152,6 +152,16 @@ struct Prove: ParsableCommand {
     }
 }
 
+/// Why the proof could not run at all (no feed, refused token). Printed as `Error: <message>`
+/// without the usage text.
+struct ProveError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
 // MARK: - Targets
 
 /// The base URLs given on the command line.
@@ -200,6 +210,7 @@ final class ProveCounters: Sendable {
         var writesRefused = 0
         var writesByKind: [String: Int] = [:]
         var mismatches = 0
+        var errors = 0
         var settleRetries = 0
         var unreachableReplicas: Set<String> = []
         var messages: [String] = []
@@ -216,11 +227,26 @@ final class ProveCounters: Sendable {
         state.withLock { body(&$0) }
     }
 
-    /// Counts a failure and keeps its message (the first 20 are printed, and each as it happens).
-    func fail(_ message: String, mismatch: Bool = true) {
+    /// What a problem counts as.
+    enum Problem {
+        /// A document that differs from a fresh fetch, or a delta that does not apply.
+        case mismatch
+        /// Any other failed request or answer the proof cannot use.
+        case error
+        /// Already counted where it was seen (a 5xx, a request without an answer, a lost write).
+        case counted
+    }
+
+    /// Counts a problem and keeps its message (the first 20 are printed at the end; each one on
+    /// standard error as it happens).
+    func fail(_ message: String, as problem: Problem = .mismatch) {
         FileHandle.standardError.write(Data("prove: \(message)\n".utf8))
         state.withLock {
-            if mismatch { $0.mismatches += 1 }
+            switch problem {
+            case .mismatch: $0.mismatches += 1
+            case .error: $0.errors += 1
+            case .counted: break
+            }
             if $0.messages.count < 20 { $0.messages.append(message) }
         }
     }
@@ -248,12 +274,16 @@ final class ProveTransport: FeedHTTPTransport {
     let primary: URL
     let counters: ProveCounters
     private let next: Atomic<Int>
-    private let inner = SocketTransport(timeout: 10)
+    /// What actually sends: plain sockets (a test passes a fake server).
+    private let inner: any FeedHTTPTransport
     /// 503 answers retried per request before the 503 counts.
     static let maximumRetries = 30
 
-    init(bases: [URL], counters: ProveCounters, offset: Int = 0, role: Role = .client) {
+    init(
+        bases: [URL], counters: ProveCounters, offset: Int = 0, role: Role = .client, inner: any FeedHTTPTransport = SocketTransport(timeout: 10)
+    ) {
         precondition(!bases.isEmpty)
+        self.inner = inner
         self.bases = bases
         self.role = role
         self.primary = bases[0]
@@ -297,7 +327,7 @@ final class ProveTransport: FeedHTTPTransport {
             if response.status >= 500 {
                 let body = String(decoding: response.body.prefix(200), as: UTF8.self)
                 counters.update { if isRead { $0.read5xx += 1 } else { $0.write5xx += 1 } }
-                counters.fail("\(request.method) \(routed.url.absoluteString) answered \(response.status): \(body)", mismatch: false)
+                counters.fail("\(request.method) \(routed.url.absoluteString) answered \(response.status): \(body)", as: .counted)
             }
             if response.status == 410 { counters.update { $0.gone += 1 } }
             return response
@@ -383,7 +413,7 @@ struct ProofRun {
                 do {
                     try client.fetch()
                 } catch {
-                    throw ValidationError("cannot fetch viewer \(id)'s feed through \(urls[0].absoluteString): \(error)")
+                    throw ProveError("cannot fetch viewer \(id)'s feed through \(urls[0].absoluteString): \(error)")
                 }
             }
             viewers.append(ProvedViewer(id: id, clients: clients))
@@ -438,10 +468,8 @@ struct ProofRun {
                     counters.fail(
                         "\(context): the delta from \(before) to \(delta.header.snapshot) does not apply: \(reason); delta: \(String(delta.json.jsonText.prefix(2000)))"
                     )
-                } else if case .unexpectedStatus(let status, _, _) = error, status >= 500 {
-                    // Counted as a 5xx by the transport.
                 } else {
-                    counters.fail("\(context): refresh failed: \(error)", mismatch: false)
+                    counters.fail("\(context): refresh failed: \(error)", as: ProofRun.problem(error))
                 }
                 _ = try? client.fetch()
                 return
@@ -450,7 +478,7 @@ struct ProofRun {
             do {
                 truth = try fresh.fetch()
             } catch {
-                counters.fail("\(context): fresh fetch failed: \(error)", mismatch: false)
+                counters.fail("\(context): fresh fetch failed: \(error)", as: ProofRun.problem(error))
                 return
             }
             guard let held = client.document else { return }
@@ -471,6 +499,17 @@ struct ProofRun {
             }
             counters.update { $0.settleRetries += 1 }
             Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    /// What a client's error counts as: 5xx and requests without an answer are counted by the
+    /// transport already.
+    static func problem(_ error: DeltaFeedClientError) -> ProveCounters.Problem {
+        switch error {
+        case .transport: .counted
+        case .unexpectedStatus(let status, _, _) where status >= 500: .counted
+        case .apply: .mismatch
+        default: .error
         }
     }
 
@@ -521,7 +560,7 @@ struct ProofRun {
             response = try transport.send(request)
         } catch {
             ledger.unknownOutcome(write)
-            counters.fail("\(write.method) \(write.path): no answer (outcome unknown): \(error)", mismatch: false)
+            counters.fail("\(write.method) \(write.path): no answer (outcome unknown): \(error)", as: .counted)
             return
         }
         switch response.status {
@@ -532,7 +571,7 @@ struct ProofRun {
             }
             ledger.acknowledged(write, answer: try? response.json())
         case 401, 403:
-            throw ValidationError("\(write.method) \(write.path) answered \(response.status): check the admin token.")
+            throw ProveError("\(write.method) \(write.path) answered \(response.status): check the admin token.")
         case 500...:
             ledger.unknownOutcome(write)  // counted and reported by the transport
         default:
@@ -566,7 +605,7 @@ struct ProofRun {
                         verification.lost += 1
                         counters.fail(
                             "acknowledged write lost on \(replica.absoluteString): \(key) should have \(JSONValue.object(expected).jsonText), answered \(last)",
-                            mismatch: false)
+                            as: .counted)
                         break
                     }
                     Thread.sleep(forTimeInterval: 0.05)
@@ -585,7 +624,7 @@ struct ProofRun {
         guard let viewer = viewers.first(where: { ProveWritePlanner.videos(in: $0.clients[0].document).isEmpty == false }),
             let video = ProveWritePlanner.videos(in: viewer.clients[0].document).first
         else {
-            throw ValidationError("no viewer's feed shows a video to retitle for the convergence lag")
+            throw ProveError("no viewer's feed shows a video to retitle for the convergence lag")
         }
         var lag = ConvergenceLag(pairs: replicas.count > 1 ? "write on one replica, read the next" : "write and read on \(replicas[0].absoluteString)")
         let readers = replicas.map { ProveTransport(bases: [$0], counters: counters, role: .probe) }
@@ -823,6 +862,7 @@ struct ProveReport {
         var failures: [String] = []
         let forms = FeedDelta.Format.allCases
         if counts.mismatches > 0 { failures.append("\(counts.mismatches) mismatches") }
+        if counts.errors > 0 { failures.append("\(counts.errors) other failed requests") }
         if counts.read5xx > 0 { failures.append("\(counts.read5xx) reads answered 5xx") }
         if counts.readNoResponse > 0 { failures.append("\(counts.readNoResponse) reads without an answer") }
         if counts.missingRetryAfter > 0 { failures.append("\(counts.missingRetryAfter) 503s without Retry-After") }
@@ -855,7 +895,7 @@ struct ProveReport {
             "writes acknowledged: \(counts.writesAcknowledged) (\(kinds.isEmpty ? "none" : kinds)); refused 4xx \(counts.writesRefused); outcome unknown \(verification.uncertain)",
             "503 retried after Retry-After: \(counts.retried503)\(counts.codes503.isEmpty ? "" : " (" + counts.codes503.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + ")"); 5xx seen: \(counts.read5xx + counts.write5xx) (reads \(counts.read5xx), writes \(counts.write5xx)); no answer: reads \(counts.readNoResponse), writes \(counts.writeNoResponse)",
             "acknowledged writes read back: \(verification.records) records on \(verification.replicasChecked) of \(replicaCount) replicas\(verification.unreachable.isEmpty ? "" : " (unreachable: \(verification.unreachable.joined(separator: ", ")))"), lost \(verification.lost)",
-            "mismatches: \(counts.mismatches)",
+            "mismatches: \(counts.mismatches); other failed requests: \(counts.errors)",
         ]
         if let lag {
             let p = Percentiles(lag.milliseconds)
@@ -866,7 +906,7 @@ struct ProveReport {
         }
         for message in counts.messages { lines.append("  first problems: \(message)") }
         var result =
-            "RESULT rounds=\(rounds) applied_batch=\(counts.applied[.batch, default: 0]) applied_sequential=\(counts.applied[.sequential, default: 0]) applied_jsonpatch=\(counts.applied[.jsonpatch, default: 0]) unchanged=\(counts.unchanged) gone=\(counts.gone) writes_acked=\(counts.writesAcknowledged) writes_uncertain=\(verification.uncertain) retried_503=\(counts.retried503) retried_503_storage_unavailable=\(counts.codes503["storage_unavailable", default: 0]) read_5xx=\(counts.read5xx) write_5xx=\(counts.write5xx) read_no_answer=\(counts.readNoResponse) write_no_answer=\(counts.writeNoResponse) mismatches=\(counts.mismatches) verified_records=\(verification.records) verified_replicas=\(verification.replicasChecked) lost=\(verification.lost)"
+            "RESULT rounds=\(rounds) applied_batch=\(counts.applied[.batch, default: 0]) applied_sequential=\(counts.applied[.sequential, default: 0]) applied_jsonpatch=\(counts.applied[.jsonpatch, default: 0]) unchanged=\(counts.unchanged) gone=\(counts.gone) writes_acked=\(counts.writesAcknowledged) writes_uncertain=\(verification.uncertain) retried_503=\(counts.retried503) retried_503_storage_unavailable=\(counts.codes503["storage_unavailable", default: 0]) read_5xx=\(counts.read5xx) write_5xx=\(counts.write5xx) read_no_answer=\(counts.readNoResponse) write_no_answer=\(counts.writeNoResponse) mismatches=\(counts.mismatches) errors=\(counts.errors) verified_records=\(verification.records) verified_replicas=\(verification.replicasChecked) lost=\(verification.lost)"
         if let lag {
             let p = Percentiles(lag.milliseconds)
             result +=
