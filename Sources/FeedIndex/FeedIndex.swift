@@ -284,9 +284,9 @@ public final class FeedIndex: @unchecked Sendable {
         for author in Array(state.timelines.keys) {
             state.timelines[author]!.sort()
         }
-        try reader.forEach(Follow.self) { follow in
-            state.followees[follow.followerID, default: []].insert(follow.followeeID)
-            state.followers[follow.followeeID, default: []].insert(follow.followerID)
+        try reader.forEachFollow { follower, followee in
+            state.followees[follower, default: []].insert(followee)
+            state.followers[followee, default: []].insert(follower)
             step()
         }
         state.ads = try reader.activeAds()

@@ -15,4 +15,12 @@ extension FeedReader {
             while let record = try rows.next() { try body(record) }
         }
     }
+
+    /// Every follow edge, by follower then followee, as two integers (see ``FeedStoreReader``).
+    public func forEachFollow(_ body: (_ follower: Int64, _ followee: Int64) throws -> Void) throws(FeedStoreError) {
+        try mappingErrors {
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: FeedQueries.followEdges))
+            while let row = try rows.next() { try body(row[0], row[1]) }
+        }
+    }
 }

@@ -2,7 +2,11 @@ import GRDB
 
 /// The SQL of the hot read queries, kept in one place so tests can run `EXPLAIN QUERY PLAN` on
 /// exactly what the store executes. Every value is a `?` placeholder bound at execution.
-enum FeedQueries {
+package enum FeedQueries {
+    /// Every follow edge, by follower then followee (the index load); the same text in both
+    /// dialects, having no parameters.
+    package static let followEdges = "SELECT follower_id, followee_id FROM follows ORDER BY follower_id, followee_id"
+
     /// Followees of `?1`, ascending. Primary key range of `follows`.
     static let followeeIDs = "SELECT followee_id FROM follows WHERE follower_id = ?1 ORDER BY followee_id"
 

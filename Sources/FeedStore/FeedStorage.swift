@@ -100,6 +100,9 @@ public protocol FeedStoreReader {
     /// Calls `body` with every row of `Record`'s table in primary-key order, streaming (the
     /// index load: no array of every row in between).
     func forEach<Record: StoredRecord>(_ type: Record.Type, _ body: (Record) throws -> Void) throws(FeedStoreError)
+    /// Calls `body` with every follow edge, by follower then followee, streaming: two integers a
+    /// row, not a decoded ``Follow`` (the index load reads millions of them).
+    func forEachFollow(_ body: (_ follower: Int64, _ followee: Int64) throws -> Void) throws(FeedStoreError)
 }
 
 extension FeedStoreReader {

@@ -138,14 +138,29 @@ public struct PostgresReader: FeedStoreReader {
 
     // MARK: Whole tables
 
-    /// Streams the table through a server-side cursor, 10,000 rows per round trip, inside the
-    /// read's transaction: one consistent state, never every row in memory at once.
+    /// Streams the table through a server-side cursor (see ``streaming(_:_:)``).
     public func forEach<Record: StoredRecord>(_ type: Record.Type, _ body: (Record) throws -> Void) throws(FeedStoreError) {
-        _ = try run("DECLARE deltafeed_rows NO SCROLL CURSOR FOR \(RecordSQL(Record.self, marker: "$").all)")
+        try streaming(RecordSQL(Record.self, marker: "$").all) { row in try body(try decode(Record.self, row)) }
+    }
+
+    /// Every follow edge, by follower then followee, as two integers.
+    public func forEachFollow(_ body: (_ follower: Int64, _ followee: Int64) throws -> Void) throws(FeedStoreError) {
+        try streaming(FeedQueries.followEdges) { row in
+            guard row.count == 2, let follower = row[0].flatMap({ Int64($0) }), let followee = row[1].flatMap({ Int64($0) }) else {
+                throw FeedStoreError.storage(code: -1, message: "a follows row does not decode")
+            }
+            try body(follower, followee)
+        }
+    }
+
+    /// Runs `query` through a server-side cursor, 10,000 rows per round trip, inside the read's
+    /// transaction: one consistent state, never every row in memory at once.
+    private func streaming(_ query: String, _ body: ([String?]) throws -> Void) throws(FeedStoreError) {
+        _ = try run("DECLARE deltafeed_rows NO SCROLL CURSOR FOR \(query)")
         do {
             while true {
                 let rows = try run("FETCH 10000 FROM deltafeed_rows").rows
-                for row in rows { try body(try decode(Record.self, row)) }
+                for row in rows { try body(row) }
                 if rows.count < 10_000 { break }
             }
         } catch {
