@@ -28,7 +28,7 @@ struct FeedRoutes {
             if request.ifNoneMatch(feed.snapshotID) {
                 return .empty(status: 304, headers: [("ETag", etag)])
             }
-            var response = HTTPResponse.json(feed.body)
+            var response = HTTPResponse.json(feed.document.bytes)
             response.headers.append(("ETag", etag))
             response.headers.append(("Cache-Control", "private, no-cache"))
             return response
@@ -61,14 +61,10 @@ struct FeedRoutes {
 
     static func response(for outcome: DeltaOutcome) -> HTTPResponse {
         let etag = "\"\(outcome.snapshotID)\""
-        switch outcome.change {
-        case .none:
-            return .empty(status: 304, headers: [("ETag", etag)])
-        case .delta(let body):
-            var response = HTTPResponse.json(body)
-            response.headers.append(("ETag", etag))
-            return response
-        }
+        guard let delta = outcome.delta else { return .empty(status: 304, headers: [("ETag", etag)]) }
+        var response = HTTPResponse.json(delta.bytes)
+        response.headers.append(("ETag", etag))
+        return response
     }
 
     /// Reads `{"sections":[{"id","kind","items":[{"id","version"}…]}…]}` — a feed document as

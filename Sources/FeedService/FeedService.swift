@@ -30,7 +30,7 @@ public final class FeedService: Sendable {
         public var pageCacheBytes: Int
         /// Rendered items. Default 64 MiB.
         public var itemCacheBytes: Int
-        /// Rendered deltas, for clients that ask the same question again. Default 4 MiB.
+        /// Computed deltas, for clients that ask the same question again. Default 4 MiB.
         public var deltaCacheBytes: Int
         /// Snapshot structures kept in memory; past it the least recently served viewers'
         /// snapshots are read back from the store when asked for. Default 128 MiB.
@@ -57,7 +57,7 @@ public final class FeedService: Sendable {
 
     private let items: ItemCache
     private let pages: Mutex<ByteBoundedCache<PageKey, CachedPage>>
-    private let deltas: Mutex<ByteBoundedCache<DeltaKey, CachedDelta>>
+    private let deltas: Mutex<ByteBoundedCache<DeltaKey, DeltaDocument>>
     private let book: Mutex<SnapshotBook>
     /// Serialises ``persistSnapshots()``.
     private let persisting = Mutex(())
@@ -312,19 +312,16 @@ public final class FeedService: Sendable {
 
     private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
         let current = try feed(viewer: old.viewer, parameters: old.parameters)
-        if current.snapshotID == oldID {
-            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: oldID, change: .none)
+        guard current.snapshotID != oldID else {
+            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: oldID, delta: nil)
         }
         let key = DeltaKey(viewer: old.viewer, since: oldID, format: format)
-        if let cached = deltas.withLock({ $0.value(for: key) }), cached.target == current.snapshotID {
-            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, change: .delta(body: cached.body))
+        if let cached = deltas.withLock({ $0.value(for: key) }), cached.snapshot == current.snapshotID {
+            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, delta: cached)
         }
-        let renderer = DeltaRenderer(
-            old: old, oldID: oldID, page: current.sections, new: current.structure, newID: current.snapshotID,
-            nextCursor: current.nextCursor)
-        let body = renderer.render(format)
-        deltas.withLock { $0.insert(CachedDelta(target: current.snapshotID, body: body), for: key, cost: body.count + 128) }
-        return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, change: .delta(body: body))
+        let delta = DeltaDocument(format: format, from: old, oldID: oldID, to: current)
+        deltas.withLock { $0.insert(delta, for: key, cost: delta.estimatedCost) }
+        return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, delta: delta)
     }
 
     // MARK: - Snapshot persistence and upkeep
@@ -393,31 +390,24 @@ public struct RenderedFeed: Sendable {
     /// The page's structure, as remembered for deltas.
     public let structure: SnapshotStructure
 
-    /// The JSON document: `{"snapshot","viewer","sections","next_cursor"}`, items sized for the
-    /// width the page was asked with. Written from the shared item bytes on each call.
-    public var body: [UInt8] {
-        pageDocument(
-            snapshot: snapshotID, viewer: structure.viewer, sections: sections, nextCursor: nextCursor,
-            layout: structure.parameters.width.map(Layout.init(width:)))
+    /// Sizes items for the screen width the page was asked with, if one was.
+    public var layout: Layout? { structure.parameters.width.map(Layout.init(width:)) }
+
+    /// The page as FeedWire writes it.
+    public var document: FeedPage {
+        FeedPage(snapshot: snapshotID, viewer: structure.viewer, sections: sections, nextCursor: nextCursor, layout: layout)
     }
 }
 
 /// The answer to a delta request.
-public struct DeltaOutcome: Sendable, Equatable {
+public struct DeltaOutcome: Sendable {
     /// The change-log position of the feed it leads to.
     public let changeVersion: Int64
     /// The snapshot id of the feed now.
     public let snapshotID: String
-    /// What changed since the client's snapshot.
-    public let change: Change
-
-    /// What changed since the client's snapshot.
-    public enum Change: Sendable, Equatable {
-        /// Nothing: the client holds the feed as it is now.
-        case none
-        /// The delta to the feed now, rendered in the form asked for.
-        case delta(body: [UInt8])
-    }
+    /// The delta from the client's snapshot to the feed now, in the form asked for; nil when the
+    /// client holds the feed as it is now.
+    public let delta: DeltaDocument?
 }
 
 /// A page in the cache, with the index position it is known to be current at.
@@ -436,11 +426,6 @@ struct CachedPage {
             + (dependencies.feedVideos.count + dependencies.regionVideos.count + dependencies.shownUsers.count
                 + dependencies.followees.count * 3 + dependencies.regionPopular.count * 3) * 8
     }
-}
-
-struct CachedDelta {
-    let target: String
-    let body: [UInt8]
 }
 
 struct PageKey: Hashable {

@@ -3,12 +3,15 @@ import ListDiff
 
 /// A delta between a snapshot and the current feed page as the client receives it, in one of
 /// the three ``DeltaFormat``s, with the payloads of everything inserted or replaced taken from
-/// the new page.
+/// the new page. The service computes it; ``bytes`` writes it (from the page's shared item
+/// bytes, on each call).
 ///
 /// Every form carries `since`, `snapshot` (the new id), `next_cursor` and `section_versions` (the
 /// version of every section of the new page, in order), so a client that applies the operations
 /// and copies those fields holds exactly what a fresh fetch would return.
-public struct DeltaDocument {
+public struct DeltaDocument: Sendable {
+    /// The form the operations are written in.
+    public var format: DeltaFormat
     /// The snapshot the client holds.
     public var since: String
     /// The snapshot of the new page.
@@ -26,11 +29,12 @@ public struct DeltaDocument {
     /// replaces their `version`, which the item operations alone do not touch.
     public var keptSectionsWithChangedItems: [Int]
 
-    /// Creates the document's description; ``bytes(_:)`` writes it.
+    /// Creates the document's description; ``bytes`` writes it.
     public init(
-        since: String, snapshot: String, nextCursor: String?, page: [FeedSection], layout: Layout?,
+        format: DeltaFormat, since: String, snapshot: String, nextCursor: String?, page: [FeedSection], layout: Layout?,
         diff: SectionedDiff<String, String>, keptSectionsWithChangedItems: [Int]
     ) {
+        self.format = format
         self.since = since
         self.snapshot = snapshot
         self.nextCursor = nextCursor
@@ -40,8 +44,8 @@ public struct DeltaDocument {
         self.keptSectionsWithChangedItems = keptSectionsWithChangedItems
     }
 
-    /// The JSON document in `format`.
-    public func bytes(_ format: DeltaFormat) -> [UInt8] {
+    /// The JSON document.
+    public var bytes: [UInt8] {
         var json = JSONWriter(capacity: 4096)
         json.openDelta(
             format: format.rawValue, since: since, snapshot: snapshot, nextCursor: nextCursor,

@@ -110,12 +110,35 @@ public struct FeedSection: Sendable, Hashable {
     }
 }
 
-/// A feed page: `{"snapshot":…,"viewer":…,"sections":[…],"next_cursor":…|null}`, items sized for
-/// `layout` when there is one. Written from the sections' shared item bytes on each call.
-public func pageDocument(snapshot: String, viewer: Int64, sections: [FeedSection], nextCursor: String?, layout: Layout?) -> [UInt8] {
-    var json = JSONWriter(capacity: 1024 + sections.reduce(0) { $0 + $1.items.reduce(64) { $0 + $1.json.count + 48 } })
-    json.page(snapshot: snapshot, viewer: viewer, sections: sections, nextCursor: nextCursor) { json, section in
-        section.write(to: &json, layout: layout)
+/// A feed page as the server sends it: `{"snapshot":…,"viewer":…,"sections":[…],"next_cursor":…|null}`,
+/// items sized for ``layout`` when there is one.
+public struct FeedPage: Sendable {
+    /// The page's snapshot id.
+    public var snapshot: String
+    /// Whose feed it is.
+    public var viewer: Int64
+    /// The sections, their items rendered once and shared with every other page showing them.
+    public var sections: [FeedSection]
+    /// The cursor of the next page, if any.
+    public var nextCursor: String?
+    /// Sizes items for the screen width the feed was asked with.
+    public var layout: Layout?
+
+    /// A page of `sections`.
+    public init(snapshot: String, viewer: Int64, sections: [FeedSection], nextCursor: String?, layout: Layout?) {
+        self.snapshot = snapshot
+        self.viewer = viewer
+        self.sections = sections
+        self.nextCursor = nextCursor
+        self.layout = layout
     }
-    return json.bytes
+
+    /// The JSON document, written from the sections' shared item bytes on each call.
+    public var bytes: [UInt8] {
+        var json = JSONWriter(capacity: 1024 + sections.reduce(0) { $0 + $1.items.reduce(64) { $0 + $1.json.count + 48 } })
+        json.page(snapshot: snapshot, viewer: viewer, sections: sections, nextCursor: nextCursor) { json, section in
+            section.write(to: &json, layout: layout)
+        }
+        return json.bytes
+    }
 }

@@ -26,7 +26,7 @@ struct FeedCompositionTests {
         #expect(kinds[2] == .followSuggestions)
         #expect(feed.sections[1].items.count == 6)
         #expect(feed.sections[2].items.count <= 10)
-        #expect(try jsonObject(feed.body)["snapshot"] as? String == feed.snapshotID)
+        #expect(try jsonObject(feed.document.bytes)["snapshot"] as? String == feed.snapshotID)
     }
 
     @Test func adPositionsAreStableAcrossRefreshesAndNewVideos() throws {
@@ -56,7 +56,7 @@ struct FeedCompositionTests {
     @Test func widthGivesEveryItemASize() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 1, parameters: FeedParameters(limit: 5, width: 390))
-        let sections = try #require(try jsonObject(feed.body)["sections"] as? [[String: Any]])
+        let sections = try #require(try jsonObject(feed.document.bytes)["sections"] as? [[String: Any]])
         let grid = try #require(sections.first { $0["kind"] as? String == "video_grid" })
         let size = try #require(((grid["items"] as? [[String: Any]])?.first?["size"]) as? [String: Int])
         #expect(size == ["width": 179, "height": 278])  // (390 - 24 - 8) / 2 = 179; 179 * 4 / 3 + 40
@@ -93,8 +93,9 @@ struct DeltaTests {
         let video = try #require(before.sections[1].items.first?.id.split(separator: ":").last.flatMap { Int64($0) })
         _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video, title: "changed") }
         let outcome = try #require(try service.delta(viewer: 1, since: before.snapshotID, format: format))
-        guard case .delta(let body) = outcome.change else { Issue.record("expected a delta, got none"); return }
-        let json = try jsonObject(body)
+        let delta = try #require(outcome.delta, "expected a delta, got none")
+        #expect(delta.format == format)
+        let json = try jsonObject(delta.bytes)
         #expect(json["format"] as? String == format.rawValue)
         #expect(json["since"] as? String == before.snapshotID)
         #expect(json["snapshot"] as? String == outcome.snapshotID)
@@ -106,7 +107,7 @@ struct DeltaTests {
     @Test func unchangedFeedHasNoDeltaBody() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 1, parameters: FeedParameters())
-        #expect(try #require(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch)).change == .none)
+        #expect(try #require(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch)).delta == nil)
     }
 
     @Test func snapshotOfAnotherViewerIsUnknown() throws {
@@ -124,6 +125,6 @@ struct DeltaTests {
         let first = try FeedService(store: store).feed(viewer: 1, parameters: FeedParameters())
         let second = try FeedService(store: store).feed(viewer: 1, parameters: FeedParameters())
         #expect(first.snapshotID == second.snapshotID)
-        #expect(first.body == second.body)
+        #expect(first.document.bytes == second.document.bytes)
     }
 }

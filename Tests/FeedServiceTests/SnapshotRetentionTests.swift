@@ -39,7 +39,7 @@ struct SnapshotRetentionTests {
         clock.advance(by: 1)
         _ = try service.feed(viewer: 1, parameters: FeedParameters(limit: 17))
         let outcome = try #require(try service.delta(viewer: 1, since: first.snapshotID, format: .batch))
-        #expect(outcome.change == .none, "unchanged since S1: 304, not 410")
+        #expect(outcome.delta == nil, "unchanged since S1: 304, not 410")
     }
 
     @Test("A since that is no snapshot id is unknown, in memory and in the store alike")
@@ -63,7 +63,7 @@ struct SnapshotRetentionTests {
         #expect(throws: FeedError.snapshotUnknown(ids[0])) { try service.delta(viewer: 1, since: ids[0], format: .batch) }
         #expect(throws: FeedError.snapshotUnknown(ids[0])) { try service.deltaReadingStorage(viewer: 1, since: ids[0], format: .batch) }
         for id in ids[1...] {
-            #expect(try service.delta(viewer: 1, since: id, format: .batch)?.change == DeltaOutcome.Change.none)
+            #expect(try #require(try service.delta(viewer: 1, since: id, format: .batch)).delta == nil)
         }
     }
 
@@ -72,7 +72,7 @@ struct SnapshotRetentionTests {
         let service = try makeService(clock: clock, maxAge: 60_000)
         let feed = try service.feed(viewer: 1, parameters: FeedParameters())
         clock.advance(by: 30_000)
-        #expect(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch)?.change == DeltaOutcome.Change.none)
+        #expect(try #require(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch)).delta == nil)
         clock.advance(by: 60_001)
         #expect(throws: FeedError.snapshotUnknown(feed.snapshotID)) { try service.delta(viewer: 1, since: feed.snapshotID, format: .batch) }
         // The stored copy is expired too, even before the store prunes it.
@@ -87,10 +87,10 @@ struct SnapshotRetentionTests {
         let restarted = try FeedService(store: service.store)
         #expect(try restarted.delta(viewer: 2, since: feed.snapshotID, format: .batch) == nil, "not in the new memory")
         let outcome = try restarted.deltaReadingStorage(viewer: 2, since: feed.snapshotID, format: .batch)
-        #expect(outcome.change == .none)
+        #expect(outcome.delta == nil)
         #expect(outcome.snapshotID == feed.snapshotID)
         // Taken back into memory: the next poll needs no storage.
-        #expect(try restarted.delta(viewer: 2, since: feed.snapshotID, format: .batch)?.change == DeltaOutcome.Change.none)
+        #expect(try #require(try restarted.delta(viewer: 2, since: feed.snapshotID, format: .batch)).delta == nil)
     }
 
     @Test func snapshotsNotYetWrittenAreLostOnACrashAndAnswer410() throws {

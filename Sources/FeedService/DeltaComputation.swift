@@ -1,0 +1,32 @@
+import FeedWire
+import ListDiff
+
+extension DeltaDocument {
+    /// The delta from a snapshot's structure to the current page: section ids and kinds, item ids
+    /// and versions diffed here, payloads taken from `current`'s shared items when written.
+    init(format: DeltaFormat, from old: SnapshotStructure, oldID: String, to current: RenderedFeed) {
+        let new = current.structure
+        let diff = SectionedDiff(
+            oldSections: old.sections, newSections: new.sections,
+            sectionIdentifier: { $0.id },
+            isSectionContentEqual: { $0.kind == $1.kind },
+            items: { $0.items },
+            itemIdentifier: { $0.id },
+            isItemContentEqual: { $0.version == $1.version })
+        let page = current.sections
+        // Sections matched whole (same kind) whose items changed carry a new version.
+        let kept = diff.itemDiffs.filter {
+            $0.items.hasChanges && old.sections[$0.oldSection].kind == page[$0.newSection].kind.rawValue
+        }
+        self.init(
+            format: format, since: oldID, snapshot: current.snapshotID, nextCursor: current.nextCursor, page: page,
+            layout: current.layout, diff: diff, keptSectionsWithChangedItems: kept.map(\.newSection))
+    }
+
+    /// An estimate of the memory the delta holds beyond the page's shared items, for the cache.
+    var estimatedCost: Int {
+        let oldItems = diff.itemDiffs.reduce(0) { $0 + $1.items.oldCount }
+        let newItems = page.reduce(0) { $0 + $1.items.count }
+        return 512 + (diff.sections.oldCount + page.count + oldItems + newItems) * 64
+    }
+}
