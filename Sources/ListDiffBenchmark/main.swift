@@ -133,30 +133,52 @@ func makeSectionedLists() -> (old: [Shelf], new: [Shelf]) {
     return (old, new)
 }
 
+/// The times and memory of one case: the diff with its batch, then the other two forms of the
+/// same diff, and RSS before and at the peak.
+struct FormTimings {
+    var diffToBatch: [Double]
+    var sequential: [Double]
+    var patch: [Double]
+    var memoryBefore: Double
+    var peak: Double
+
+    /// The table cells from the batch median to the peak, around the case's own change counts.
+    func cells(runs: Int, counts: String, checked: Bool) -> String {
+        "| \(format(diffToBatch[diffToBatch.count / 2])) | \(format(diffToBatch[0])) | \(runs) | \(counts) "
+            + "| \(format(sequential[sequential.count / 2])) | \(format(patch[patch.count / 2])) "
+            + "| \(format(memoryBefore)) | \(format(peak))\(checked ? "" : " APPLY FAILED") |"
+    }
+}
+
+/// Times `makeDiff` with its batch `runs` times, then the sequential and JSON Patch forms of one
+/// diff half as often. Returns that diff with the timings.
+func measureForms<Diff>(
+    runs: Int, makeDiff: () -> Diff, batch: (Diff) -> Int, sequential: (Diff) -> Int, patch: (Diff) -> Int
+) -> (Diff, FormTimings) {
+    let memoryBefore = currentMemoryMiB()
+    let times = measure(runs: runs) { batch(makeDiff()) }
+    let diff = makeDiff()
+    let sequentialTimes = measure(runs: max(10, runs / 2)) { sequential(diff) }
+    let patchTimes = measure(runs: max(10, runs / 2)) { patch(diff) }
+    return (diff, FormTimings(diffToBatch: times, sequential: sequentialTimes, patch: patchTimes, memoryBefore: memoryBefore, peak: peakMemoryMiB()))
+}
+
 /// Measures the sectioned case and prints its table row.
 func measureSectionedAndPrint(runScale: Double) {
     let runs = max(10, Int(60 * runScale))
     let (old, new) = makeSectionedLists()
-    let memoryBefore = currentMemoryMiB()
-    let times = measure(runs: runs) {
-        let diff = SectionedDiff(oldSections: old, newSections: new)
-        let batch = diff.batch
-        return batch.itemDeletes.count &+ batch.sectionMoves.count
-    }
-    let diff = SectionedDiff(oldSections: old, newSections: new)
-    let sequentialTimes = measure(runs: max(10, runs / 2)) { diff.sequential.operations.count }
-    let patchTimes = measure(runs: max(10, runs / 2)) { diff.jsonPatch().operations.count }
-    let peak = peakMemoryMiB()
+    let (diff, timings) = measureForms(
+        runs: runs, makeDiff: { SectionedDiff(oldSections: old, newSections: new) },
+        batch: { $0.batch.itemDeletes.count &+ $0.batch.sectionMoves.count },
+        sequential: { $0.sequential.operations.count }, patch: { $0.jsonPatch().operations.count })
     let checked = (try? diff.batch.apply(to: old, newSections: new).map(\.items)) == new.map(\.items)
     let sections = diff.sections
     let items = diff.itemDiffs.map(\.items)
     func total(_ count: (IndexDiff<Int>) -> Int) -> Int { items.reduce(0) { $0 + count($1) } }
-    print(
-        "| F | \(sectionedSummary) | \(format(times[times.count / 2])) | \(format(times[0])) | \(runs) "
-            + "| \(sections.inserts.count) / \(total { $0.inserts.count }) | \(sections.deletes.count) / \(total { $0.deletes.count }) "
-            + "| \(sections.updates.count) / \(total { $0.updates.count }) | \(sections.moves.count) / \(total { $0.moves.count }) "
-            + "| \(format(sequentialTimes[sequentialTimes.count / 2])) | \(format(patchTimes[patchTimes.count / 2])) "
-            + "| \(format(memoryBefore)) | \(format(peak))\(checked ? "" : " APPLY FAILED") |")
+    let counts =
+        "\(sections.inserts.count) / \(total { $0.inserts.count }) | \(sections.deletes.count) / \(total { $0.deletes.count }) "
+        + "| \(sections.updates.count) / \(total { $0.updates.count }) | \(sections.moves.count) / \(total { $0.moves.count })"
+    print("| F | \(sectionedSummary) " + timings.cells(runs: runs, counts: counts, checked: checked))
 }
 
 /// Peak resident set size of this process so far, in MiB.
@@ -280,26 +302,17 @@ if profileOnly {
 func measureAndPrint(_ benchmark: Case, runScale: Double) {
     let runs = max(10, Int(Double(benchmark.runs) * runScale))
     let (old, new) = benchmark.build()
-    let memoryBefore = currentMemoryMiB()
-    let times = measure(runs: runs) {
-        let diff = IndexDiff(old: old, new: new)
-        let batch = diff.batch
-        return batch.deletes.count &+ batch.moves.count
-    }
-    let diff = IndexDiff(old: old, new: new)
-    let sequentialTimes = measure(runs: max(10, runs / 2)) { diff.sequential.operations.count }
-    let patchTimes = measure(runs: max(10, runs / 2)) { diff.jsonPatch().operations.count }
-    let peak = peakMemoryMiB()
+    let (diff, timings) = measureForms(
+        runs: runs, makeDiff: { IndexDiff(old: old, new: new) },
+        batch: { $0.batch.deletes.count &+ $0.batch.moves.count },
+        sequential: { $0.sequential.operations.count }, patch: { $0.jsonPatch().operations.count })
     // The rebuilt lists prove the forms right on the benchmark data too (the
     // sequential reference apply is quadratic, so only on the smaller cases).
     let checked =
         (try? diff.batch.apply(to: old, newElements: new)) == new
         && (old.count > 100_000 || (try? diff.sequential.apply(to: old, newElements: new)) == new)
-    print(
-        "| \(benchmark.name) | \(benchmark.summary) | \(format(times[times.count / 2])) | \(format(times[0])) | \(runs) "
-            + "| \(diff.inserts.count) | \(diff.deletes.count) | \(diff.updates.count) | \(diff.moves.count) "
-            + "| \(format(sequentialTimes[sequentialTimes.count / 2])) | \(format(patchTimes[patchTimes.count / 2])) "
-            + "| \(format(memoryBefore)) | \(format(peak))\(checked ? "" : " APPLY FAILED") |")
+    let counts = "\(diff.inserts.count) | \(diff.deletes.count) | \(diff.updates.count) | \(diff.moves.count)"
+    print("| \(benchmark.name) | \(benchmark.summary) " + timings.cells(runs: runs, counts: counts, checked: checked))
 }
 
 if !rowOnly {
