@@ -18,29 +18,37 @@ struct AdminRoutes {
     let viewers: ViewerAuthorization
     let writes: BlockingPool
 
+    /// A write ready to commit: runs on the `writes` pool with the store.
+    typealias Write<T> = @Sendable (any FeedStorage) throws(FeedStoreError) -> T
+
     func register(in router: inout Router) {
         let service = self.service
         let writes = self.writes
-        let guardToken = admin
+        let admin = self.admin
         let viewers = self.viewers
-        /// Answers with `respond(value)` once `body` committed and the index applied it.
-        @Sendable func committing<T: Sendable>(
-            _ respond: @escaping @Sendable (T) throws -> HTTPResponse,
-            _ body: @escaping @Sendable (any FeedStorage) throws(FeedStoreError) -> T
-        ) -> HTTPResponse {
-            .deferred(to: writes) {
-                let value = try translatingErrors { try service.write(body) }
-                return try respond(value)
+        /// Registers a write route. On the event loop, the admin token is checked and the body
+        /// (when `fields` is given) read as a JSON object holding only those members; `prepare`
+        /// reads the rest of the request into a write, which is committed and applied to the
+        /// index on the `writes` pool and answered with `respond(value)`.
+        func write<T: Sendable>(
+            _ method: HTTPMethod, _ path: String, fields: Set<String>? = nil,
+            respond: @escaping @Sendable (T) throws -> HTTPResponse,
+            _ prepare: @escaping @Sendable (HTTPRequest, JSONObjectBody) throws -> Write<T>
+        ) {
+            router.add(method, path) { request in
+                try admin.check(request)
+                let body = try fields.map { try JSONObjectBody(request.body, allowed: $0) } ?? .empty
+                let write = try prepare(request, body)
+                return .deferred(to: writes) {
+                    let value = try translatingErrors { try service.write(write) }
+                    return try respond(value)
+                }
             }
         }
 
-        router.post("/v1/users") { request in
-            try guardToken.check(request)
-            let body = try JSONObjectBody(request.body, allowed: ["handle", "display_name", "avatar_url"])
+        write(.post, "/v1/users", fields: ["handle", "display_name", "avatar_url"], respond: AdminRoutes.created) { _, body in
             let (handle, displayName, avatarURL) = (try body.requiredString("handle"), try body.requiredString("display_name"), try body.string("avatar_url"))
-            return committing(AdminRoutes.created) { store throws(FeedStoreError) in
-                try store.createUser(handle: handle, displayName: displayName, avatarURL: avatarURL)
-            }
+            return { store throws(FeedStoreError) in try store.createUser(handle: handle, displayName: displayName, avatarURL: avatarURL) }
         }
         router.get("/v1/users/{id}") { request in
             let id = try request.id("id")
@@ -48,34 +56,25 @@ struct AdminRoutes {
             guard let user = service.index.read({ $0.user(id)?.value }) else { throw HTTPError.notFound("No user with id \(id).") }
             return AdminRoutes.ok(user)
         }
-        router.put("/v1/users/{id}/follows/{followee}") { request in
-            try guardToken.check(request)
+        write(.put, "/v1/users/{id}/follows/{followee}", respond: AdminRoutes.created) { request, _ in
             let (follower, followee) = (try request.id("id"), try request.id("followee"))
-            return committing(AdminRoutes.created) { store throws(FeedStoreError) in
-                try store.follow(follower: follower, followee: followee)
-            }
+            return { store throws(FeedStoreError) in try store.follow(follower: follower, followee: followee) }
         }
-        router.delete("/v1/users/{id}/follows/{followee}") { request in
-            try guardToken.check(request)
+        write(.delete, "/v1/users/{id}/follows/{followee}", respond: AdminRoutes.noContent) { request, _ in
             let (follower, followee) = (try request.id("id"), try request.id("followee"))
-            return committing({ _ in .empty(status: 204) }) { store throws(FeedStoreError) in
-                try store.unfollow(follower: follower, followee: followee)
-            }
+            return { store throws(FeedStoreError) in try store.unfollow(follower: follower, followee: followee) }
         }
 
         let videoFields: Set<String> = ["author_id", "title", "thumbnail_url", "duration_seconds", "like_count", "view_count"]
-        router.post("/v1/videos") { request in
-            try guardToken.check(request)
-            let body = try JSONObjectBody(request.body, allowed: videoFields)
+        write(.post, "/v1/videos", fields: videoFields, respond: AdminRoutes.created) { _, body in
             let (authorID, title, thumbnailURL, duration) = (
                 try body.requiredInt("author_id"), try body.requiredString("title"),
                 try body.requiredString("thumbnail_url"), try body.requiredInt("duration_seconds")
             )
             let (likes, views) = (try body.int("like_count") ?? 0, try body.int("view_count") ?? 0)
-            return committing(AdminRoutes.created) { store throws(FeedStoreError) in
+            return { store throws(FeedStoreError) in
                 try store.createVideo(
-                    authorID: authorID, title: title, thumbnailURL: thumbnailURL, durationSeconds: duration,
-                    likeCount: likes, viewCount: views)
+                    authorID: authorID, title: title, thumbnailURL: thumbnailURL, durationSeconds: duration, likeCount: likes, viewCount: views)
             }
         }
         router.get("/v1/videos/{id}") { request in
@@ -83,55 +82,44 @@ struct AdminRoutes {
             guard let video = service.index.read({ $0.video(id)?.value }) else { throw HTTPError.notFound("No video with id \(id).") }
             return AdminRoutes.ok(video)
         }
-        router.patch("/v1/videos/{id}") { request in
-            try guardToken.check(request)
-            let body = try JSONObjectBody(request.body, allowed: videoFields.subtracting(["author_id"]))
+        write(.patch, "/v1/videos/{id}", fields: videoFields.subtracting(["author_id"]), respond: AdminRoutes.ok) { request, body in
             let id = try request.id("id")
             let (title, thumbnailURL, duration) = (try body.string("title"), try body.string("thumbnail_url"), try body.int("duration_seconds"))
             let (likes, views) = (try body.int("like_count"), try body.int("view_count"))
-            return committing(AdminRoutes.ok) { store throws(FeedStoreError) in
-                try store.updateVideo(
-                    id: id, title: title, thumbnailURL: thumbnailURL, durationSeconds: duration, likeCount: likes, viewCount: views)
+            return { store throws(FeedStoreError) in
+                try store.updateVideo(id: id, title: title, thumbnailURL: thumbnailURL, durationSeconds: duration, likeCount: likes, viewCount: views)
             }
         }
-        router.delete("/v1/videos/{id}") { request in
-            try guardToken.check(request)
+        write(.delete, "/v1/videos/{id}", respond: AdminRoutes.noContent) { request, _ in
             let id = try request.id("id")
-            return committing({ _ in .empty(status: 204) }) { store throws(FeedStoreError) in try store.deleteVideo(id: id) }
+            return { store throws(FeedStoreError) in try store.deleteVideo(id: id) }
         }
 
         let adFields: Set<String> = ["advertiser", "title", "image_url", "target_url", "weight", "active"]
-        router.post("/v1/ads") { request in
-            try guardToken.check(request)
-            let body = try JSONObjectBody(request.body, allowed: adFields)
+        write(.post, "/v1/ads", fields: adFields, respond: AdminRoutes.created) { _, body in
             let (advertiser, title, imageURL, targetURL) = (
                 try body.requiredString("advertiser"), try body.requiredString("title"),
                 try body.requiredString("image_url"), try body.requiredString("target_url")
             )
             let (weight, active) = (try body.int("weight") ?? 100, try body.bool("active") ?? true)
-            return committing(AdminRoutes.created) { store throws(FeedStoreError) in
-                try store.createAd(
-                    advertiser: advertiser, title: title, imageURL: imageURL, targetURL: targetURL, weight: weight, active: active)
+            return { store throws(FeedStoreError) in
+                try store.createAd(advertiser: advertiser, title: title, imageURL: imageURL, targetURL: targetURL, weight: weight, active: active)
             }
         }
-        router.patch("/v1/ads/{id}") { request in
-            try guardToken.check(request)
-            let body = try JSONObjectBody(request.body, allowed: adFields)
+        write(.patch, "/v1/ads/{id}", fields: adFields, respond: AdminRoutes.ok) { request, body in
             let id = try request.id("id")
             let (advertiser, title, imageURL, targetURL) = (
                 try body.string("advertiser"), try body.string("title"), try body.string("image_url"), try body.string("target_url")
             )
             let (weight, active) = (try body.int("weight"), try body.bool("active"))
-            return committing(AdminRoutes.ok) { store throws(FeedStoreError) in
+            return { store throws(FeedStoreError) in
                 try store.updateAd(
-                    id: id, advertiser: advertiser, title: title, imageURL: imageURL, targetURL: targetURL, weight: weight,
-                    active: active)
+                    id: id, advertiser: advertiser, title: title, imageURL: imageURL, targetURL: targetURL, weight: weight, active: active)
             }
         }
-        router.delete("/v1/ads/{id}") { request in
-            try guardToken.check(request)
+        write(.delete, "/v1/ads/{id}", respond: AdminRoutes.noContent) { request, _ in
             let id = try request.id("id")
-            return committing({ _ in .empty(status: 204) }) { store throws(FeedStoreError) in try store.deleteAd(id: id) }
+            return { store throws(FeedStoreError) in try store.deleteAd(id: id) }
         }
     }
 
@@ -141,5 +129,9 @@ struct AdminRoutes {
 
     static func created(_ value: some WireResource) -> HTTPResponse {
         .json(value.resourceDocument, status: 201)
+    }
+
+    static func noContent(_: some Sendable) -> HTTPResponse {
+        .empty(status: 204)
     }
 }

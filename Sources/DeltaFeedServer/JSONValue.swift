@@ -27,6 +27,13 @@ extension JSONValue {
 struct JSONObjectBody {
     let members: [String: JSONValue]
 
+    /// No body: for routes that read none.
+    static let empty = JSONObjectBody(members: [:])
+
+    private init(members: [String: JSONValue]) {
+        self.members = members
+    }
+
     /// - Throws: 400 `invalid_json` if the body is not a JSON object; 422 `unknown_field` for a
     ///   member not in `allowed` (typos must not be silently ignored on writes).
     init(_ body: [UInt8], allowed: Set<String>) throws {

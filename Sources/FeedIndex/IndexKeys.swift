@@ -8,13 +8,10 @@ public struct PopularityKey: Comparable, Hashable, Sendable {
     /// The video.
     public var id: Int64
 
-    public init(likeCount: Int64, id: Int64) {
-        self.likeCount = likeCount
-        self.id = id
-    }
-
+    /// The key of `video` as it is now.
     public init(_ video: Video) {
-        self.init(likeCount: video.likeCount, id: video.id)
+        likeCount = video.likeCount
+        id = video.id
     }
 
     public static func < (lhs: PopularityKey, rhs: PopularityKey) -> Bool {
@@ -30,13 +27,10 @@ public struct FollowerRankKey: Comparable, Hashable, Sendable {
     /// The user.
     public var id: Int64
 
-    public init(followerCount: Int64, id: Int64) {
-        self.followerCount = followerCount
-        self.id = id
-    }
-
+    /// The key of `user` as it is now.
     public init(_ user: User) {
-        self.init(followerCount: user.followerCount, id: user.id)
+        followerCount = user.followerCount
+        id = user.id
     }
 
     public static func < (lhs: FollowerRankKey, rhs: FollowerRankKey) -> Bool {

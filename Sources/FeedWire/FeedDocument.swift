@@ -73,10 +73,10 @@ public struct FeedDocument: Hashable, Sendable {
         /// The view model, kept as sent; its shape depends on ``kind``.
         public var data: JSONValue
         /// The cell size in points, present when the feed was asked for with a screen width.
-        public var size: Size?
+        public var size: CellSize?
 
         /// Creates an item.
-        public init(id: String, kind: String, version: String, data: JSONValue, size: Size? = nil) {
+        public init(id: String, kind: String, version: String, data: JSONValue, size: CellSize? = nil) {
             self.id = id
             self.kind = kind
             self.version = version
@@ -86,20 +86,6 @@ public struct FeedDocument: Hashable, Sendable {
 
         /// ``kind`` as one of the kinds this module knows, or nil for a kind from a newer server.
         public var knownKind: ItemKind? { ItemKind(rawValue: kind) }
-    }
-
-    /// A cell size in points.
-    public struct Size: Hashable, Sendable {
-        /// Width in points.
-        public var width: Int
-        /// Height in points.
-        public var height: Int
-
-        /// Creates a size.
-        public init(width: Int, height: Int) {
-            self.width = width
-            self.height = height
-        }
     }
 }
 
@@ -198,7 +184,7 @@ extension FeedDocument.Item {
         data = try object.required("data")
         size = try object.optional("size") { value, path throws(FeedDecodingError) in
             let size = try JSONObjectReader(value, path: path)
-            return FeedDocument.Size(width: try size.index("width"), height: try size.index("height"))
+            return CellSize(width: try size.index("width"), height: try size.index("height"))
         }
     }
 

@@ -19,20 +19,29 @@ public struct Layout: Sendable, Hashable {
     public static let columnSpacing = 8
 
     /// The size of an item of `kind`.
-    public func size(of kind: ItemKind) -> (width: Int, height: Int) {
+    public func size(of kind: ItemKind) -> CellSize {
         let content = max(0, width - 2 * Layout.inset)
         switch kind {
         case .video:
             let cell = (content - Layout.columnSpacing) / 2
-            return (cell, cell * 4 / 3 + 40)
+            return CellSize(width: cell, height: cell * 4 / 3 + 40)
         case .ad:
-            return (content, content * 9 / 16 + 56)
+            return CellSize(width: content, height: content * 9 / 16 + 56)
         case .user:
-            return (120, 168)
+            return CellSize(width: 120, height: 168)
         case .header:
-            return (content, 56)
+            return CellSize(width: content, height: 56)
         case .empty:
-            return (content, 240)
+            return CellSize(width: content, height: 240)
         }
     }
+}
+
+/// A cell's size in points, as an item carries it (`"size":{"width":…,"height":…}`): what
+/// ``Layout`` gives the server and what a client reads back.
+public struct CellSize: Hashable, Sendable {
+    /// Width in points.
+    public var width: Int
+    /// Height in points.
+    public var height: Int
 }
