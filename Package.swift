@@ -123,7 +123,8 @@ let package = Package(
             dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
-        .testTarget(name: "FeedStoreTests", dependencies: ["FeedStore", "PostgresStore", "Deterministic"]),
+        .testTarget(
+            name: "FeedStoreTests", dependencies: ["FeedStore", "PostgresStore", "Deterministic", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore"]),
         .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "PostgresStore", "Deterministic"]),
         .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "FeedWire", "JSONBytes"]),
