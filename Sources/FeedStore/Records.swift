@@ -3,13 +3,7 @@ import GRDB
 
 // Time convention, for every record of this module: instants are `Int64` Unix time in
 // milliseconds (UTC), named `…At`. Milliseconds keep ordering exact and indexes compact, and they
-// encode to JSON as plain integers. `Date` views are provided for convenience.
-
-/// Milliseconds since 1970-01-01T00:00:00Z converted to a `Date`.
-@inline(__always)
-func date(fromMilliseconds milliseconds: Int64) -> Date {
-    Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-}
+// encode to JSON as plain integers.
 
 // MARK: - User
 
@@ -46,9 +40,6 @@ public struct User: Sendable, Hashable, Codable, Identifiable {
         self.followingCount = followingCount
         self.createdAt = createdAt
     }
-
-    /// ``createdAt`` as a `Date`.
-    public var createdDate: Date { date(fromMilliseconds: createdAt) }
 
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
@@ -114,11 +105,6 @@ public struct Video: Sendable, Hashable, Codable, Identifiable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
-
-    /// ``createdAt`` as a `Date`.
-    public var createdDate: Date { date(fromMilliseconds: createdAt) }
-    /// ``updatedAt`` as a `Date`.
-    public var updatedDate: Date { date(fromMilliseconds: updatedAt) }
 
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
@@ -186,9 +172,6 @@ public struct Ad: Sendable, Hashable, Codable, Identifiable {
         self.updatedAt = updatedAt
     }
 
-    /// ``updatedAt`` as a `Date`.
-    public var updatedDate: Date { date(fromMilliseconds: updatedAt) }
-
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         /// `id`
@@ -250,9 +233,6 @@ public struct Follow: Sendable, Hashable, Codable {
         self.createdAt = createdAt
     }
 
-    /// ``createdAt`` as a `Date`.
-    public var createdDate: Date { date(fromMilliseconds: createdAt) }
-
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         /// `follower_id`
@@ -296,9 +276,6 @@ public struct StoredSnapshot: Sendable, Hashable, Codable {
         self.createdAt = createdAt
         self.structure = structure
     }
-
-    /// ``createdAt`` as a `Date`.
-    public var createdDate: Date { date(fromMilliseconds: createdAt) }
 
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
