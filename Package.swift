@@ -118,21 +118,32 @@ let package = Package(
 
         // A raw-socket HTTP client for the server test suites: every byte under the test's control.
         .target(name: "HTTPTestSupport", dependencies: ["DeltaFeedClient"], path: "Tests/HTTPTestSupport"),
+        // What tests read from a store and production never does: the SQL feed queries of old, kept
+        // as the oracle the index-based feeds must equal, and reads that check what a write did.
+        .target(
+            name: "StoreOracle",
+            dependencies: ["Deterministic", "FeedStore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/StoreOracle"
+        ),
         .testTarget(
             name: "EventHTTPTests",
             dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
         .testTarget(
-            name: "FeedStoreTests", dependencies: ["FeedStore", "PostgresStore", "Deterministic", .product(name: "GRDB", package: "GRDB.swift")]),
+            name: "FeedStoreTests",
+            dependencies: ["FeedStore", "PostgresStore", "Deterministic", "StoreOracle", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore"]),
-        .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "PostgresStore", "Deterministic"]),
-        .testTarget(name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "FeedWire", "JSONBytes"]),
+        .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "PostgresStore", "Deterministic", "StoreOracle"]),
+        .testTarget(
+            name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "FeedWire", "JSONBytes", "StoreOracle"]
+        ),
         .testTarget(
             name: "DeltaFeedServerTests",
             dependencies: [
                 "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedService", "FeedStore", "EventHTTP", "JSONBytes",
-                "HTTPTestSupport",
+                "HTTPTestSupport", "StoreOracle",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]

@@ -92,20 +92,12 @@ extension FeedReader {
             return entries
         }
     }
-
-    /// The oldest sequence number still in the log, or nil when it is empty. Entries before it
-    /// were pruned: a reader that applied less than `oldest - 1` must reload everything.
-    ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    public func oldestChangeSequence() throws(FeedStoreError) -> Int64? {
-        try mappingErrors { try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(seq) FROM change_log")) }
-    }
 }
 
 extension FeedStore {
     /// Deletes change-log entries older than the newest `keep`, so the log does not grow
-    /// without bound. Readers that fall further behind reload everything (see
-    /// ``FeedReader/oldestChangeSequence()``).
+    /// without bound. Readers that fall further behind reload everything (a gap in
+    /// ``FeedReader/changes(after:limit:)`` tells them).
     ///
     /// - Returns: the number of entries deleted.
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.

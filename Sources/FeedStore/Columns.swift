@@ -7,8 +7,8 @@ import GRDB
 /// three times, in the properties, the keys and a hand-written row decoder). Both stores build
 /// their SQL column lists from it, encode a record's values for INSERT, UPDATE and COPY with
 /// ``columnValues``, and decode rows with ``init(columns:)`` (PostgreSQL) or GRDB's `Decodable`
-/// support (SQLite); the content digest hashes the same values, so equal content digests equal
-/// on either store.
+/// support (SQLite); the tests' content digest hashes the same values, so equal content digests
+/// mean equal content on either store.
 public protocol StoredRecord: Codable, Sendable, FetchableRecord, TableRecord {
     /// The columns, in table order; the raw value is the column name.
     associatedtype CodingKeys: CodingKey, CaseIterable, RawRepresentable<String>

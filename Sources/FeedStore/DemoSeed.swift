@@ -4,8 +4,8 @@ import GRDB
 
 /// The parameters of a deterministic demo database, for ``FeedStore/seed(_:progress:)``.
 ///
-/// The same parameters always produce the same rows (same ids, texts, counts and times, compare
-/// ``FeedStore/contentDigest()``): every random choice comes from ``SplitMix64`` seeded with
+/// The same parameters always produce the same rows (same ids, texts, counts and times; the
+/// tests compare content digests): every random choice comes from ``SplitMix64`` seeded with
 /// ``seed``, and every time is an offset from ``baseTime``, never the current time.
 ///
 /// What is generated:

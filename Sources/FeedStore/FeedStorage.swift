@@ -67,32 +67,22 @@ public protocol FeedStorage: AnyObject, Sendable {
 }
 
 /// What can be read from a store inside one consistent read: what the feed index loads and
-/// catches up from, and what tests and operators look at.
+/// catches up from, and what the service and the command read beside it (snapshots, emptiness).
 public protocol FeedStoreReader {
     /// The change version of this state of the store.
     func changeVersion() throws(FeedStoreError) -> Int64
-    /// The ad epoch of this state of the store (see ``AdInventory/epoch``).
-    func adEpoch() throws(FeedStoreError) -> Int64
     /// Row counts of every table.
     func counts() throws(FeedStoreError) -> StoreCounts
     /// Whether the store holds no user, video or ad.
     func isEmpty() throws(FeedStoreError) -> Bool
     /// The change-log entries after `sequence`, oldest first, at most `limit`.
     func changes(after sequence: Int64, limit: Int) throws(FeedStoreError) -> [ChangeEntry]
-    /// The oldest sequence number still in the log, or nil when it is empty.
-    func oldestChangeSequence() throws(FeedStoreError) -> Int64?
     /// The user, video or ad with this id, or nil.
     func record<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws(FeedStoreError) -> Record?
     /// The users, videos or ads with these ids, keyed by id; missing ids are absent. One query.
     func records<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: Record]
-    /// Every ad, by id.
-    func allAds() throws(FeedStoreError) -> [Ad]
     /// The active ads by id, with the ad epoch.
     func activeAds() throws(FeedStoreError) -> AdInventory
-    /// The ids `userID` follows, ascending.
-    func followees(of userID: Int64) throws(FeedStoreError) -> [Int64]
-    /// The ids following `userID`, ascending, at most `limit` (clamped to ``FeedStore/maximumLimit``).
-    func followers(of userID: Int64, limit: Int) throws(FeedStoreError) -> [Int64]
     /// Whether `follower` follows `followee`.
     func isFollowing(follower: Int64, followee: Int64) throws(FeedStoreError) -> Bool
     /// The snapshot `id` saved for `viewer`, or nil.
@@ -106,26 +96,10 @@ public protocol FeedStoreReader {
 }
 
 extension FeedStoreReader {
-    /// The user with this id, or nil.
-    public func user(id: Int64) throws(FeedStoreError) -> User? { try record(User.self, id: id) }
     /// The users with these ids, keyed by id; missing ids are absent.
     public func users(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: User] { try records(User.self, ids: ids) }
-    /// The video with this id, or nil.
-    public func video(id: Int64) throws(FeedStoreError) -> Video? { try record(Video.self, id: id) }
     /// The videos with these ids, keyed by id; missing ids are absent.
     public func videos(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: Video] { try records(Video.self, ids: ids) }
-    /// The ad with this id (active or not), or nil.
-    public func ad(id: Int64) throws(FeedStoreError) -> Ad? { try record(Ad.self, id: id) }
-
-    /// The change-log entries after `sequence`, at most 10,000.
-    public func changes(after sequence: Int64) throws(FeedStoreError) -> [ChangeEntry] {
-        try changes(after: sequence, limit: 10_000)
-    }
-
-    /// The ids following `userID`, at most 1000.
-    public func followers(of userID: Int64) throws(FeedStoreError) -> [Int64] {
-        try followers(of: userID, limit: 1000)
-    }
 }
 
 /// The operations a backend's write transaction offers the content writes. Each runs inside the

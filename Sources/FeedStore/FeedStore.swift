@@ -76,11 +76,6 @@ public final class FeedStore: FeedStorage {
         }
     }
 
-    /// The largest `limit` the list queries honour (followed and popular videos, suggestions,
-    /// followers); larger limits are clamped to it. A feed page never needs more, and the bound
-    /// keeps one request's work bounded.
-    public static let maximumLimit = 1000
-
     /// The default database path of the server's `--db` option.
     public static let defaultPath = "./data/deltafeed.sqlite"
 
@@ -195,8 +190,8 @@ public final class FeedStore: FeedStorage {
     /// Runs `body` with read access to one consistent state of the store (a WAL read
     /// transaction), concurrently with other reads and with writes.
     ///
-    /// Use it to compose a feed from several queries that must agree with each other, and with
-    /// the change version they were read at.
+    /// Use it for several reads that must agree with each other, and with the change version
+    /// they were read at (the feed index loads the whole store in one).
     ///
     /// - Parameter body: the reads; the ``FeedReader`` must not escape it.
     /// - Returns: what `body` returns.
@@ -210,7 +205,7 @@ public final class FeedStore: FeedStorage {
     }
 
     /// ``read(_:)`` for reads that throw only ``FeedStoreError`` (every ``FeedReader`` method
-    /// does), keeping the error's type: `try store.reading { try $0.followees(of: 7) }`.
+    /// does), keeping the error's type: `try store.reading { try $0.isFollowing(follower: 7, followee: 8) }`.
     public func reading<T>(_ body: (FeedReader) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
         try mappingErrors { try pool.read { db in try body(FeedReader(db)) } }
     }

@@ -3,13 +3,7 @@ import GRDB
 
 // Time convention, for every record of this module: instants are `Int64` Unix time in
 // milliseconds (UTC), named `…At`. Milliseconds keep ordering exact and indexes compact, and they
-// encode to JSON as plain integers. `Date` views are provided for convenience.
-
-/// Milliseconds since 1970-01-01T00:00:00Z converted to a `Date`.
-@inline(__always)
-func date(fromMilliseconds milliseconds: Int64) -> Date {
-    Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-}
+// encode to JSON as plain integers.
 
 // MARK: - User
 
@@ -46,9 +40,6 @@ public struct User: Sendable, Hashable, Codable, Identifiable {
         self.followingCount = followingCount
         self.createdAt = createdAt
     }
-
-    /// ``createdAt`` as a `Date`.
-    public var createdDate: Date { date(fromMilliseconds: createdAt) }
 
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
@@ -115,14 +106,6 @@ public struct Video: Sendable, Hashable, Codable, Identifiable {
         self.updatedAt = updatedAt
     }
 
-    /// ``createdAt`` as a `Date`.
-    public var createdDate: Date { date(fromMilliseconds: createdAt) }
-    /// ``updatedAt`` as a `Date`.
-    public var updatedDate: Date { date(fromMilliseconds: updatedAt) }
-    /// The position of this video in the "newest first" order, usable as a page cursor for
-    /// ``FeedReader/followedVideos(viewer:limit:before:includeOwn:)``.
-    public var feedCursor: VideoCursor { VideoCursor(createdAt: createdAt, id: id) }
-
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         /// `id`
@@ -151,24 +134,6 @@ extension Video: StoredRecord {
     public static let table = "videos"
     /// The primary key.
     public static let keyColumns = ["id"]
-}
-
-/// A position in the "newest first" video order (`created_at` descending, `id` descending).
-///
-/// ``FeedReader/followedVideos(viewer:limit:before:includeOwn:)`` returns the videos strictly
-/// after this position, so passing the ``Video/feedCursor`` of the last video of a page gives the
-/// next page.
-public struct VideoCursor: Sendable, Hashable, Codable {
-    /// The `created_at` of the last video already seen, Unix milliseconds.
-    public var createdAt: Int64
-    /// The `id` of the last video already seen.
-    public var id: Int64
-
-    /// Creates a cursor at (`createdAt`, `id`).
-    public init(createdAt: Int64, id: Int64) {
-        self.createdAt = createdAt
-        self.id = id
-    }
 }
 
 // MARK: - Ad
@@ -206,9 +171,6 @@ public struct Ad: Sendable, Hashable, Codable, Identifiable {
         self.active = active
         self.updatedAt = updatedAt
     }
-
-    /// ``updatedAt`` as a `Date`.
-    public var updatedDate: Date { date(fromMilliseconds: updatedAt) }
 
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
@@ -271,9 +233,6 @@ public struct Follow: Sendable, Hashable, Codable {
         self.createdAt = createdAt
     }
 
-    /// ``createdAt`` as a `Date`.
-    public var createdDate: Date { date(fromMilliseconds: createdAt) }
-
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         /// `follower_id`
@@ -290,21 +249,6 @@ extension Follow: StoredRecord {
     public static let table = "follows"
     /// The primary key.
     public static let keyColumns = ["follower_id", "followee_id"]
-}
-
-/// A user the viewer may want to follow, returned by ``FeedReader/followSuggestions(for:limit:)``.
-public struct FollowSuggestion: Sendable, Hashable, Codable {
-    /// The suggested user.
-    public var user: User
-    /// How many of the viewer's followees follow ``user`` (0 for users suggested by popularity
-    /// only).
-    public var mutualCount: Int64
-
-    /// Creates a suggestion.
-    public init(user: User, mutualCount: Int64) {
-        self.user = user
-        self.mutualCount = mutualCount
-    }
 }
 
 // MARK: - Snapshot
@@ -333,9 +277,6 @@ public struct StoredSnapshot: Sendable, Hashable, Codable {
         self.structure = structure
     }
 
-    /// ``createdAt`` as a `Date`.
-    public var createdDate: Date { date(fromMilliseconds: createdAt) }
-
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         /// `id`
@@ -358,7 +299,7 @@ extension StoredSnapshot: StoredRecord {
 
 // MARK: - Counts
 
-/// Row counts of every table, from ``FeedStore/counts()``.
+/// Row counts of every table, from ``FeedStoreReader/counts()``.
 public struct StoreCounts: Sendable, Hashable, Codable {
     /// Rows in `users`.
     public var users: Int

@@ -86,9 +86,11 @@ package enum StoreSchema {
     /// WITHOUT ROWID); the rowid breaks created_at ties in insertion order. PostgreSQL's v3 adds a
     /// `saved` sequence column for the same order.
     ///
-    /// Index ↔ query map:
+    /// Index ↔ query map. Feeds are composed from the in-memory index (FeedIndex), not by SQL;
+    /// the three feed-order indexes serve the SQL composition kept as the tests' oracle
+    /// (`Tests/StoreOracle`) and anyone querying the store by hand:
     /// - `videos_by_author_time (author_id, created_at, id)`: followed feed. One backward range
-    ///   scan per followed author, covering (no table access) — see `FeedQueries.followedPage…`.
+    ///   scan per followed author, covering (no table access).
     /// - `videos_by_popularity (like_count, id)`: popular feed, read backward, stops at the limit.
     /// - `follows` primary key `(follower_id, followee_id)`: followees of a viewer, 2-hop
     ///   suggestions. `follows_by_followee (followee_id, follower_id)`: followers of a user and the

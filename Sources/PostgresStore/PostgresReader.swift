@@ -34,10 +34,6 @@ public struct PostgresReader: FeedStoreReader {
         try integers("SELECT change_version FROM store_meta WHERE id = 1").first?.first ?? 0
     }
 
-    public func adEpoch() throws(FeedStoreError) -> Int64 {
-        try integers("SELECT ad_epoch FROM store_meta WHERE id = 1").first?.first ?? 0
-    }
-
     public func counts() throws(FeedStoreError) -> StoreCounts {
         let row = try integers(
             """
@@ -66,10 +62,6 @@ public struct PostgresReader: FeedStoreReader {
         }
     }
 
-    public func oldestChangeSequence() throws(FeedStoreError) -> Int64? {
-        try run("SELECT min(seq) FROM change_log").firstValue.flatMap { Int64($0) }
-    }
-
     // MARK: Records
 
     public func record<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws(FeedStoreError) -> Record? {
@@ -91,12 +83,8 @@ public struct PostgresReader: FeedStoreReader {
         return result
     }
 
-    public func allAds() throws(FeedStoreError) -> [Ad] {
-        try run(RecordSQL(Ad.self, marker: "$").all).rows.map { row throws(FeedStoreError) in try decode(Ad.self, row) }
-    }
-
     public func activeAds() throws(FeedStoreError) -> AdInventory {
-        let epoch = try adEpoch()
+        let epoch = try integers("SELECT ad_epoch FROM store_meta WHERE id = 1").first?.first ?? 0
         let ads = try run("SELECT \(Ad.columnNames.joined(separator: ", ")) FROM ads WHERE active = 1 ORDER BY id").rows.map {
             row throws(FeedStoreError) in try decode(Ad.self, row)
         }
@@ -104,18 +92,6 @@ public struct PostgresReader: FeedStoreReader {
     }
 
     // MARK: Follows
-
-    public func followees(of userID: Int64) throws(FeedStoreError) -> [Int64] {
-        try integers("SELECT followee_id FROM follows WHERE follower_id = $1 ORDER BY followee_id", [String(userID)]).map { $0[0] }
-    }
-
-    public func followers(of userID: Int64, limit: Int) throws(FeedStoreError) -> [Int64] {
-        guard limit > 0 else { return [] }
-        return try integers(
-            "SELECT follower_id FROM follows WHERE followee_id = $1 ORDER BY follower_id LIMIT $2",
-            [String(userID), String(min(limit, FeedStore.maximumLimit))]
-        ).map { $0[0] }
-    }
 
     public func isFollowing(follower: Int64, followee: Int64) throws(FeedStoreError) -> Bool {
         try run(

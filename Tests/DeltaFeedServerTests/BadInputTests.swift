@@ -4,6 +4,7 @@ import FeedService
 import FeedStore
 import Foundation
 import HTTPTestSupport
+import StoreOracle
 import Testing
 
 /// A seeded store behind a running server, for tests that speak raw HTTP to it.

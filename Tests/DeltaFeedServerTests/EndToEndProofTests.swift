@@ -2,6 +2,7 @@ import DeltaFeedClient
 import Deterministic
 import FeedStore
 import Foundation
+import StoreOracle
 import Testing
 
 /// The end-to-end proof: a client that only ever applies the server's deltas holds, after every

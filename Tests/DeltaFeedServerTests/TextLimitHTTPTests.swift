@@ -1,6 +1,7 @@
 import DeltaFeedClient
 import FeedStore
 import Foundation
+import StoreOracle
 import Testing
 
 /// Issue 9's reproduction over HTTP: a 200-character title of 960,200 bytes fits in a 1 MiB body

@@ -1,6 +1,7 @@
 import Deterministic
 import FeedStore
 import Foundation
+import StoreOracle
 import Testing
 
 @testable import FeedIndex

@@ -2,6 +2,7 @@ import FeedService
 import FeedStore
 import FeedWire
 import Foundation
+import StoreOracle
 import Testing
 
 /// A small seeded store and a service over it.

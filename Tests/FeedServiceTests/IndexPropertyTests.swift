@@ -2,6 +2,7 @@ import Deterministic
 import FeedIndex
 import FeedStore
 import FeedWire
+import StoreOracle
 import Testing
 
 @testable import FeedService

@@ -1,6 +1,7 @@
 import FeedStore
 import FeedWire
 import JSONBytes
+import StoreOracle
 
 @testable import FeedService
 

@@ -1,4 +1,5 @@
 import Foundation
+import StoreOracle
 import Testing
 
 @testable import FeedStore

@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import StoreOracle
 import Testing
 
 @testable import FeedStore
@@ -12,10 +14,19 @@ struct QueryPlanTests {
         return store
     }
 
+    /// The store's queries whose plans must use an index, and the oracle's, with sample arguments.
+    static let indexedQueries: [(name: String, sql: String, arguments: StatementArguments)] =
+        [
+            ("activeAds", FeedQueries.activeAds, []),
+            ("usersByIDs", FeedQueries.byIDs(User.table), ["[1,2]"]),
+            ("videosByIDs", FeedQueries.byIDs(Video.table), ["[1,2]"]),
+            ("snapshot", FeedQueries.snapshot, [1, "x"]),
+        ] + OracleQueries.indexed
+
     @Test("No hot query scans a table without an index")
     func noFullTableScans() throws {
         let store = try Self.seededStore()
-        for query in FeedQueries.indexedQueries {
+        for query in Self.indexedQueries {
             let plan = try store.queryPlan(query.sql, arguments: query.arguments)
             #expect(!plan.isEmpty)
             // Scans of a stored table (or its aliases) must go through an index. Other scans are
@@ -29,11 +40,11 @@ struct QueryPlanTests {
         }
     }
 
-    @Test("The followed feed seeks the author/time covering index and never sorts")
+    @Test("The oracle's followed feed seeks the author/time covering index and never sorts")
     func followedFeedUsesAuthorTimeIndex() throws {
         let store = try Self.seededStore()
-        for sql in [FeedQueries.followedPageFirst, FeedQueries.followedPageAfter] {
-            let arguments: [Int64] = sql == FeedQueries.followedPageFirst ? [1, 10] : [1, 0, 0, 10]
+        for sql in [OracleQueries.followedPageFirst, OracleQueries.followedPageAfter] {
+            let arguments: [Int64] = sql == OracleQueries.followedPageFirst ? [1, 10] : [1, 0, 0, 10]
             let plan = try store.queryPlan(sql, arguments: .init(arguments)).joined(separator: "\n")
             #expect(plan.contains("SEARCH videos USING COVERING INDEX videos_by_author_time (author_id=?"), "\(plan)")
             #expect(!plan.contains("SCAN videos"), "\(plan)")
@@ -41,20 +52,20 @@ struct QueryPlanTests {
         }
     }
 
-    @Test("The popular feed walks the popularity index without sorting")
+    @Test("The oracle's popular feed walks the popularity index without sorting")
     func popularFeedUsesPopularityIndex() throws {
         let store = try Self.seededStore()
-        for sql in [FeedQueries.popular, FeedQueries.popularLimited] {
-            let plan = try store.queryPlan(sql, arguments: sql == FeedQueries.popular ? [] : [10]).joined(separator: "\n")
+        for sql in [OracleQueries.popular, OracleQueries.popularLimited] {
+            let plan = try store.queryPlan(sql, arguments: sql == OracleQueries.popular ? [] : [10]).joined(separator: "\n")
             #expect(plan.contains("USING INDEX videos_by_popularity"), "\(plan)")
             #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
         }
     }
 
-    @Test("Suggestions read only the viewer's follow edges through primary keys")
+    @Test("The oracle's suggestions read only the viewer's follow edges through primary keys")
     func suggestionsUseFollowKeys() throws {
         let store = try Self.seededStore()
-        let plan = try store.queryPlan(FeedQueries.suggestionsByMutuals, arguments: [1, 10])
+        let plan = try store.queryPlan(OracleQueries.suggestionsByMutuals, arguments: [1, 10])
         let text = plan.joined(separator: "\n")
         #expect(text.contains("SEARCH first USING PRIMARY KEY (follower_id=?)"), "\(text)")
         #expect(text.contains("SEARCH second USING PRIMARY KEY (follower_id=?)"), "\(text)")
@@ -62,7 +73,7 @@ struct QueryPlanTests {
         #expect(!text.contains("SCAN follows") && !text.contains("SCAN users"), "\(text)")
         let lookup = try store.queryPlan(FeedQueries.byIDs(User.table), arguments: ["[1,2]"]).joined(separator: "\n")
         #expect(lookup.contains("SEARCH users USING INTEGER PRIMARY KEY (rowid=?)"), "\(lookup)")
-        let fill = try store.queryPlan(FeedQueries.usersByPopularity).joined(separator: "\n")
+        let fill = try store.queryPlan(OracleQueries.usersByPopularity).joined(separator: "\n")
         #expect(fill.contains("users_by_popularity") && !fill.contains("TEMP B-TREE"), "\(fill)")
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import StoreOracle
 import Testing
 
 @testable import FeedStore
@@ -21,7 +22,7 @@ struct SchemaTests {
         #expect(try store.isEmpty())
         #expect(try store.counts() == StoreCounts(users: 0, videos: 0, ads: 0, follows: 0, snapshots: 0))
         #expect(store.changeVersion == 0)
-        #expect(try store.read { try $0.adEpoch() } == 0)
+        #expect(try store.read { try $0.activeAds() }.epoch == 0)
     }
 
     @Test("The store runs in WAL journal mode")
@@ -35,16 +36,17 @@ struct SchemaTests {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("feedstore-open-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         let path = root.appendingPathComponent("nested/data/deltafeed.sqlite").path
+        let user: User
         do {
             let store = try FeedStore(path: path)
-            let user = try store.createUser(handle: "alice", displayName: "Alice")
+            user = try store.createUser(handle: "alice", displayName: "Alice")
             try makeVideo(store, author: user.id)
             #expect(store.changeVersion == 2)
         }
         #expect(FileManager.default.fileExists(atPath: path))
         let reopened = try FeedStore(path: path)
         #expect(reopened.changeVersion == 2)
-        #expect(try reopened.read { try $0.user(handle: "alice") }?.displayName == "Alice")
+        #expect(try reopened.read { try $0.user(id: user.id) } == user)
         #expect(try reopened.appliedMigrations().count == 2)
     }
 

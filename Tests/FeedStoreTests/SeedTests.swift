@@ -1,5 +1,6 @@
 import Deterministic
 import Foundation
+import StoreOracle
 import Testing
 
 @testable import FeedStore
@@ -30,7 +31,7 @@ struct SeedTests {
         #expect(try store.counts() == counts)
         #expect(try !store.isEmpty())
         #expect(store.changeVersion == 1)
-        #expect(try store.read { try $0.adEpoch() } == 1)
+        #expect(try store.read { try $0.activeAds() }.epoch == 1)
 
         // Progress: increasing, ending exactly at the total.
         let total = 2000 + counts.follows + 50_000 + 40

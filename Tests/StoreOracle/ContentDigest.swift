@@ -1,4 +1,5 @@
 import Deterministic
+import FeedStore
 
 extension FeedStorage {
     /// A checksum of the whole content of the store: every row of `users`, `videos`, `ads` and
@@ -6,8 +7,8 @@ extension FeedStorage {
     ///
     /// Two stores with equal digests hold the same content, with overwhelming likelihood, on
     /// either backend (the values hashed are the records' ``StoredRecord/columnValues``). Used to
-    /// check that seeding is deterministic and that a refused write changed nothing, and handy for
-    /// operators comparing two databases. It is a 64-bit FNV-1a hash, not a cryptographic one.
+    /// check that seeding is deterministic and that a refused write changed nothing. It is a
+    /// 64-bit FNV-1a hash, not a cryptographic one.
     ///
     /// - Returns: 16 lowercase hex digits.
     /// - Throws: ``FeedStoreError`` from the store.
@@ -35,7 +36,7 @@ extension FeedStorage {
 /// The canonical byte encoding of column values the digest hashes.
 extension StableHasher {
     /// The bytes, then their count (so adjacent texts cannot run into each other).
-    mutating func combine(lengthSuffixed bytes: some Sequence<UInt8>) {
+    fileprivate mutating func combine(lengthSuffixed bytes: some Sequence<UInt8>) {
         var count: Int64 = 0
         for byte in bytes {
             combine(byte)
@@ -45,7 +46,7 @@ extension StableHasher {
     }
 
     /// A type tag, then the value's bytes (length-suffixed for text and blobs).
-    mutating func combine(_ value: ColumnValue) {
+    fileprivate mutating func combine(_ value: ColumnValue) {
         switch value {
         case .null:
             combine(UInt8(0))
