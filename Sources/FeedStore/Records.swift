@@ -43,19 +43,12 @@ public struct User: Sendable, Hashable, Codable, Identifiable {
 
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        /// `id`
         case id
-        /// `handle`
         case handle
-        /// `display_name`
         case displayName = "display_name"
-        /// `avatar_url`
         case avatarURL = "avatar_url"
-        /// `follower_count`
         case followerCount = "follower_count"
-        /// `following_count`
         case followingCount = "following_count"
-        /// `created_at`
         case createdAt = "created_at"
     }
 }
@@ -108,23 +101,14 @@ public struct Video: Sendable, Hashable, Codable, Identifiable {
 
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        /// `id`
         case id
-        /// `author_id`
         case authorID = "author_id"
-        /// `title`
         case title
-        /// `thumbnail_url`
         case thumbnailURL = "thumbnail_url"
-        /// `duration_seconds`
         case durationSeconds = "duration_seconds"
-        /// `like_count`
         case likeCount = "like_count"
-        /// `view_count`
         case viewCount = "view_count"
-        /// `created_at`
         case createdAt = "created_at"
-        /// `updated_at`
         case updatedAt = "updated_at"
     }
 }
@@ -174,21 +158,13 @@ public struct Ad: Sendable, Hashable, Codable, Identifiable {
 
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        /// `id`
         case id
-        /// `advertiser`
         case advertiser
-        /// `title`
         case title
-        /// `image_url`
         case imageURL = "image_url"
-        /// `target_url`
         case targetURL = "target_url"
-        /// `weight`
         case weight
-        /// `active`
         case active
-        /// `updated_at`
         case updatedAt = "updated_at"
     }
 }
@@ -226,20 +202,10 @@ public struct Follow: Sendable, Hashable, Codable {
     /// When the follow was created, Unix milliseconds.
     public var createdAt: Int64
 
-    /// Memberwise initializer (the store creates follows through ``FeedStore/follow(follower:followee:)``).
-    public init(followerID: Int64, followeeID: Int64, createdAt: Int64) {
-        self.followerID = followerID
-        self.followeeID = followeeID
-        self.createdAt = createdAt
-    }
-
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        /// `follower_id`
         case followerID = "follower_id"
-        /// `followee_id`
         case followeeID = "followee_id"
-        /// `created_at`
         case createdAt = "created_at"
     }
 }
@@ -279,13 +245,9 @@ public struct StoredSnapshot: Sendable, Hashable, Codable {
 
     /// The snake_case column names, also used as `Codable` keys.
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        /// `id`
-        case id
-        /// `viewer_id`
         case viewerID = "viewer_id"
-        /// `created_at`
+        case id
         case createdAt = "created_at"
-        /// `structure`
         case structure
     }
 }
