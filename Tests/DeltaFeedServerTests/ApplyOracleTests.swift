@@ -11,7 +11,9 @@ import Testing
 /// Replay a failure with `DELTAFEED_ORACLE_SEED=<seed>` (the seed is in every failure message).
 @Suite("Apply oracle", .serialized)
 struct ApplyOracleTests {
-    @Test("Random server deltas in every form: the production apply and the oracle both equal a fresh fetch, and agree on corrupted ones")
+    @Test(
+        "Random server deltas in every form: the production apply and the oracle both equal a fresh fetch, and agree on corrupted ones; the client's types encode exactly what the server wrote"
+    )
     func productionApplyAgreesWithTheOracle() throws {
         let seed = ProcessInfo.processInfo.environment["DELTAFEED_ORACLE_SEED"].flatMap { UInt64($0) } ?? 0x0AC1_E5EE_D000_0012
         var random = SplitMix64(seed: seed)
@@ -27,7 +29,8 @@ struct ApplyOracleTests {
                 try randomWrite(server, viewer: viewer, visible: held[0], random: &random)
             }
             for (index, query) in queries.enumerated() {
-                let fresh = try server.freshFeed(viewer: viewer, query: query).document
+                let (freshJSON, fresh) = try server.freshFeed(viewer: viewer, query: query)
+                #expect(fresh.json == freshJSON, "seed \(seed), step \(step), query \(index): the page read back encodes differently")
                 for format in FeedDelta.Format.allCases {
                     let context = "seed \(seed), step \(step), query \(index), \(format.rawValue)"
                     let response = try server.request("GET", "/v1/users/\(viewer)/feed/delta?since=\(held[index].snapshot)&format=\(format.rawValue)")
@@ -35,6 +38,7 @@ struct ApplyOracleTests {
                     #expect(response.status == 200, "\(context): \(response.status)")
                     let json = try response.json()
                     let delta = try FeedDelta(json: json)
+                    #expect(delta.json == json, "\(context): the delta read back encodes differently")
                     #expect(try held[index].applying(delta) == fresh, "\(context): production")
                     #expect(try ApplyOracle.apply(delta, to: held[index]) == fresh, "\(context): oracle")
                     applied += 1
