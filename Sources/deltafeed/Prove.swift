@@ -149,16 +149,6 @@ struct Prove: ParsableCommand {
     }
 }
 
-/// Why the proof could not run at all (no feed, refused token). Printed as `Error: <message>`
-/// without the usage text.
-struct ProveError: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
-    }
-}
-
 // MARK: - Targets
 
 /// The base URLs given on the command line.
@@ -410,7 +400,7 @@ struct ProofRun {
                 do {
                     try client.fetch()
                 } catch {
-                    throw ProveError("cannot fetch viewer \(id)'s feed through \(urls[0].absoluteString): \(error)")
+                    throw CommandFailure("cannot fetch viewer \(id)'s feed through \(urls[0].absoluteString): \(error)")
                 }
             }
             viewers.append(ProvedViewer(id: id, clients: clients))
@@ -568,7 +558,7 @@ struct ProofRun {
             }
             ledger.acknowledged(write, answer: try? response.json())
         case 401, 403:
-            throw ProveError("\(write.method) \(write.path) answered \(response.status): check the admin token.")
+            throw CommandFailure("\(write.method) \(write.path) answered \(response.status): check the admin token.")
         case 500...:
             ledger.unknownOutcome(write)  // counted and reported by the transport
         default:
@@ -621,7 +611,7 @@ struct ProofRun {
         guard let viewer = viewers.first(where: { ProveWritePlanner.videos(in: $0.clients[0].document).isEmpty == false }),
             let video = ProveWritePlanner.videos(in: viewer.clients[0].document).first
         else {
-            throw ProveError("no viewer's feed shows a video to retitle for the convergence lag")
+            throw CommandFailure("no viewer's feed shows a video to retitle for the convergence lag")
         }
         var lag = ConvergenceLag(pairs: replicas.count > 1 ? "write on one replica, read the next" : "write and read on \(replicas[0].absoluteString)")
         let readers = replicas.map { ProveTransport(bases: [$0], counters: counters, role: .probe) }

@@ -71,7 +71,7 @@ struct Simulate: ParsableCommand {
         while tally.written + tally.failed < limitCount, Date().timeIntervalSince(start) < limitSeconds {
             let feed = try api.feed(viewer: viewer)
             guard let write = planner.next(feed: feed) else {
-                throw SimulationError("viewer \(viewer)'s feed shows nothing to write to (no videos, no suggestions).")
+                throw CommandFailure("viewer \(viewer)'s feed shows nothing to write to (no videos, no suggestions).")
             }
             try api.perform(write, tally: &tally)
             progress.update(tally, elapsed: Date().timeIntervalSince(start))
@@ -95,16 +95,6 @@ struct WriteAccess: ParsableArguments {
             throw ValidationError("writes need the server's admin token: pass --admin-token or set DELTAFEED_ADMIN_TOKEN.")
         }
         return token
-    }
-}
-
-/// Why the simulation stopped early: the server refused the token, the viewer does not exist, the
-/// server cannot be reached. Printed as `Error: <message>` without the usage text.
-struct SimulationError: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
     }
 }
 
@@ -210,7 +200,7 @@ struct SimulationAPI {
             FeedHTTPRequest(
                 method: "GET", url: url("/v1/users/\(viewer)/feed"), headers: ["Authorization": "Bearer \(token)"]))
         guard response.status == 200 else {
-            throw SimulationError("GET /v1/users/\(viewer)/feed answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+            throw CommandFailure("GET /v1/users/\(viewer)/feed answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
         }
         return try FeedDocument(parsing: response.body)
     }
@@ -229,7 +219,7 @@ struct SimulationAPI {
                 tally.byKind[write.kind, default: 0] += 1
                 return
             case 401, 403:
-                throw SimulationError(
+                throw CommandFailure(
                     "\(write.method) \(write.path) answered \(response.status): check the admin token (\(String(decoding: response.body, as: UTF8.self))).")
             case 503:
                 tally.retried += 1
@@ -256,7 +246,7 @@ struct SimulationAPI {
         do {
             return try transport.send(request)
         } catch {
-            throw SimulationError("cannot reach \(baseURL.absoluteString): \(error)")
+            throw CommandFailure("cannot reach \(baseURL.absoluteString): \(error)")
         }
     }
 }
