@@ -17,3 +17,13 @@ struct Deltafeed: ParsableCommand {
         defaultSubcommand: Serve.self
     )
 }
+
+/// Why a command stopped early: `simulate`'s or `prove`'s server refused the token, a viewer's feed
+/// cannot be fetched, the server cannot be reached. Printed as `Error: <message>` without the usage text.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

@@ -32,7 +32,7 @@ struct Prove: ParsableCommand {
 
     @Option(
         name: .customLong("url"),
-        help: "Base URL to prove through; repeat it or separate with commas (env DELTAFEED_URL; default http://127.0.0.1:8080).")
+        help: Setting<String>.serverURL.help("Base URL to prove through; repeat it or separate with commas"))
     var urls: [String] = []
 
     @Option(
@@ -40,8 +40,7 @@ struct Prove: ParsableCommand {
         help: "A replica's own base URL, behind the --url balancer; repeat or separate with commas (default: the --url list).")
     var replicas: [String] = []
 
-    @Option(help: "Bearer token of the write routes (env DELTAFEED_ADMIN_TOKEN).")
-    var adminToken: String?
+    @OptionGroup var access: WriteAccess
 
     @Option(help: "Viewers, each with three clients (one per delta form) holding their own snapshots.")
     var viewers: Int = 20
@@ -89,29 +88,27 @@ struct Prove: ParsableCommand {
     var seed: UInt64?
 
     func validate() throws {
-        guard (1...1000).contains(viewers) else { throw ValidationError("--viewers must be 1…1000, not \(viewers).") }
+        try check("--viewers", viewers, in: 1...1000)
         guard viewerIds >= Int64(viewers) else { throw ValidationError("--viewer-ids (\(viewerIds)) must be at least --viewers (\(viewers)).") }
         if let rounds, rounds < 0 { throw ValidationError("--rounds must not be negative.") }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds.") }
-        guard (1...100).contains(writesPerRound) else { throw ValidationError("--writes-per-round must be 1…100, not \(writesPerRound).") }
+        try check("--writes-per-round", writesPerRound, in: 1...100)
         guard roundInterval >= 0, roundInterval <= 60 else { throw ValidationError("--round-interval must be 0…60 seconds.") }
         guard settleTimeout > 0, settleTimeout <= 120 else { throw ValidationError("--settle-timeout must be more than 0 and at most 120 seconds.") }
-        guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1…64, not \(threads).") }
-        guard (0...100_000).contains(lagSamples) else { throw ValidationError("--lag-samples must be 0…100000, not \(lagSamples).") }
+        try check("--threads", threads, in: 1...64)
+        try check("--lag-samples", lagSamples, in: 0...100_000)
         if let lagP99Ms, !(lagP99Ms > 0) { throw ValidationError("--lag-p99-ms must be positive.") }
         if lagP99Ms != nil, lagSamples == 0 { throw ValidationError("--lag-p99-ms needs --lag-samples.") }
         guard maxWriteErrors >= 0 else { throw ValidationError("--max-write-errors must not be negative.") }
-        _ = try ProveTargets.parse(urls.isEmpty ? ["http://127.0.0.1:8080"] : urls, option: "--url")
+        if !urls.isEmpty { _ = try ProveTargets.parse(urls, option: "--url") }
         if !replicas.isEmpty { _ = try ProveTargets.parse(replicas, option: "--replica") }
     }
 
     func run() throws {
-        let fallback = try resolved(nil as String?, env: "DELTAFEED_URL", default: "http://127.0.0.1:8080")
+        let fallback = try Setting<String>.serverURL.value
         let urls = try ProveTargets.parse(self.urls.isEmpty ? [fallback] : self.urls, option: "--url")
         let replicas = self.replicas.isEmpty ? urls : try ProveTargets.parse(self.replicas, option: "--replica")
-        guard let token = try resolved(adminToken, env: "DELTAFEED_ADMIN_TOKEN") else {
-            throw ValidationError("writes need the server's admin token: pass --admin-token or set DELTAFEED_ADMIN_TOKEN.")
-        }
+        let token = try access.token()
         let seed = self.seed ?? UInt64.random(in: 1...UInt64.max >> 1)
         let rounds = self.rounds ?? (duration == nil ? 30 : .max)
         let counters = ProveCounters()
@@ -149,16 +146,6 @@ struct Prove: ParsableCommand {
 
     private func log(_ line: String) {
         FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
-}
-
-/// Why the proof could not run at all (no feed, refused token). Printed as `Error: <message>`
-/// without the usage text.
-struct ProveError: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
     }
 }
 
@@ -413,7 +400,7 @@ struct ProofRun {
                 do {
                     try client.fetch()
                 } catch {
-                    throw ProveError("cannot fetch viewer \(id)'s feed through \(urls[0].absoluteString): \(error)")
+                    throw CommandFailure("cannot fetch viewer \(id)'s feed through \(urls[0].absoluteString): \(error)")
                 }
             }
             viewers.append(ProvedViewer(id: id, clients: clients))
@@ -571,7 +558,7 @@ struct ProofRun {
             }
             ledger.acknowledged(write, answer: try? response.json())
         case 401, 403:
-            throw ProveError("\(write.method) \(write.path) answered \(response.status): check the admin token.")
+            throw CommandFailure("\(write.method) \(write.path) answered \(response.status): check the admin token.")
         case 500...:
             ledger.unknownOutcome(write)  // counted and reported by the transport
         default:
@@ -624,7 +611,7 @@ struct ProofRun {
         guard let viewer = viewers.first(where: { ProveWritePlanner.videos(in: $0.clients[0].document).isEmpty == false }),
             let video = ProveWritePlanner.videos(in: viewer.clients[0].document).first
         else {
-            throw ProveError("no viewer's feed shows a video to retitle for the convergence lag")
+            throw CommandFailure("no viewer's feed shows a video to retitle for the convergence lag")
         }
         var lag = ConvergenceLag(pairs: replicas.count > 1 ? "write on one replica, read the next" : "write and read on \(replicas[0].absoluteString)")
         let readers = replicas.map { ProveTransport(bases: [$0], counters: counters, role: .probe) }

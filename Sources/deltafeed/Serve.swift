@@ -19,126 +19,36 @@ struct Serve: ParsableCommand {
         discussion: "Ctrl-C or SIGTERM stops accepting, lets requests in flight finish, and exits 0. A second signal exits at once."
     )
 
-    @Option(help: "Address to listen on (env DELTAFEED_HOST; default 127.0.0.1; 0.0.0.0 for every interface).")
-    var host: String?
-
-    @Option(help: "Port to listen on; 0 picks a free one (env DELTAFEED_PORT; default 8080).")
-    var port: Int?
-
-    @Option(help: "Worker threads, each with its own event loop and listener (env DELTAFEED_THREADS; default: number of cores).")
-    var threads: Int?
-
-    @Option(help: "Largest request body in bytes; larger ones get 413 (env DELTAFEED_MAX_BODY_BYTES; default 1048576).")
-    var maxBodyBytes: Int?
-
-    @Option(
-        help:
-            "Most bytes of request bodies buffered at once across all connections; a body past it gets 503 with Retry-After before it is read (env DELTAFEED_MAX_BUFFERED_BODY_BYTES; default 67108864)."
-    )
-    var maxBufferedBodyBytes: Int?
-
-    @Option(help: "Most connections held open at once; one more gets 503 with Retry-After and is closed (env DELTAFEED_MAX_CONNECTIONS; default 10000).")
-    var maxConnections: Int?
-
-    @Option(help: "Seconds a connection has to send a complete request, and the idle keep-alive limit (env DELTAFEED_REQUEST_TIMEOUT; default 10).")
-    var requestTimeout: Double?
-
-    @Option(help: "Seconds a shutdown waits for requests in flight (env DELTAFEED_SHUTDOWN_GRACE; default 10).")
-    var shutdownGrace: Double?
+    @OptionGroup var httpOptions: HTTPOptions
 
     @OptionGroup var storage: StoreOptions
 
     @Flag(help: "Seed the demo data set (2,000 users, 50,000 videos, 40 ads, seed 42) when the store is empty (env DELTAFEED_SEED_DEMO=1).")
     var seedDemo = false
 
-    @Option(help: "Bearer token for write routes; without one, writes answer 403 (env DELTAFEED_ADMIN_TOKEN).")
-    var adminToken: String?
+    @Option(help: "Bearer token for write routes; without one, writes answer 403", .adminToken)
+    var adminToken: Setting<String>
 
     @Option(
         help:
-            "Secret (32 bytes or more) that signs viewer tokens; when set, feeds, deltas and user profiles need Authorization: Bearer with a token for that viewer (deltafeed token) or the admin token (env DELTAFEED_VIEWER_SECRET, which keeps it out of the process list; default: none, feeds readable by anyone)."
-    )
-    var viewerSecret: String?
+            "Secret (32 bytes or more) that signs viewer tokens; when set, feeds, deltas and user profiles need Authorization: Bearer with a token for that viewer (deltafeed token) or the admin token",
+        .viewerSecret(shown: "default: none, feeds readable by anyone"))
+    var viewerSecret: Setting<String>
 
     @Flag(inversion: .prefixedNo, help: "Serve the live feed page at GET /demo (env DELTAFEED_DEMO=0 turns it off; default on).")
     var demo: Bool?
 
-    @Option(help: "Snapshots kept per viewer for deltas (env DELTAFEED_SNAPSHOTS_PER_VIEWER; default 16).")
-    var snapshotsPerViewer: Int?
+    @OptionGroup var storePolicy: StorePolicyOptions
 
-    @Option(help: "Hours a snapshot stays usable for deltas; older ones answer 410 (env DELTAFEED_SNAPSHOT_MAX_AGE_HOURS; default 24).")
-    var snapshotMaxAgeHours: Double?
+    @OptionGroup var caches: CacheOptions
 
-    @Option(
-        help:
-            "When a write is acknowledged: full (synced to disk, survives power loss) or normal (survives a crash of the process, faster on slow disks) (env DELTAFEED_DURABILITY; default full)."
-    )
-    var durability: String?
-
-    @Option(help: "MiB of composed pages kept in memory (env DELTAFEED_PAGE_CACHE_MIB; default 128).")
-    var pageCacheMib: Int?
-
-    @Option(help: "MiB of rendered items kept in memory (env DELTAFEED_ITEM_CACHE_MIB; default 64).")
-    var itemCacheMib: Int?
-
-    @Option(help: "MiB of rendered deltas kept in memory (env DELTAFEED_DELTA_CACHE_MIB; default 4).")
-    var deltaCacheMib: Int?
-
-    @Option(help: "MiB of snapshots kept in memory; older ones are read back from the store (env DELTAFEED_SNAPSHOT_CACHE_MIB; default 128).")
-    var snapshotCacheMib: Int?
-
-    @Option(help: "Log level: trace, debug, info (one access-log line per request), notice, warning, error, critical (env DELTAFEED_LOG_LEVEL; default info).")
-    var logLevel: String?
+    @OptionGroup var logging: LogOptions
 
     func run() throws {
-        let level = try resolved(logLevel, env: "DELTAFEED_LOG_LEVEL", default: "info")
-        guard let logLevel = Logger.Level(rawValue: level) else {
-            throw ValidationError("Unknown log level \(level); use trace, debug, info, notice, warning, error or critical.")
-        }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardOutput(label: label)
-            handler.logLevel = logLevel
-            return handler
-        }
-        var logger = Logger(label: "deltafeed")
-        logger.logLevel = logLevel
-
-        var http = HTTPServerConfiguration()
-        http.host = try resolved(host, env: "DELTAFEED_HOST", default: "127.0.0.1")
-        http.port = try resolved(port, env: "DELTAFEED_PORT", default: 8080)
-        http.threads = try resolved(threads, env: "DELTAFEED_THREADS", default: HTTPServerConfiguration.processorCount)
-        http.maxBodySize = try resolved(maxBodyBytes, env: "DELTAFEED_MAX_BODY_BYTES", default: 1 << 20)
-        http.maxBufferedBodyBytes = try resolved(maxBufferedBodyBytes, env: "DELTAFEED_MAX_BUFFERED_BODY_BYTES", default: 64 << 20)
-        http.maxConnections = try resolved(maxConnections, env: "DELTAFEED_MAX_CONNECTIONS", default: 10_000)
-        http.requestTimeout = .seconds(try resolved(requestTimeout, env: "DELTAFEED_REQUEST_TIMEOUT", default: 10))
-        http.shutdownGracePeriod = .seconds(try resolved(shutdownGrace, env: "DELTAFEED_SHUTDOWN_GRACE", default: 10))
-        http.logger = Logger(label: "deltafeed.http")
-        guard (0...65535).contains(http.port) else { throw ValidationError("port must be 0…65535, not \(http.port).") }
-        guard (1...256).contains(http.threads) else { throw ValidationError("threads must be 1…256, not \(http.threads).") }
-        guard http.maxBodySize > 0 else { throw ValidationError("max-body-bytes must be positive.") }
-        guard http.maxBufferedBodyBytes >= http.maxBodySize else {
-            throw ValidationError(
-                "max-buffered-body-bytes must be at least max-body-bytes (\(http.maxBodySize)), or no body of the largest size could be read.")
-        }
-        guard http.maxConnections > 0 else { throw ValidationError("max-connections must be positive.") }
-        guard http.requestTimeout > .zero, http.shutdownGracePeriod >= .zero else {
-            throw ValidationError("request-timeout must be positive and shutdown-grace not negative.")
-        }
-
-        var options = FeedStore.Options()
-        options.snapshotRetention = FeedStore.SnapshotRetention(
-            maxPerViewer: try resolved(snapshotsPerViewer, env: "DELTAFEED_SNAPSHOTS_PER_VIEWER", default: 16),
-            maxAgeMilliseconds: Int64(try resolved(snapshotMaxAgeHours, env: "DELTAFEED_SNAPSHOT_MAX_AGE_HOURS", default: 24) * 3_600_000))
-        let durabilityName = try resolved(durability, env: "DELTAFEED_DURABILITY", default: "full")
-        guard let durability = FeedStore.Durability(rawValue: durabilityName) else {
-            throw ValidationError("durability must be full or normal, not \(durabilityName).")
-        }
-        options.durability = durability
-        var serviceOptions = FeedService.Options()
-        serviceOptions.pageCacheBytes = try mebibytes(pageCacheMib, env: "DELTAFEED_PAGE_CACHE_MIB", default: 128)
-        serviceOptions.itemCacheBytes = try mebibytes(itemCacheMib, env: "DELTAFEED_ITEM_CACHE_MIB", default: 64)
-        serviceOptions.deltaCacheBytes = try mebibytes(deltaCacheMib, env: "DELTAFEED_DELTA_CACHE_MIB", default: 4)
-        serviceOptions.snapshotBytes = try mebibytes(snapshotCacheMib, env: "DELTAFEED_SNAPSHOT_CACHE_MIB", default: 128)
+        let logger = try logging.bootstrap()
+        var http = try httpOptions.configuration()
+        let options = try storePolicy.options()
+        let serviceOptions = try caches.options()
         // Block the stop signals before any worker thread exists, so every thread inherits the
         // mask and only `stopSignals.wait()` below receives them (a stop asked for while the
         // index loads takes effect once it has loaded).
@@ -149,13 +59,13 @@ struct Serve: ParsableCommand {
         http.port = placeholder.port
         let store = try storage.open(options: options)
         let path = store.location
-        let wantsSeed = try seedDemo || resolved(nil as Int?, env: "DELTAFEED_SEED_DEMO", default: 0) == 1
+        let wantsSeed = try seedDemo || Setting<Int>.env("DELTAFEED_SEED_DEMO", default: 0).value == 1
         if wantsSeed, try store.isEmpty() {
             logger.notice("seeding demo data into \(path) (first start)")
             let counts = try seedWithProgress(store, DemoSeed())
             logger.notice("seeded \(counts.users) users, \(counts.videos) videos, \(counts.ads) ads, \(counts.follows) follows")
         }
-        let token = try resolved(adminToken, env: "DELTAFEED_ADMIN_TOKEN")
+        let token = try adminToken.valueIfSet
         if token == nil { logger.notice("no admin token: write routes answer 403") }
         let viewerTokens = try ViewerTokens.resolving(viewerSecret)
         if viewerTokens == nil {
@@ -180,7 +90,7 @@ struct Serve: ParsableCommand {
         let service = try FeedService(store: store, index: index, options: serviceOptions)
 
         var configuration = DeltaFeedServerConfiguration(service: service, adminToken: token, viewerTokens: viewerTokens, http: http)
-        configuration.demo = try demo ?? (resolved(nil as Int?, env: "DELTAFEED_DEMO", default: 1) != 0)
+        configuration.demo = try demo ?? (Setting<Int>.env("DELTAFEED_DEMO", default: 1).value != 0)
         // Ready once the index has applied what was committed while it loaded; until then
         // /healthz answers 503 "starting", so a balancer sends nothing here yet.
         let ready = Atomic(false)
@@ -223,13 +133,6 @@ func catchUpBeforeServing(_ service: FeedService, logger: Logger) {
             usleep(250_000)
         }
     }
-}
-
-/// A size flag in MiB, resolved like the others, in bytes.
-func mebibytes(_ flag: Int?, env: String, default value: Int) throws -> Int {
-    let mib = try resolved(flag, env: env, default: value)
-    guard (1...1 << 20).contains(mib) else { throw ValidationError("\(env): must be 1…1048576 MiB, not \(mib).") }
-    return mib << 20
 }
 
 /// SIGINT and SIGTERM, blocked in every thread and received synchronously with `sigwait`.

@@ -24,11 +24,10 @@ struct Simulate: ParsableCommand {
             """
     )
 
-    @Option(help: "Base URL of the server (env DELTAFEED_URL; default http://127.0.0.1:8080).")
-    var url: String?
+    @Option(help: "Base URL of the server", .serverURL)
+    var url: Setting<String>
 
-    @Option(help: "Bearer token of the write routes (env DELTAFEED_ADMIN_TOKEN).")
-    var adminToken: String?
+    @OptionGroup var access: WriteAccess
 
     @Option(help: "Whose feed the writes are aimed at.")
     var viewer: Int64 = 1
@@ -46,20 +45,18 @@ struct Simulate: ParsableCommand {
     var seed: UInt64?
 
     func validate() throws {
-        guard (0.1...1000).contains(rate) else { throw ValidationError("--rate must be 0.1…1000 writes per second, not \(rate).") }
+        try check("--rate", rate, in: 0.1...1000, unit: " writes per second")
         if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds.") }
         if let count, count <= 0 { throw ValidationError("--count must be positive.") }
         guard viewer > 0 else { throw ValidationError("--viewer must be a positive user id.") }
     }
 
     func run() throws {
-        let base = try resolved(url, env: "DELTAFEED_URL", default: "http://127.0.0.1:8080")
+        let base = try url.value
         guard let baseURL = URL(string: base.hasSuffix("/") ? String(base.dropLast()) : base), baseURL.scheme == "http", baseURL.host != nil else {
             throw ValidationError("--url must be an http:// URL such as http://127.0.0.1:8080, not \(base).")
         }
-        guard let token = try resolved(adminToken, env: "DELTAFEED_ADMIN_TOKEN") else {
-            throw ValidationError("writes need the server's admin token: pass --admin-token or set DELTAFEED_ADMIN_TOKEN.")
-        }
+        let token = try access.token()
         let seed = self.seed ?? UInt64.random(in: 1...UInt64.max >> 1)
         let api = SimulationAPI(baseURL: baseURL, token: token, transport: SocketTransport(timeout: 10))
         var planner = WritePlanner(viewer: viewer, seed: seed)
@@ -74,7 +71,7 @@ struct Simulate: ParsableCommand {
         while tally.written + tally.failed < limitCount, Date().timeIntervalSince(start) < limitSeconds {
             let feed = try api.feed(viewer: viewer)
             guard let write = planner.next(feed: feed) else {
-                throw SimulationError("viewer \(viewer)'s feed shows nothing to write to (no videos, no suggestions).")
+                throw CommandFailure("viewer \(viewer)'s feed shows nothing to write to (no videos, no suggestions).")
             }
             try api.perform(write, tally: &tally)
             progress.update(tally, elapsed: Date().timeIntervalSince(start))
@@ -87,13 +84,17 @@ struct Simulate: ParsableCommand {
     }
 }
 
-/// Why the simulation stopped early: the server refused the token, the viewer does not exist, the
-/// server cannot be reached. Printed as `Error: <message>` without the usage text.
-struct SimulationError: Error, CustomStringConvertible {
-    let description: String
+/// `--admin-token` of the commands that write through the API: `simulate` and `prove`.
+struct WriteAccess: ParsableArguments {
+    @Option(help: "Bearer token of the write routes", .adminToken)
+    var adminToken: Setting<String>
 
-    init(_ description: String) {
-        self.description = description
+    /// The token, from the flag or the variable; without either, an error before anything is sent.
+    func token() throws -> String {
+        guard let token = try adminToken.valueIfSet else {
+            throw ValidationError("writes need the server's admin token: pass --admin-token or set DELTAFEED_ADMIN_TOKEN.")
+        }
+        return token
     }
 }
 
@@ -199,7 +200,7 @@ struct SimulationAPI {
             FeedHTTPRequest(
                 method: "GET", url: url("/v1/users/\(viewer)/feed"), headers: ["Authorization": "Bearer \(token)"]))
         guard response.status == 200 else {
-            throw SimulationError("GET /v1/users/\(viewer)/feed answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+            throw CommandFailure("GET /v1/users/\(viewer)/feed answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
         }
         return try FeedDocument(parsing: response.body)
     }
@@ -218,7 +219,7 @@ struct SimulationAPI {
                 tally.byKind[write.kind, default: 0] += 1
                 return
             case 401, 403:
-                throw SimulationError(
+                throw CommandFailure(
                     "\(write.method) \(write.path) answered \(response.status): check the admin token (\(String(decoding: response.body, as: UTF8.self))).")
             case 503:
                 tally.retried += 1
@@ -245,7 +246,7 @@ struct SimulationAPI {
         do {
             return try transport.send(request)
         } catch {
-            throw SimulationError("cannot reach \(baseURL.absoluteString): \(error)")
+            throw CommandFailure("cannot reach \(baseURL.absoluteString): \(error)")
         }
     }
 }

@@ -7,17 +7,16 @@ import PostgresStore
 /// SQLite file of `--db`, the default.
 struct StoreOptions: ParsableArguments {
     @Option(
-        help:
-            "The store: postgres://USER@HOST:PORT/DB (or postgresql://) for PostgreSQL, shared by several replicas; otherwise the SQLite file of --db (env DELTAFEED_STORE)."
-    )
-    var store: String?
+        help: "The store: postgres://USER@HOST:PORT/DB (or postgresql://) for PostgreSQL, shared by several replicas; otherwise the SQLite file of --db",
+        .env("DELTAFEED_STORE"))
+    var store: Setting<String>
 
-    @Option(help: "SQLite database file, created and migrated if missing (env DELTAFEED_DB; default ./data/deltafeed.sqlite).")
-    var db: String?
+    @Option(help: "SQLite database file, created and migrated if missing", .env("DELTAFEED_DB", default: FeedStore.defaultPath))
+    var db: Setting<String>
 
     /// The PostgreSQL URL when one is selected, else nil.
     func postgresURL() throws -> String? {
-        guard let url = try resolved(store, env: "DELTAFEED_STORE"), !url.isEmpty else { return nil }
+        guard let url = try store.valueIfSet, !url.isEmpty else { return nil }
         guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
             throw ValidationError("--store (DELTAFEED_STORE) takes a postgres:// or postgresql:// URL; a SQLite file is given with --db.")
         }
@@ -29,6 +28,6 @@ struct StoreOptions: ParsableArguments {
         if let url = try postgresURL() {
             return try PostgresFeedStore(url: url, options: options)
         }
-        return try FeedStore(path: try resolved(db, env: "DELTAFEED_DB", default: FeedStore.defaultPath), options: options)
+        return try FeedStore(path: try db.value, options: options)
     }
 }

@@ -14,8 +14,8 @@ struct Token: ParsableCommand {
     @Option(help: "The viewer (user id) the token lets its holder read as.")
     var viewer: Int64
 
-    @Option(help: "The server's viewer secret (env DELTAFEED_VIEWER_SECRET, which keeps it out of the process list).")
-    var viewerSecret: String?
+    @Option(help: "The server's viewer secret", .viewerSecret())
+    var viewerSecret: Setting<String>
 
     @Option(help: "Hours until the token expires (default 24).")
     var hours: Double = 24
@@ -37,8 +37,8 @@ struct Token: ParsableCommand {
 
 extension ViewerTokens {
     /// The tokens of `--viewer-secret` or `DELTAFEED_VIEWER_SECRET`; nil when neither is set.
-    static func resolving(_ flag: String?) throws -> ViewerTokens? {
-        guard let secret = try resolved(flag, env: "DELTAFEED_VIEWER_SECRET") else { return nil }
+    static func resolving(_ setting: Setting<String>) throws -> ViewerTokens? {
+        guard let secret = try setting.valueIfSet else { return nil }
         do {
             return try waitingFor { try await ViewerTokens(secret: secret) }
         } catch let error as ViewerTokenError {

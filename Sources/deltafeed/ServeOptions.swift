@@ -1,0 +1,141 @@
+import ArgumentParser
+import EventHTTP
+import FeedService
+import FeedStore
+import Logging
+
+/// `serve`'s listener and its limits. Like the other groups of `serve`, it makes what it configures
+/// when `run()` asks, so a bad value is an error of `run()`: logging, HTTP, store, caches, in turn.
+struct HTTPOptions: ParsableArguments {
+    @Option(help: "Address to listen on", .env("DELTAFEED_HOST", default: "127.0.0.1", shown: "default 127.0.0.1; 0.0.0.0 for every interface"))
+    var host: Setting<String>
+
+    @Option(help: "Port to listen on; 0 picks a free one", .env("DELTAFEED_PORT", default: 8080))
+    var port: Setting<Int>
+
+    @Option(
+        help: "Worker threads, each with its own event loop and listener",
+        .env("DELTAFEED_THREADS", default: HTTPServerConfiguration.processorCount, shown: "default: number of cores"))
+    var threads: Setting<Int>
+
+    @Option(help: "Largest request body in bytes; larger ones get 413", .env("DELTAFEED_MAX_BODY_BYTES", default: 1 << 20))
+    var maxBodyBytes: Setting<Int>
+
+    @Option(
+        help: "Most bytes of request bodies buffered at once across all connections; a body past it gets 503 with Retry-After before it is read",
+        .env("DELTAFEED_MAX_BUFFERED_BODY_BYTES", default: 64 << 20))
+    var maxBufferedBodyBytes: Setting<Int>
+
+    @Option(help: "Most connections held open at once; one more gets 503 with Retry-After and is closed", .env("DELTAFEED_MAX_CONNECTIONS", default: 10_000))
+    var maxConnections: Setting<Int>
+
+    @Option(
+        help: "Seconds a connection has to send a complete request, and the idle keep-alive limit", .env("DELTAFEED_REQUEST_TIMEOUT", default: 10.0))
+    var requestTimeout: Setting<Double>
+
+    @Option(help: "Seconds a shutdown waits for requests in flight", .env("DELTAFEED_SHUTDOWN_GRACE", default: 10.0))
+    var shutdownGrace: Setting<Double>
+
+    /// Made once logging is set up: it holds the "deltafeed.http" logger.
+    func configuration() throws -> HTTPServerConfiguration {
+        var http = HTTPServerConfiguration()
+        http.host = try host.value
+        http.port = try port.value
+        http.threads = try threads.value
+        http.maxBodySize = try maxBodyBytes.value
+        http.maxBufferedBodyBytes = try maxBufferedBodyBytes.value
+        http.maxConnections = try maxConnections.value
+        http.requestTimeout = .seconds(try requestTimeout.value)
+        http.shutdownGracePeriod = .seconds(try shutdownGrace.value)
+        try check("port", http.port, in: 0...65535)
+        try check("threads", http.threads, in: 1...256)
+        guard http.maxBodySize > 0 else { throw ValidationError("max-body-bytes must be positive.") }
+        guard http.maxBufferedBodyBytes >= http.maxBodySize else {
+            throw ValidationError(
+                "max-buffered-body-bytes must be at least max-body-bytes (\(http.maxBodySize)), or no body of the largest size could be read.")
+        }
+        guard http.maxConnections > 0 else { throw ValidationError("max-connections must be positive.") }
+        guard http.requestTimeout > .zero, http.shutdownGracePeriod >= .zero else {
+            throw ValidationError("request-timeout must be positive and shutdown-grace not negative.")
+        }
+        return http
+    }
+}
+
+/// How many snapshots the store keeps, and how durably it writes.
+struct StorePolicyOptions: ParsableArguments {
+    @Option(help: "Snapshots kept per viewer for deltas", .env("DELTAFEED_SNAPSHOTS_PER_VIEWER", default: 16))
+    var snapshotsPerViewer: Setting<Int>
+
+    @Option(help: "Hours a snapshot stays usable for deltas; older ones answer 410", .env("DELTAFEED_SNAPSHOT_MAX_AGE_HOURS", default: 24.0))
+    var snapshotMaxAgeHours: Setting<Double>
+
+    @Option(
+        help:
+            "When a write is acknowledged: full (synced to disk, survives power loss) or normal (survives a crash of the process, faster on slow disks)",
+        .env("DELTAFEED_DURABILITY", default: FeedStore.Durability.full.rawValue))
+    var durability: Setting<String>
+
+    func options() throws -> FeedStore.Options {
+        var options = FeedStore.Options()
+        options.snapshotRetention = FeedStore.SnapshotRetention(
+            maxPerViewer: try snapshotsPerViewer.value, maxAgeMilliseconds: Int64(try snapshotMaxAgeHours.value * 3_600_000))
+        let name = try durability.value
+        guard let durability = FeedStore.Durability(rawValue: name) else { throw ValidationError("durability must be full or normal, not \(name).") }
+        options.durability = durability
+        return options
+    }
+}
+
+/// The caches' memory budgets, in MiB.
+struct CacheOptions: ParsableArguments {
+    @Option(help: "MiB of composed pages kept in memory", .env("DELTAFEED_PAGE_CACHE_MIB", default: 128))
+    var pageCacheMib: Setting<Int>
+
+    @Option(help: "MiB of rendered items kept in memory", .env("DELTAFEED_ITEM_CACHE_MIB", default: 64))
+    var itemCacheMib: Setting<Int>
+
+    @Option(help: "MiB of rendered deltas kept in memory", .env("DELTAFEED_DELTA_CACHE_MIB", default: 4))
+    var deltaCacheMib: Setting<Int>
+
+    @Option(help: "MiB of snapshots kept in memory; older ones are read back from the store", .env("DELTAFEED_SNAPSHOT_CACHE_MIB", default: 128))
+    var snapshotCacheMib: Setting<Int>
+
+    func options() throws -> FeedService.Options {
+        FeedService.Options(
+            pageCacheBytes: try bytes(\.pageCacheMib), itemCacheBytes: try bytes(\.itemCacheMib),
+            deltaCacheBytes: try bytes(\.deltaCacheMib), snapshotBytes: try bytes(\.snapshotCacheMib))
+    }
+
+    /// A budget of 1…1048576 MiB, in bytes. Its error names the variable even when the flag gave the
+    /// value, which knows none: the name comes from the options as declared, parsed from nothing.
+    private func bytes(_ budget: KeyPath<CacheOptions, Setting<Int>>) throws -> Int {
+        let mib = try self[keyPath: budget].value
+        try check("\(try CacheOptions.parse([])[keyPath: budget].env):", mib, in: 1...1 << 20, unit: " MiB")
+        return mib << 20
+    }
+}
+
+/// Where log lines go and from which level.
+struct LogOptions: ParsableArguments {
+    @Option(
+        help: "Log level: trace, debug, info (one access-log line per request), notice, warning, error, critical",
+        .env("DELTAFEED_LOG_LEVEL", default: Logger.Level.info.rawValue))
+    var logLevel: Setting<String>
+
+    /// Sends log lines from the level asked for to standard output; returns the command's logger.
+    func bootstrap() throws -> Logger {
+        let name = try logLevel.value
+        guard let level = Logger.Level(rawValue: name) else {
+            throw ValidationError("Unknown log level \(name); use trace, debug, info, notice, warning, error or critical.")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardOutput(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var logger = Logger(label: "deltafeed")
+        logger.logLevel = level
+        return logger
+    }
+}

@@ -1,0 +1,183 @@
+import ArgumentParser
+import Foundation
+import Testing
+
+@testable import deltafeed
+
+/// The options' fallbacks (flag, else environment variable, else default), the help made from
+/// them, and the range checks' messages. The option groups of `serve` must still read their
+/// variables, and say in `--help` what they read.
+@Suite("deltafeed options", .serialized)
+struct OptionTests {
+    struct Probe: ParsableArguments {
+        @Option(help: "A number", .env("DELTAFEED_TEST_PROBE", default: 7))
+        var number: Setting<Int>
+
+        @Option(help: "A word", .env("DELTAFEED_TEST_WORD"))
+        var word: Setting<String>
+    }
+
+    @Test("The flag wins over the variable, which wins over the default; an empty variable is unset")
+    func order() throws {
+        let (probe, flagged) = (try Probe.parse([]), try Probe.parse(["--number", "9", "--word", "flag"]))
+        /// The number and the word each setting resolves to, under `variables`.
+        func resolved(_ variables: [String: String]) throws -> [String] {
+            var values: [String] = []
+            try withEnvironment(variables) {
+                for options in [probe, flagged] { values += ["\(try options.number.value)", try options.word.valueIfSet ?? "nil"] }
+            }
+            return values
+        }
+        #expect(try resolved([:]) == ["7", "nil", "9", "flag"])
+        #expect(try resolved(["DELTAFEED_TEST_PROBE": "8", "DELTAFEED_TEST_WORD": "w"]) == ["8", "w", "9", "flag"])
+        #expect(try resolved(["DELTAFEED_TEST_PROBE": "", "DELTAFEED_TEST_WORD": ""]) == ["7", "nil", "9", "flag"])
+    }
+
+    @Test("A variable that does not parse is an error naming it, not the default")
+    func badVariable() throws {
+        try withEnvironment(["DELTAFEED_TEST_PROBE": "seven"]) {
+            #expect(message { _ = try Probe.parse([]).number.value } == "DELTAFEED_TEST_PROBE=seven is not a valid value.")
+        }
+    }
+
+    @Test("Every option group of serve reads its variables")
+    func serveGroups() throws {
+        let variables = [
+            "DELTAFEED_HOST": "0.0.0.0", "DELTAFEED_PORT": "9090", "DELTAFEED_THREADS": "3", "DELTAFEED_MAX_BODY_BYTES": "2048",
+            "DELTAFEED_MAX_BUFFERED_BODY_BYTES": "4096", "DELTAFEED_MAX_CONNECTIONS": "50", "DELTAFEED_REQUEST_TIMEOUT": "2.5",
+            "DELTAFEED_SHUTDOWN_GRACE": "0", "DELTAFEED_SNAPSHOTS_PER_VIEWER": "4", "DELTAFEED_SNAPSHOT_MAX_AGE_HOURS": "0.5",
+            "DELTAFEED_DURABILITY": "normal", "DELTAFEED_PAGE_CACHE_MIB": "1", "DELTAFEED_ITEM_CACHE_MIB": "2", "DELTAFEED_DELTA_CACHE_MIB": "3",
+            "DELTAFEED_SNAPSHOT_CACHE_MIB": "5", "DELTAFEED_STORE": "postgres://u@h:1/db", "DELTAFEED_ADMIN_TOKEN": "admin",
+        ]
+        try withEnvironment(variables) {
+            let serve = try Serve.parse([])
+            let http = try serve.httpOptions.configuration()
+            #expect(http.host == "0.0.0.0" && http.port == 9090 && http.threads == 3)
+            #expect(http.maxBodySize == 2048 && http.maxBufferedBodyBytes == 4096 && http.maxConnections == 50)
+            #expect(http.requestTimeout == .milliseconds(2500) && http.shutdownGracePeriod == .zero)
+            let store = try serve.storePolicy.options()
+            #expect(store.snapshotRetention.maxPerViewer == 4 && store.snapshotRetention.maxAgeMilliseconds == 1_800_000)
+            #expect(store.durability == .normal)
+            let caches = try serve.caches.options()
+            let budgets: [Int] = [caches.pageCacheBytes, caches.itemCacheBytes, caches.deltaCacheBytes, caches.snapshotBytes]
+            #expect(budgets == [1 << 20, 2 << 20, 3 << 20, 5 << 20])
+            #expect((try serve.storage.postgresURL()) == "postgres://u@h:1/db")
+            #expect((try serve.adminToken.valueIfSet) == "admin")
+        }
+        try withEnvironment([:]) {
+            let serve = try Serve.parse(["--port", "0", "--page-cache-mib", "9"])
+            let http = try serve.httpOptions.configuration()
+            #expect(http.host == "127.0.0.1" && http.port == 0 && http.maxBodySize == 1 << 20 && http.maxConnections == 10_000)
+            let caches = try serve.caches.options()
+            #expect(caches.pageCacheBytes == 9 << 20 && caches.deltaCacheBytes == 4 << 20)
+            #expect((try serve.storePolicy.options().durability) == .full)
+            #expect((try serve.storage.postgresURL()) == nil)
+            #expect((try serve.adminToken.valueIfSet) == nil)
+        }
+    }
+
+    @Test("simulate and prove read the server's URL and the admin token from the environment")
+    func writeClients() throws {
+        try withEnvironment(["DELTAFEED_URL": "http://127.0.0.1:9", "DELTAFEED_ADMIN_TOKEN": "t"]) {
+            let simulate = try Simulate.parse([])
+            #expect((try simulate.url.value) == "http://127.0.0.1:9")
+            #expect((try simulate.access.token()) == "t")
+            let prove = try Prove.parse([])
+            #expect((try prove.access.token()) == "t")
+            #expect((try Setting<String>.serverURL.value) == "http://127.0.0.1:9")
+        }
+        try withEnvironment([:]) {
+            let (simulate, prove) = (try Simulate.parse([]), try Prove.parse(["--admin-token", "flag"]))
+            #expect((try simulate.url.value) == "http://127.0.0.1:8080")
+            #expect((try prove.access.token()) == "flag")
+            #expect(
+                message { _ = try Simulate.parse([]).access.token() }
+                    == "writes need the server's admin token: pass --admin-token or set DELTAFEED_ADMIN_TOKEN.")
+        }
+    }
+
+    @Test("Range checks say the range and the value, as they always have")
+    func rangeMessages() throws {
+        try withEnvironment([:]) {
+            #expect(message { _ = try Serve.parse(["--port", "70000"]).httpOptions.configuration() } == "port must be 0…65535, not 70000.")
+            #expect(message { _ = try Serve.parse(["--threads", "0"]).httpOptions.configuration() } == "threads must be 1…256, not 0.")
+            // The variable is named even when the flag gave the value.
+            #expect(
+                message { _ = try Serve.parse(["--page-cache-mib", "0"]).caches.options() } == "DELTAFEED_PAGE_CACHE_MIB: must be 1…1048576 MiB, not 0.")
+        }
+        try withEnvironment(["DELTAFEED_SNAPSHOT_CACHE_MIB": "2000000"]) {
+            #expect(message { _ = try Serve.parse([]).caches.options() } == "DELTAFEED_SNAPSHOT_CACHE_MIB: must be 1…1048576 MiB, not 2000000.")
+        }
+        #expect(parseMessage(Simulate.self, ["--rate", "2000"]) == "--rate must be 0.1…1000 writes per second, not 2000.0.")
+        #expect(parseMessage(Prove.self, ["--viewers", "0"]) == "--viewers must be 1…1000, not 0.")
+        #expect(parseMessage(Prove.self, ["--writes-per-round", "101"]) == "--writes-per-round must be 1…100, not 101.")
+        #expect(parseMessage(Prove.self, ["--threads", "65"]) == "--threads must be 1…64, not 65.")
+        #expect(parseMessage(Prove.self, ["--lag-samples", "100001"]) == "--lag-samples must be 0…100000, not 100001.")
+    }
+
+    @Test("The help made from a setting reads as it was written by hand")
+    func help() {
+        // Wide, so each option's help is one line (beside its name, or under it when the name is long).
+        let serve = Serve.helpMessage(columns: 10_000)
+        for line in [
+            "Address to listen on (env DELTAFEED_HOST; default 127.0.0.1; 0.0.0.0 for every interface).",
+            "Worker threads, each with its own event loop and listener (env DELTAFEED_THREADS; default: number of cores).",
+            "Largest request body in bytes; larger ones get 413 (env DELTAFEED_MAX_BODY_BYTES; default 1048576).",
+            "Seconds a connection has to send a complete request, and the idle keep-alive limit (env DELTAFEED_REQUEST_TIMEOUT; default 10).",
+            "The store: postgres://USER@HOST:PORT/DB (or postgresql://) for PostgreSQL, shared by several replicas; otherwise the SQLite file of --db (env DELTAFEED_STORE).",
+            "SQLite database file, created and migrated if missing (env DELTAFEED_DB; default ./data/deltafeed.sqlite).",
+            "Bearer token for write routes; without one, writes answer 403 (env DELTAFEED_ADMIN_TOKEN).",
+            "or the admin token (env DELTAFEED_VIEWER_SECRET, which keeps it out of the process list; default: none, feeds readable by anyone).",
+            "Hours a snapshot stays usable for deltas; older ones answer 410 (env DELTAFEED_SNAPSHOT_MAX_AGE_HOURS; default 24).",
+            "faster on slow disks) (env DELTAFEED_DURABILITY; default full).",
+            "MiB of rendered deltas kept in memory (env DELTAFEED_DELTA_CACHE_MIB; default 4).",
+            "notice, warning, error, critical (env DELTAFEED_LOG_LEVEL; default info).",
+        ] {
+            #expect(serve.contains(line), "\(line)")
+        }
+        #expect(!serve.contains("(default:"), "ArgumentParser's own default notes stay out")
+        #expect(
+            Token.helpMessage(columns: 10_000).contains(
+                "The server's viewer secret (env DELTAFEED_VIEWER_SECRET, which keeps it out of the process list)."))
+        #expect(
+            Simulate.helpMessage(columns: 10_000).contains("Base URL of the server (env DELTAFEED_URL; default http://127.0.0.1:8080)."))
+        #expect(
+            Prove.helpMessage(columns: 10_000).contains(
+                "Base URL to prove through; repeat it or separate with commas (env DELTAFEED_URL; default http://127.0.0.1:8080)."))
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` with every `DELTAFEED_` variable the options read unset but `variables`.
+    private func withEnvironment(_ variables: [String: String], _ body: () throws -> Void) throws {
+        let names = ProcessInfo.processInfo.environment.keys.filter { $0.hasPrefix("DELTAFEED_") && !$0.hasPrefix("DELTAFEED_TEST_POSTGRES") }
+        let saved = Dictionary(uniqueKeysWithValues: names.map { ($0, ProcessInfo.processInfo.environment[$0]!) })
+        for name in names { unsetenv(name) }
+        for (name, value) in variables { setenv(name, value, 1) }
+        defer {
+            for name in variables.keys { unsetenv(name) }
+            for (name, value) in saved { setenv(name, value, 1) }
+        }
+        try body()
+    }
+
+    /// The message of the `ValidationError` `body` throws.
+    private func message(_ body: () throws -> Void) -> String? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return (error as? ValidationError)?.message
+        }
+    }
+
+    /// The message `command` prints for `arguments` refused by its checks.
+    private func parseMessage<Command: ParsableCommand>(_ command: Command.Type, _ arguments: [String]) -> String? {
+        do {
+            _ = try Command.parse(arguments)
+            return nil
+        } catch {
+            return Command.message(for: error)
+        }
+    }
+}
