@@ -95,7 +95,7 @@ struct CacheOptions: ParsableArguments {
     @Option(help: "MiB of rendered items kept in memory", .env("DELTAFEED_ITEM_CACHE_MIB", default: 64))
     var itemCacheMib: Setting<Int>
 
-    @Option(help: "MiB of rendered deltas kept in memory", .env("DELTAFEED_DELTA_CACHE_MIB", default: 4))
+    @Option(help: "MiB of computed deltas kept in memory", .env("DELTAFEED_DELTA_CACHE_MIB", default: 4))
     var deltaCacheMib: Setting<Int>
 
     @Option(help: "MiB of snapshots kept in memory; older ones are read back from the store", .env("DELTAFEED_SNAPSHOT_CACHE_MIB", default: 128))

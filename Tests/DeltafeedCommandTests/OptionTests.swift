@@ -130,7 +130,7 @@ struct OptionTests {
             "or the admin token (env DELTAFEED_VIEWER_SECRET, which keeps it out of the process list; default: none, feeds readable by anyone).",
             "Hours a snapshot stays usable for deltas; older ones answer 410 (env DELTAFEED_SNAPSHOT_MAX_AGE_HOURS; default 24).",
             "faster on slow disks) (env DELTAFEED_DURABILITY; default full).",
-            "MiB of rendered deltas kept in memory (env DELTAFEED_DELTA_CACHE_MIB; default 4).",
+            "MiB of computed deltas kept in memory (env DELTAFEED_DELTA_CACHE_MIB; default 4).",
             "notice, warning, error, critical (env DELTAFEED_LOG_LEVEL; default info).",
         ] {
             #expect(serve.contains(line), "\(line)")

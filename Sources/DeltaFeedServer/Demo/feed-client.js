@@ -354,7 +354,7 @@ export class FeedClient {
     }
     const since = this.document.snapshot;
     // Both forms from the same snapshot; a write landing between the two requests makes them
-    // describe different new snapshots, so ask again (the server caches rendered deltas).
+    // describe different new snapshots, so ask again (the server caches computed deltas).
     for (let attempt = 0; attempt < 4; attempt++) {
       const sequential = await this.request(this.url('/feed/delta', { since, format: 'sequential' }));
       if (sequential.status === 410) {
