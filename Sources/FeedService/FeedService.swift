@@ -234,7 +234,7 @@ public final class FeedService: Sendable {
         }
         let structure = SnapshotStructure(viewer: page.structure.viewer, parameters: page.structure.parameters, page: sections)
         let rendered = RenderedFeed(
-            changeVersion: patch.sequence, snapshotID: structure.id, sections: sections, nextCursor: page.nextCursor,
+            snapshotID: structure.id, sections: sections, nextCursor: page.nextCursor,
             structure: structure)
         return CachedPage(page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs)
     }
@@ -248,7 +248,7 @@ public final class FeedService: Sendable {
         let nextCursor = end < selection.totalSections ? FeedCursor.encode(offset: end) : nil
         let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page)
         let rendered = RenderedFeed(
-            changeVersion: sequence, snapshotID: structure.id, sections: page, nextCursor: nextCursor, structure: structure)
+            snapshotID: structure.id, sections: page, nextCursor: nextCursor, structure: structure)
         return CachedPage(page: rendered, validatedAt: sequence, dependencies: selection.dependencies, videoRefs: selection.videoRefs)
     }
 
@@ -313,15 +313,15 @@ public final class FeedService: Sendable {
     private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
         let current = try feed(viewer: old.viewer, parameters: old.parameters)
         guard current.snapshotID != oldID else {
-            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: oldID, delta: nil)
+            return DeltaOutcome(snapshotID: oldID, delta: nil)
         }
         let key = DeltaKey(viewer: old.viewer, since: oldID, format: format)
         if let cached = deltas.withLock({ $0.value(for: key) }), cached.snapshot == current.snapshotID {
-            return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, delta: cached)
+            return DeltaOutcome(snapshotID: current.snapshotID, delta: cached)
         }
         let delta = DeltaDocument(format: format, from: old, oldID: oldID, to: current)
         deltas.withLock { $0.insert(delta, for: key, cost: delta.estimatedCost) }
-        return DeltaOutcome(changeVersion: current.changeVersion, snapshotID: current.snapshotID, delta: delta)
+        return DeltaOutcome(snapshotID: current.snapshotID, delta: delta)
     }
 
     // MARK: - Snapshot persistence and upkeep
@@ -379,8 +379,6 @@ public final class FeedService: Sendable {
 
 /// A composed page.
 public struct RenderedFeed: Sendable {
-    /// The change-log position it was composed at.
-    public let changeVersion: Int64
     /// Its snapshot id (also the HTTP ETag).
     public let snapshotID: String
     /// The sections of the page.
@@ -401,8 +399,6 @@ public struct RenderedFeed: Sendable {
 
 /// The answer to a delta request.
 public struct DeltaOutcome: Sendable {
-    /// The change-log position of the feed it leads to.
-    public let changeVersion: Int64
     /// The snapshot id of the feed now.
     public let snapshotID: String
     /// The delta from the client's snapshot to the feed now, in the form asked for; nil when the
