@@ -58,10 +58,14 @@ let package = Package(
         .target(name: "Deterministic"),
         // The wire format: how ListDiff's results and the feed's values are written as JSON.
         .target(name: "FeedWire", dependencies: ["Deterministic", "JSONBytes", "ListDiff"]),
-        // SQLite persistence through GRDB: schema, records, queries, demo seed.
+        // What every store backend shares, and nothing backend-specific: the FeedStorage protocol,
+        // records and their columns, validation, the content writes, the schema text, the demo
+        // generator, errors with a backend-neutral code.
+        .target(name: "FeedStore", dependencies: ["Deterministic"]),
+        // The embedded SQLite store through GRDB; the only target that links GRDB.
         .target(
-            name: "FeedStore",
-            dependencies: ["Deterministic", .product(name: "GRDB", package: "GRDB.swift")]
+            name: "SQLiteStore",
+            dependencies: ["FeedStore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The PostgreSQL store for several replicas, over libpq (one blocking connection per thread).
         .target(name: "PostgresStore", dependencies: ["CLibpq", "FeedStore"]),
@@ -103,7 +107,7 @@ let package = Package(
             name: "deltafeed",
             dependencies: [
                 "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "EventHTTP", "FeedIndex", "FeedService", "FeedStore",
-                "PostgresStore",
+                "PostgresStore", "SQLiteStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -112,7 +116,7 @@ let package = Package(
         // Built normally, it replays the files it is given (the corpus, a crash).
         .executableTarget(name: "DeltaFeedFuzz", dependencies: ["DeltaFeedServer", "EventHTTP"]),
         // `swift run -c release FeedIndexBenchmark`: index load time and composing one feed from it.
-        .executableTarget(name: "FeedIndexBenchmark", dependencies: ["FeedIndex", "FeedService", "FeedStore"]),
+        .executableTarget(name: "FeedIndexBenchmark", dependencies: ["FeedIndex", "FeedService", "FeedStore", "SQLiteStore"]),
         // `swift run -c release ListDiffBenchmark`: the diff benchmark recorded in BENCHMARKS.md.
         .executableTarget(name: "ListDiffBenchmark", dependencies: ["ListDiff", "Deterministic"]),
 
@@ -122,7 +126,7 @@ let package = Package(
         // as the oracle the index-based feeds must equal, and reads that check what a write did.
         .target(
             name: "StoreOracle",
-            dependencies: ["Deterministic", "FeedStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Deterministic", "FeedStore", "SQLiteStore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/StoreOracle"
         ),
         .testTarget(
@@ -132,17 +136,20 @@ let package = Package(
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
         .testTarget(
             name: "FeedStoreTests",
-            dependencies: ["FeedStore", "PostgresStore", "Deterministic", "StoreOracle", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["FeedStore", "SQLiteStore", "PostgresStore", "Deterministic", "StoreOracle", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore"]),
-        .testTarget(name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "PostgresStore", "Deterministic", "StoreOracle"]),
         .testTarget(
-            name: "FeedServiceTests", dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "FeedWire", "JSONBytes", "StoreOracle"]
+            name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "SQLiteStore", "PostgresStore", "Deterministic", "StoreOracle"]
+        ),
+        .testTarget(
+            name: "FeedServiceTests",
+            dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "SQLiteStore", "FeedWire", "JSONBytes", "StoreOracle"]
         ),
         .testTarget(
             name: "DeltaFeedServerTests",
             dependencies: [
-                "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedService", "FeedStore", "EventHTTP", "JSONBytes",
+                "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedService", "FeedStore", "SQLiteStore", "EventHTTP", "JSONBytes",
                 "HTTPTestSupport", "StoreOracle",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),

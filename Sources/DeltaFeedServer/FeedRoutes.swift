@@ -39,11 +39,13 @@ struct FeedRoutes {
             try viewers.check(request, viewer: viewer)
             let since = try request.since()
             let format = try request.deltaFormat()
-            if let outcome = try translatingErrors({ try service.delta(viewer: viewer, since: since, format: format) }) {
+            switch try translatingErrors({ try service.delta(viewer: viewer, since: since, format: format) }) {
+            case .answered(let outcome):
                 return FeedRoutes.response(for: outcome)
-            }
-            return .deferred(to: storageReads) {
-                FeedRoutes.response(for: try translatingErrors { try service.deltaReadingStorage(viewer: viewer, since: since, format: format) })
+            case .needsStorage:
+                return .deferred(to: storageReads) {
+                    FeedRoutes.response(for: try translatingErrors { try service.deltaReadingStorage(viewer: viewer, since: since, format: format) })
+                }
             }
         }
         // POST /v1/users/{id}/feed/delta?format=&limit=&cursor=&width=&stack_ads= with the
@@ -61,7 +63,7 @@ struct FeedRoutes {
 
     static func response(for outcome: DeltaOutcome) -> HTTPResponse {
         let etag = "\"\(outcome.snapshotID)\""
-        guard let delta = outcome.delta else { return .empty(status: 304, headers: [("ETag", etag)]) }
+        guard case .changed(let delta) = outcome else { return .empty(status: 304, headers: [("ETag", etag)]) }
         var response = HTTPResponse.json(delta.bytes)
         response.headers.append(("ETag", etag))
         return response

@@ -197,7 +197,7 @@ public final class FeedIndex: @unchecked Sendable {
         } catch let error as FeedStoreError {
             throw error
         } catch {
-            throw .storage(code: -1, message: "\(error)")
+            throw .storage(code: .other, message: "\(error)")
         }
     }
 
@@ -243,7 +243,7 @@ public final class FeedIndex: @unchecked Sendable {
         } catch let error as FeedStoreError {
             throw error
         } catch {
-            throw .storage(code: -1, message: "\(error)")
+            throw .storage(code: .other, message: "\(error)")
         }
     }
 

@@ -4,7 +4,7 @@ import HeapModule
 
 /// A consistent view of the index for the duration of one ``FeedIndex/read(_:)``: the queries
 /// a feed is composed from. Each answers exactly what the store's SQL query of the same name
-/// answers (`FeedReader`), from memory.
+/// answers (the tests' `StoreOracle`, over SQLite), from memory.
 public struct IndexView {
     let state: IndexState
     let ring: ChangeRing

@@ -11,6 +11,7 @@ import FeedIndex
 import FeedService
 import FeedStore
 import Foundation
+import SQLiteStore
 
 func residentMiB() -> Double {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
@@ -26,13 +27,13 @@ func argument(_ name: String) -> String? {
     return arguments[index + 1]
 }
 
-let store: FeedStore
+let store: SQLiteFeedStore
 if let path = argument("--db") {
-    store = try FeedStore(path: path)
+    store = try SQLiteFeedStore(path: path)
 } else {
     let users = Int(argument("--users") ?? "") ?? 2_000
     let videos = Int(argument("--videos") ?? "") ?? 50_000
-    store = try FeedStore.temporary()
+    store = try SQLiteFeedStore.temporary()
     print("seeding a temporary store: \(users) users, \(videos) videos, 40 ads")
     try store.seed(DemoSeed(users: users, videos: videos, ads: 40, seed: 42))
 }

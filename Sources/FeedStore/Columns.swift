@@ -1,15 +1,13 @@
 import Foundation
-import GRDB
 
 /// A record stored as one row of one table, whose columns are its `CodingKeys`.
 ///
 /// The `CodingKeys` enum is the one declaration of a record's columns (issue 12: they were listed
 /// three times, in the properties, the keys and a hand-written row decoder). Both stores build
 /// their SQL column lists from it, encode a record's values for INSERT, UPDATE and COPY with
-/// ``columnValues``, and decode rows with ``init(columns:)`` (PostgreSQL) or GRDB's `Decodable`
-/// support (SQLite); the tests' content digest hashes the same values, so equal content digests
-/// mean equal content on either store.
-public protocol StoredRecord: Codable, Sendable, FetchableRecord, TableRecord {
+/// ``columnValues``, and decode rows with ``init(values:names:)``; the tests' content digest
+/// hashes the same values, so equal content digests mean equal content on either store.
+public protocol StoredRecord: Codable, Sendable {
     /// The columns, in table order; the raw value is the column name.
     associatedtype CodingKeys: CodingKey, CaseIterable, RawRepresentable<String>
     /// The table name.
@@ -19,9 +17,6 @@ public protocol StoredRecord: Codable, Sendable, FetchableRecord, TableRecord {
 }
 
 extension StoredRecord {
-    /// ``table``, for GRDB (SQLite rows decode through `Decodable`, by the names of `CodingKeys`).
-    public static var databaseTableName: String { table }
-
     /// Every column name, in table order.
     public static var columnNames: [String] { CodingKeys.allCases.map(\.rawValue) }
 
@@ -51,7 +46,7 @@ extension StoredRecord {
         do {
             try self.init(from: ColumnDecoder(names: names, values: values))
         } catch {
-            throw .storage(code: -1, message: "\(Self.table): a row does not decode (\(error))")
+            throw .storage(code: .corrupt, message: "\(Self.table): a row does not decode (\(error))")
         }
     }
 }

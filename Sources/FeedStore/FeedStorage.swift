@@ -1,6 +1,6 @@
 import Foundation
 
-/// A store deltafeed can run on: the embedded SQLite ``FeedStore``, or `PostgresFeedStore` for
+/// A store deltafeed can run on: the embedded SQLite `SQLiteFeedStore`, or `PostgresFeedStore` for
 /// several replicas sharing one PostgreSQL.
 ///
 /// A backend provides consistent reads (``read(_:)``), one write primitive (``write(touchesAds:change:_:)``:
@@ -18,13 +18,13 @@ public protocol FeedStorage: AnyObject, Sendable {
     associatedtype Transaction: StorageTransaction
 
     /// Tuning and policies (snapshot retention, clock, durability).
-    var options: FeedStore.Options { get }
+    var options: StorageOptions { get }
 
     /// Where the store lives, for logs: a file path, or a URL without its password.
     var location: String { get }
 
     /// A number that increases with every committed content write, read without touching
-    /// storage (see ``FeedStore/changeVersion``). Read it before the data you cache under it.
+    /// storage (see `SQLiteFeedStore.changeVersion`). Read it before the data you cache under it.
     var changeVersion: Int64 { get }
 
     /// Re-reads the change version from storage (writes by other processes) and returns it.
@@ -42,12 +42,12 @@ public protocol FeedStorage: AnyObject, Sendable {
     /// Nothing is written if `body` throws. The content writes are built on it.
     func write<T>(touchesAds: Bool, change: (T) -> PendingChange, _ body: (Transaction) throws -> T) throws(FeedStoreError) -> T
 
-    /// Saves one snapshot and prunes that viewer's history (see ``FeedStore/saveSnapshot(id:viewer:structure:)``).
+    /// Saves one snapshot and prunes that viewer's history (see `SQLiteFeedStore.saveSnapshot(id:viewer:structure:)`).
     @discardableResult
     func saveSnapshot(id: String, viewer: Int64, structure: Data) throws(FeedStoreError) -> StoredSnapshot
 
     /// Writes a batch of snapshots in one transaction, off the request path (see
-    /// ``FeedStore/persistSnapshots(upserts:deletions:prune:keepPerViewer:)``).
+    /// `SQLiteFeedStore.persistSnapshots(upserts:deletions:prune:keepPerViewer:)`).
     func persistSnapshots(
         upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int
     ) throws(FeedStoreError)
@@ -61,7 +61,7 @@ public protocol FeedStorage: AnyObject, Sendable {
     func pruneChangeLog(keeping keep: Int64) throws(FeedStoreError) -> Int
 
     /// Fills an empty store with the deterministic demo, all or nothing, reporting progress
-    /// every 1000 rows and (total, total) once at the end (see ``FeedStore/seed(_:progress:)``).
+    /// every 1000 rows and (total, total) once at the end (see `SQLiteFeedStore.seed(_:progress:)`).
     @discardableResult
     func seed(_ demo: DemoSeed, progress: ((_ done: Int, _ total: Int) -> Void)?) throws(FeedStoreError) -> StoreCounts
 }

@@ -1,6 +1,4 @@
-import GRDB
-
-/// Every failure a ``FeedStore`` method reports.
+/// Every failure a store (``FeedStorage``) reports, whichever backend it runs on.
 ///
 /// Field names in ``invalid(field:reason:)`` and ``conflict(field:reason:)`` are the snake_case
 /// column names of the records (`"title"`, `"thumbnail_url"`, `"author_id"`…), which are also the
@@ -46,14 +44,14 @@ public enum FeedStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     ///   - reason: a short human-readable explanation.
     case conflict(field: String, reason: String)
 
-    /// SQLite itself failed (I/O error, disk full, database locked by another process, corrupt
-    /// file…). Not caused by the caller's input; an HTTP layer should answer 500 or 503.
+    /// The storage itself failed (I/O error, disk full, a lock another writer held past the busy
+    /// timeout, a corrupt file or row…). Not caused by the caller's input; an HTTP layer should
+    /// answer 500 or 503.
     ///
     /// - Parameters:
-    ///   - code: the SQLite extended result code (`SQLITE_BUSY` is 5, `SQLITE_FULL` 13…), or -1
-    ///     when the failure did not come from SQLite.
-    ///   - message: SQLite's (or the system's) message.
-    case storage(code: Int32, message: String)
+    ///   - code: what kind of failure, the same on every backend.
+    ///   - message: the backend's own account, with its own code (`SQLITE_BUSY`, a SQLSTATE).
+    case storage(code: StorageFailure, message: String)
 
     /// The store cannot be reached (a PostgreSQL server that refuses connections, or a
     /// connection lost mid-write): nothing was written, or a commit's outcome is unknown only
@@ -73,38 +71,25 @@ public enum FeedStoreError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .conflict(field, reason):
             return "conflict on \(field): \(reason)"
         case let .storage(code, message):
-            return "storage error \(code): \(message)"
+            return "storage error (\(code.rawValue)): \(message)"
         case let .unavailable(reason):
             return "storage unavailable: \(reason)"
         }
     }
-
-    /// Wraps any error thrown below the store's public surface.
-    init(wrapping error: any Error) {
-        switch error {
-        case let error as FeedStoreError:
-            self = error
-        case let error as DatabaseError:
-            let message = error.message ?? "\(error.resultCode)"
-            if error.resultCode == .SQLITE_CONSTRAINT {
-                // Validation runs before every write, so reaching a constraint means a rule the
-                // checks do not mirror (or a race with another process). Report it as a conflict.
-                self = .conflict(field: "database", reason: message)
-            } else {
-                self = .storage(code: error.extendedResultCode.rawValue, message: message)
-            }
-        default:
-            self = .storage(code: -1, message: String(describing: error))
-        }
-    }
 }
 
-/// Runs `body` and converts whatever it throws into a ``FeedStoreError``.
-@inline(__always)
-package func mappingErrors<T>(_ body: () throws -> T) throws(FeedStoreError) -> T {
-    do {
-        return try body()
-    } catch {
-        throw FeedStoreError(wrapping: error)
-    }
+/// What kind of storage failure a ``FeedStoreError/storage(code:message:)`` is, named the same way
+/// whichever backend reports it.
+public enum StorageFailure: String, Sendable, Equatable, CaseIterable {
+    /// Another writer held a lock past the busy timeout (SQLite `SQLITE_BUSY`/`SQLITE_LOCKED`,
+    /// PostgreSQL's lock or statement timeout, a deadlock).
+    case busy
+    /// The disk or a quota is full.
+    case full
+    /// The medium failed to read or write.
+    case io
+    /// The file, a row or the schema is not what the store expects.
+    case corrupt
+    /// Anything else.
+    case other
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 // Time convention, for every record of this module: instants are `Int64` Unix time in
 // milliseconds (UTC), named `…At`. Milliseconds keep ordering exact and indexes compact, and they
@@ -27,7 +26,7 @@ public struct User: Sendable, Hashable, Codable, Identifiable {
     /// Creation time, Unix milliseconds.
     public var createdAt: Int64
 
-    /// Memberwise initializer (the store creates users through ``FeedStore/createUser(handle:displayName:avatarURL:)``).
+    /// Memberwise initializer (the store creates users through ``FeedStorage/createUser(handle:displayName:avatarURL:)``).
     public init(
         id: Int64, handle: String, displayName: String, avatarURL: String?,
         followerCount: Int64 = 0, followingCount: Int64 = 0, createdAt: Int64
@@ -83,7 +82,7 @@ public struct Video: Sendable, Hashable, Codable, Identifiable {
     /// Time of the last update (equal to `createdAt` until the first update), Unix milliseconds.
     public var updatedAt: Int64
 
-    /// Memberwise initializer (the store creates videos through ``FeedStore/createVideo(authorID:title:thumbnailURL:durationSeconds:)``).
+    /// Memberwise initializer (the store creates videos through ``FeedStorage/createVideo(authorID:title:thumbnailURL:durationSeconds:)``).
     public init(
         id: Int64, authorID: Int64, title: String, thumbnailURL: String, durationSeconds: Int64,
         likeCount: Int64 = 0, viewCount: Int64 = 0, createdAt: Int64, updatedAt: Int64
@@ -136,12 +135,12 @@ public struct Ad: Sendable, Hashable, Codable, Identifiable {
     public var targetURL: String
     /// Relative selection weight, 1…1000.
     public var weight: Int64
-    /// Whether the ad may be shown. Only active ads are returned by ``FeedReader/activeAds()``.
+    /// Whether the ad may be shown. Only active ads are returned by ``SQLiteReader/activeAds()``.
     public var active: Bool
     /// Time of creation or last update, Unix milliseconds.
     public var updatedAt: Int64
 
-    /// Memberwise initializer (the store creates ads through ``FeedStore/createAd(advertiser:title:imageURL:targetURL:weight:active:)``).
+    /// Memberwise initializer (the store creates ads through ``FeedStorage/createAd(advertiser:title:imageURL:targetURL:weight:active:)``).
     public init(
         id: Int64, advertiser: String, title: String, imageURL: String, targetURL: String,
         weight: Int64, active: Bool, updatedAt: Int64
@@ -235,7 +234,7 @@ public struct StoredSnapshot: Sendable, Hashable, Codable {
     /// The encoded structure, stored and returned byte for byte.
     public var structure: Data
 
-    /// Memberwise initializer (the store saves snapshots through ``FeedStore/saveSnapshot(id:viewer:structure:)``).
+    /// Memberwise initializer (the store saves snapshots through `SQLiteFeedStore.saveSnapshot(id:viewer:structure:)`).
     public init(id: String, viewerID: Int64, createdAt: Int64, structure: Data) {
         self.id = id
         self.viewerID = viewerID

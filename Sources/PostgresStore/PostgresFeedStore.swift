@@ -2,9 +2,9 @@ import FeedStore
 import Foundation
 
 /// The PostgreSQL store, for several deltafeed replicas sharing one database: the same tables,
-/// validation, errors and change log as the SQLite ``FeedStore/FeedStore``, over libpq.
+/// validation, errors and change log as the SQLite ``SQLiteStore/SQLiteFeedStore``, over libpq.
 ///
-/// - Connections: a small pool (``FeedStore/FeedStore/Options/maximumReaderCount`` + 2) that the
+/// - Connections: a small pool (``FeedStore/StorageOptions/maximumReaderCount`` + 2) that the
 ///   server's threads share; a connection that fails is dropped and the next use opens a new
 ///   one, so the store reconnects on its own after PostgreSQL restarts. While it cannot connect,
 ///   every call throws ``FeedStoreError/unavailable(reason:)``.
@@ -15,14 +15,14 @@ import Foundation
 ///   (``channel``, payload the sequence) sent in the same transaction; PostgreSQL delivers the
 ///   notification only if it commits.
 /// - Reads: a `REPEATABLE READ READ ONLY` transaction per ``read(_:)``, one consistent state.
-/// - Durability: ``FeedStore/FeedStore/Durability/full`` is `synchronous_commit = on`,
+/// - Durability: ``FeedStore/StorageOptions/Durability/full`` is `synchronous_commit = on`,
 ///   `normal` is `off` (a crash of the server may lose the last commits, never corrupt).
 /// - Errors name the SQLSTATE and constraint, never a value of a statement.
 public final class PostgresFeedStore: FeedStorage {
     public typealias Reader = PostgresReader
     public typealias Transaction = PostgresTransaction
 
-    public let options: FeedStore.Options
+    public let options: StorageOptions
     /// The server and database, without a password.
     public let location: String
     /// The channel every committed write notifies, with its sequence number as payload.
@@ -44,7 +44,7 @@ public final class PostgresFeedStore: FeedStorage {
     ///     replica's lock (`lock_timeout`) and for a free pooled connection.
     /// - Throws: ``FeedStoreError/unavailable(reason:)`` when the server cannot be reached;
     ///   ``FeedStoreError/storage(code:message:)`` when a migration fails.
-    public init(url: String, schema: String? = nil, options: FeedStore.Options = FeedStore.Options()) throws(FeedStoreError) {
+    public init(url: String, schema: String? = nil, options: StorageOptions = StorageOptions()) throws(FeedStoreError) {
         if let schema, schema.isEmpty || !schema.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }) {
             throw .invalid(field: "schema", reason: "may contain only a-z, 0-9 and _")
         }
@@ -140,7 +140,7 @@ public final class PostgresFeedStore: FeedStorage {
                         "UPDATE store_meta SET change_version = change_version + 1, ad_epoch = ad_epoch + $1 WHERE id = 1 RETURNING change_version",
                         [touchesAds ? "1" : "0"])
                     guard let version = bumped.firstValue.flatMap({ Int64($0) }) else {
-                        throw FeedStoreError.storage(code: -1, message: "store_meta row is missing")
+                        throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
                     }
                     let value = try body(PostgresTransaction(connection: connection))
                     let entry = change(value)
@@ -239,10 +239,21 @@ public final class PostgresFeedStore: FeedStorage {
             case let state? where state.hasPrefix("23"):
                 return .conflict(field: "database", reason: "\(constraint) would be violated")
             default:
-                return .storage(code: -1, message: error.description)
+                return .storage(code: failure(sqlState: error.sqlState), message: error.description)
             }
         default:
-            return .storage(code: -1, message: String(describing: error))
+            return .storage(code: .other, message: String(describing: error))
+        }
+    }
+
+    /// The backend-neutral kind of a failure, from its SQLSTATE class or code.
+    static func failure(sqlState: String?) -> StorageFailure {
+        switch sqlState {
+        case "55P03", "57014", "40P01": return .busy  // lock not available, statement timeout, deadlock
+        case "53100": return .full  // disk full
+        case "58030": return .io  // I/O error
+        case "XX001", "XX002": return .corrupt  // data or index corrupted
+        default: return .other
         }
     }
 }

@@ -10,7 +10,7 @@ public struct PostgresReader: FeedStoreReader {
     private func integers(_ sql: String, _ parameters: [String?] = []) throws(FeedStoreError) -> [[Int64]] {
         try run(sql, parameters).rows.map { row throws(FeedStoreError) in
             try row.map { value throws(FeedStoreError) in
-                guard let value, let integer = Int64(value) else { throw .storage(code: -1, message: "unexpected NULL or text in \(sql)") }
+                guard let value, let integer = Int64(value) else { throw .storage(code: .corrupt, message: "unexpected NULL or text in \(sql)") }
                 return integer
             }
         }
@@ -57,7 +57,7 @@ public struct PostgresReader: FeedStoreReader {
         return try rows.map { row throws(FeedStoreError) in
             guard let sequence = row[0].flatMap({ Int64($0) }), let kind = row[1].flatMap(ChangeKind.init(rawValue:)),
                 let key = row[2].flatMap({ Int64($0) }), let committedAt = row[4].flatMap({ Int64($0) })
-            else { throw .storage(code: -1, message: "a change-log row does not decode") }
+            else { throw .storage(code: .corrupt, message: "a change-log row does not decode") }
             return ChangeEntry(sequence: sequence, kind: kind, key: key, otherKey: row[3].flatMap { Int64($0) }, committedAt: committedAt)
         }
     }
@@ -108,7 +108,7 @@ public struct PostgresReader: FeedStoreReader {
             ).rows.first
         else { return nil }
         guard let createdAt = row[0].flatMap({ Int64($0) }), let structure = row[1].flatMap({ Data(base64Encoded: $0, options: .ignoreUnknownCharacters) })
-        else { throw .storage(code: -1, message: "a snapshot row does not decode") }
+        else { throw .storage(code: .corrupt, message: "a snapshot row does not decode") }
         return StoredSnapshot(id: id, viewerID: viewer, createdAt: createdAt, structure: structure)
     }
 
@@ -123,7 +123,7 @@ public struct PostgresReader: FeedStoreReader {
     public func forEachFollow(_ body: (_ follower: Int64, _ followee: Int64) throws -> Void) throws(FeedStoreError) {
         try streaming(FeedQueries.followEdges) { row in
             guard row.count == 2, let follower = row[0].flatMap({ Int64($0) }), let followee = row[1].flatMap({ Int64($0) }) else {
-                throw FeedStoreError.storage(code: -1, message: "a follows row does not decode")
+                throw FeedStoreError.storage(code: .corrupt, message: "a follows row does not decode")
             }
             try body(follower, followee)
         }

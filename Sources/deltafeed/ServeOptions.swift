@@ -73,15 +73,15 @@ struct StorePolicyOptions: ParsableArguments {
     @Option(
         help:
             "When a write is acknowledged: full (synced to disk, survives power loss) or normal (survives a crash of the process, faster on slow disks)",
-        .env("DELTAFEED_DURABILITY", default: FeedStore.Durability.full.rawValue))
+        .env("DELTAFEED_DURABILITY", default: StorageOptions.Durability.full.rawValue))
     var durability: Setting<String>
 
-    func options() throws -> FeedStore.Options {
-        var options = FeedStore.Options()
-        options.snapshotRetention = FeedStore.SnapshotRetention(
+    func options() throws -> StorageOptions {
+        var options = StorageOptions()
+        options.snapshotRetention = StorageOptions.SnapshotRetention(
             maxPerViewer: try snapshotsPerViewer.value, maxAgeMilliseconds: Int64(try snapshotMaxAgeHours.value * 3_600_000))
         let name = try durability.value
-        guard let durability = FeedStore.Durability(rawValue: name) else { throw ValidationError("durability must be full or normal, not \(name).") }
+        guard let durability = StorageOptions.Durability(rawValue: name) else { throw ValidationError("durability must be full or normal, not \(name).") }
         options.durability = durability
         return options
     }

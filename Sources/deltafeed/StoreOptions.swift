@@ -1,6 +1,7 @@
 import ArgumentParser
 import FeedStore
 import PostgresStore
+import SQLiteStore
 
 /// Where the data lives, for `serve` and `seed`: `--store postgres://…` (or `postgresql://…`)
 /// selects the PostgreSQL store, shared by several replicas; anything else is the embedded
@@ -11,7 +12,7 @@ struct StoreOptions: ParsableArguments {
         .env("DELTAFEED_STORE"))
     var store: Setting<String>
 
-    @Option(help: "SQLite database file, created and migrated if missing", .env("DELTAFEED_DB", default: FeedStore.defaultPath))
+    @Option(help: "SQLite database file, created and migrated if missing", .env("DELTAFEED_DB", default: SQLiteFeedStore.defaultPath))
     var db: Setting<String>
 
     /// The PostgreSQL URL when one is selected, else nil.
@@ -24,10 +25,10 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// Opens the selected store (migrating it if needed).
-    func open(options: FeedStore.Options = FeedStore.Options()) throws -> any FeedStorage {
+    func open(options: StorageOptions = StorageOptions()) throws -> any FeedStorage {
         if let url = try postgresURL() {
             return try PostgresFeedStore(url: url, options: options)
         }
-        return try FeedStore(path: try db.value, options: options)
+        return try SQLiteFeedStore(path: try db.value, options: options)
     }
 }

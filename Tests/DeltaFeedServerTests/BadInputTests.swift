@@ -4,17 +4,18 @@ import FeedService
 import FeedStore
 import Foundation
 import HTTPTestSupport
+import SQLiteStore
 import StoreOracle
 import Testing
 
 /// A seeded store behind a running server, for tests that speak raw HTTP to it.
 struct BadInputFixture {
-    let store: FeedStore
+    let store: SQLiteFeedStore
     let server: DeltaFeedServer
     static let token = "bad-input-token"
 
-    init(retention: FeedStore.SnapshotRetention = .init()) throws {
-        store = try FeedStore.temporary(options: FeedStore.Options(snapshotRetention: retention))
+    init(retention: StorageOptions.SnapshotRetention = .init()) throws {
+        store = try SQLiteFeedStore.temporary(options: StorageOptions(snapshotRetention: retention))
         _ = try store.seed(DemoSeed(users: 30, videos: 200, ads: 3, seed: 11))
         var http = HTTPServerConfiguration()
         http.port = 0

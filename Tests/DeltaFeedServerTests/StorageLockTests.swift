@@ -12,7 +12,7 @@ import Testing
 @Suite("A held write lock does not stall reads")
 struct StorageLockTests {
     @Test func readsAreAnsweredWhileAnotherProcessHoldsTheWriteLock() throws {
-        var options = FeedStore.Options()
+        var options = StorageOptions()
         options.busyTimeout = 1
         let server = try TestServer(storeOptions: options)
         defer { server.stop() }

@@ -5,13 +5,14 @@ import EventHTTP
 import FeedService
 import FeedStore
 import Foundation
+import SQLiteStore
 
 /// A seeded store behind a running server on a free port, with an HTTP transport to talk to it.
 /// Call ``stop()`` when done (tests use `defer`).
 final class TestServer {
     static let adminToken = "t"
 
-    let store: FeedStore
+    let store: SQLiteFeedStore
     let server: DeltaFeedServer
     let baseURL: URL
     let transport: TimingTransport
@@ -26,10 +27,10 @@ final class TestServer {
 
     init(
         seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .sockets,
-        storeOptions: FeedStore.Options = FeedStore.Options(), viewerTokens: ViewerTokens? = nil, demo: Bool = true,
+        storeOptions: StorageOptions = StorageOptions(), viewerTokens: ViewerTokens? = nil, demo: Bool = true,
         isReady: @escaping @Sendable () -> Bool = { true }
     ) throws {
-        store = try FeedStore.temporary(options: storeOptions)
+        store = try SQLiteFeedStore.temporary(options: storeOptions)
         try store.seed(seed)
         var configuration = DeltaFeedServerConfiguration(
             service: try FeedService(store: store), adminToken: TestServer.adminToken, viewerTokens: viewerTokens,

@@ -1,6 +1,7 @@
 import Deterministic
 import FeedStore
 import Foundation
+import SQLiteStore
 import StoreOracle
 import Testing
 
@@ -72,8 +73,8 @@ struct IndexStructureTests {
 
 @Suite("FeedIndex follows the store")
 struct FeedIndexCatchUpTests {
-    func seededStore() throws -> FeedStore {
-        let store = try FeedStore.temporary()
+    func seededStore() throws -> SQLiteFeedStore {
+        let store = try SQLiteFeedStore.temporary()
         try store.seed(DemoSeed(users: 30, videos: 200, ads: 3, seed: 4))
         return store
     }
@@ -116,7 +117,7 @@ struct FeedIndexCatchUpTests {
     @Test func writesOfAnotherProcessAreAppliedByTheNextCatchUp() throws {
         let store = try seededStore()
         let index = try FeedIndex(loadingFrom: store)
-        let other = try FeedStore(path: store.path)  // a second process on the same file
+        let other = try SQLiteFeedStore(path: store.path)  // a second process on the same file
         let video = try other.createVideo(authorID: 2, title: "From elsewhere", thumbnailURL: "https://x.example/a.jpg", durationSeconds: 9)
         if try !other.read({ try $0.isFollowing(follower: 3, followee: 2) }) { try other.follow(follower: 3, followee: 2) }
         #expect(index.read { $0.video(video.id) } == nil)

@@ -2,6 +2,7 @@ import FeedIndex
 import FeedStore
 import Foundation
 import PostgresStore
+import SQLiteStore
 import Testing
 
 let postgresURL = ProcessInfo.processInfo.environment["DELTAFEED_TEST_POSTGRES"]

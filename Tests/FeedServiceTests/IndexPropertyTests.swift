@@ -2,6 +2,7 @@ import Deterministic
 import FeedIndex
 import FeedStore
 import FeedWire
+import SQLiteStore
 import StoreOracle
 import Testing
 
@@ -14,7 +15,7 @@ import Testing
 struct IndexPropertyTests {
     @Test(arguments: [11, 12, 13] as [UInt64])
     func servedFeedsEqualSQLCompositionAfterEveryWrite(seed: UInt64) throws {
-        let store = try FeedStore.temporary()
+        let store = try SQLiteFeedStore.temporary()
         try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: seed, followsPerUser: 2...8))
         let service = try FeedService(store: store)
         var random = SplitMix64(seed: seed)
@@ -49,7 +50,7 @@ struct IndexPropertyTests {
     }
 
     private func expectServedEqualsOracle(
-        service: FeedService, store: FeedStore, viewer: Int64, parameters: FeedParameters, step: Int
+        service: FeedService, store: SQLiteFeedStore, viewer: Int64, parameters: FeedParameters, step: Int
     ) throws {
         let exists = try store.reading { reader throws(FeedStoreError) in try reader.user(id: viewer) } != nil
         guard exists else {
@@ -77,11 +78,11 @@ func outline(_ sections: [FeedSection]) -> String {
 /// Random writes of every kind the API offers, valid most of the time (a refused write is
 /// retried as another kind so every step changes something).
 struct RandomWriter {
-    let store: FeedStore
+    let store: SQLiteFeedStore
     var counts: [String: Int] = [:]
     private var serial = 0
 
-    init(store: FeedStore) {
+    init(store: SQLiteFeedStore) {
         self.store = store
     }
 

@@ -1,6 +1,7 @@
 import FeedStore
 import FeedWire
 import JSONBytes
+import SQLiteStore
 import StoreOracle
 
 @testable import FeedService
@@ -10,11 +11,11 @@ import StoreOracle
 struct SQLOracle {
     let stackAds: Bool
 
-    func compose(viewer viewerID: Int64, store: FeedStore) throws -> [FeedSection] {
+    func compose(viewer viewerID: Int64, store: SQLiteFeedStore) throws -> [FeedSection] {
         try store.read { reader in try compose(viewer: viewerID, reader: reader) }
     }
 
-    private func compose(viewer viewerID: Int64, reader: FeedReader) throws -> [FeedSection] {
+    private func compose(viewer viewerID: Int64, reader: SQLiteReader) throws -> [FeedSection] {
         guard let viewer = try reader.user(id: viewerID) else { throw FeedError.viewerNotFound(viewerID) }
         let followed = try reader.followedVideos(viewer: viewerID, limit: FeedComposer.maxVideos)
         var videos = followed

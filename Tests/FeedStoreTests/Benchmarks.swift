@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteStore
 import StoreOracle
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// Timings for the report, not assertions. Run with
 /// `FEEDSTORE_BENCH=1 swift test -c release -Xswiftc -enable-testing --filter FeedStoreBenchmarks`.
 @Suite(
-    "FeedStore benchmarks", .serialized,
+    "SQLiteFeedStore benchmarks", .serialized,
     .enabled(if: ProcessInfo.processInfo.environment["FEEDSTORE_BENCH"] != nil))
 struct FeedStoreBenchmarks {
     static func milliseconds(_ body: () throws -> Void) rethrows -> Double {
@@ -37,7 +38,7 @@ struct FeedStoreBenchmarks {
             _ = generator.makeAds()
             precondition(checksum != 0)
         }
-        let store = try FeedStore.temporary()
+        let store = try SQLiteFeedStore.temporary()
         let seedTime = try milliseconds { try store.seed(DemoSeed(users: users, videos: videos, ads: 40, seed: 42)) }
         let counts = try store.counts()
         let viewers = (1...200).map { Int64(1 + ($0 * 7919) % users) }

@@ -1,11 +1,12 @@
 import GRDB
+import SQLiteStore
 
 @testable import FeedStore
 
 // What the SQLite store's tests look at beyond what the store offers: its journal mode,
 // migrations, schema objects and query plans. Nothing outside these tests reads them.
 
-extension FeedStore {
+extension SQLiteFeedStore {
     /// SQLite's journal mode of the store's connections (`"wal"` for every store of this module).
     func journalMode() throws -> String {
         try pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteStore
 import StoreOracle
 import Testing
 
@@ -76,12 +77,12 @@ struct FeedQueryTests {
         let store = try makeStore()
         try store.seed(DemoSeed(users: 5, videos: 3000, ads: 0, seed: 11, followsPerUser: 4...4))
         let followed = try store.read { try $0.followedVideos(viewer: 1, limit: Int.max) }
-        #expect(followed.count == FeedReader.maximumLimit)
+        #expect(followed.count == SQLiteReader.maximumLimit)
         let all = try store.read { try $0.videos(ids: 1...3000) }.values.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
         let authors = Set(try store.read { try $0.followees(of: 1) })
-        #expect(followed == Array(all.filter { authors.contains($0.authorID) }.prefix(FeedReader.maximumLimit)))
-        #expect(try store.read { try $0.popularVideos(limit: Int.max) }.count == FeedReader.maximumLimit)
-        #expect(try store.read { try $0.popularVideos(limit: Int.max, excludingAuthors: [1]) }.count == FeedReader.maximumLimit)
+        #expect(followed == Array(all.filter { authors.contains($0.authorID) }.prefix(SQLiteReader.maximumLimit)))
+        #expect(try store.read { try $0.popularVideos(limit: Int.max) }.count == SQLiteReader.maximumLimit)
+        #expect(try store.read { try $0.popularVideos(limit: Int.max, excludingAuthors: [1]) }.count == SQLiteReader.maximumLimit)
         #expect(try store.read { try $0.followSuggestions(for: 1, limit: Int.max) }.count == 0, "user 1 follows everyone else")
     }
 
@@ -104,7 +105,7 @@ struct FeedQueryTests {
     /// viewer 1 follows 2, 3, 4.
     /// 5 is followed by 2, 3, 4 (3 mutuals). 7 by 2, 3 (+ 9, 10: 4 followers). 6 by 2, 3.
     /// 8 by 4. 2 by 3 (already followed). 1 by 2 (the viewer). 11 by 9, 10, 12. 12 by 9.
-    static func suggestionGraph() throws -> FeedStore {
+    static func suggestionGraph() throws -> SQLiteFeedStore {
         let store = try makeStore()
         try makeUsers(12, in: store)
         let edges: [(Int64, Int64)] = [

@@ -21,7 +21,7 @@ struct PostgresFailureTests {
     @Test("When PostgreSQL drops the store's connections, the next read and write reconnect; a write cut mid-transaction is unavailable and changed nothing")
     func droppedConnectionsReconnect() throws {
         let schema = freshSchemaName()
-        let store = try PostgresFeedStore(url: postgresURL!, schema: schema, options: FeedStore.Options(maximumReaderCount: 1))
+        let store = try PostgresFeedStore(url: postgresURL!, schema: schema, options: StorageOptions(maximumReaderCount: 1))
         let admin = try PostgresConnection(url: postgresURL!)
         let author = try store.createUser(handle: "author", displayName: "Author").id
         func dropConnections() throws {

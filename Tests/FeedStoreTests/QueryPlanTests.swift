@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SQLiteStore
 import StoreOracle
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 @Suite("Query plans")
 struct QueryPlanTests {
     /// A seeded store, so the planner sees realistic tables.
-    static func seededStore() throws -> FeedStore {
+    static func seededStore() throws -> SQLiteFeedStore {
         let store = try makeStore()
         try store.seed(DemoSeed(users: 100, videos: 2000, ads: 10, seed: 1))
         return store

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteStore
 import StoreOracle
 import Testing
 
@@ -38,13 +39,13 @@ struct SchemaTests {
         let path = root.appendingPathComponent("nested/data/deltafeed.sqlite").path
         let user: User
         do {
-            let store = try FeedStore(path: path)
+            let store = try SQLiteFeedStore(path: path)
             user = try store.createUser(handle: "alice", displayName: "Alice")
             try makeVideo(store, author: user.id)
             #expect(store.changeVersion == 2)
         }
         #expect(FileManager.default.fileExists(atPath: path))
-        let reopened = try FeedStore(path: path)
+        let reopened = try SQLiteFeedStore(path: path)
         #expect(reopened.changeVersion == 2)
         #expect(try reopened.read { try $0.user(id: user.id) } == user)
         #expect(try reopened.appliedMigrations().count == 2)
@@ -58,7 +59,7 @@ struct SchemaTests {
         let path = root.appendingPathComponent("bad.sqlite").path
         try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
         #expect {
-            _ = try FeedStore(path: path)
+            _ = try SQLiteFeedStore(path: path)
         } throws: { error in
             guard case .storage = error as? FeedStoreError else { return false }
             return true
@@ -67,7 +68,7 @@ struct SchemaTests {
 
     @Test("A temporary store deletes its folder when released")
     func temporaryStoreCleansUp() throws {
-        var store: FeedStore? = try makeStore()
+        var store: SQLiteFeedStore? = try makeStore()
         let folder = URL(fileURLWithPath: store!.path).deletingLastPathComponent().path
         try store!.createUser(handle: "bob", displayName: "Bob")
         #expect(FileManager.default.fileExists(atPath: folder))

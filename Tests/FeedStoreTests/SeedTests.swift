@@ -1,5 +1,6 @@
 import Deterministic
 import Foundation
+import SQLiteStore
 import StoreOracle
 import Testing
 
@@ -75,7 +76,7 @@ struct SeedTests {
         #expect(ads.allSatisfy { (1...1000).contains($0.weight) && $0.imageURL.hasPrefix("https://cdn.deltafeed.example/ads/") })
 
         // Every viewer's feed and suggestions are non-empty (SQLite's feed queries).
-        if let store = store as? FeedStore {
+        if let store = store as? SQLiteFeedStore {
             #expect(try store.read { try $0.followedVideos(viewer: 1, limit: 20) }.count == 20)
             #expect(try store.read { try $0.followSuggestions(for: 1) }.count == 10)
         }
@@ -130,10 +131,10 @@ struct SeedSchemaTests {
     @Test("After seeding, every index and trigger is back, counts match the graph and triggers still count", arguments: Backend.all)
     func schemaAndCountsAfterBulkLoad(_ backend: Backend) throws {
         let store = try makeStore(backend)
-        let before = try (store as? FeedStore)?.schemaObjects()
+        let before = try (store as? SQLiteFeedStore)?.schemaObjects()
         var reports: [(Int, Int)] = []
         let counts = try store.seed(DemoSeed(users: 120, videos: 1500, ads: 5, seed: 9)) { reports.append(($0, $1)) }
-        #expect(try (store as? FeedStore)?.schemaObjects() == before)
+        #expect(try (store as? SQLiteFeedStore)?.schemaObjects() == before)
         #expect(
             reports.last! == (
                 counts.users + counts.follows + counts.videos + counts.ads,
@@ -147,7 +148,7 @@ struct SeedSchemaTests {
         }
         // The triggers work again after the bulk load.
         let (a, b) = (Int64(1), Int64(2))
-        if try store.read { try $0.isFollowing(follower: a, followee: b) } {
+        if try store.read({ try $0.isFollowing(follower: a, followee: b) }) {
             try store.unfollow(follower: a, followee: b)
             #expect(try store.read { try $0.user(id: b) }!.followerCount == users[b]!.followerCount - 1)
         } else {

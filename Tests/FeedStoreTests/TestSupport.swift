@@ -1,5 +1,6 @@
 import Foundation
 import PostgresStore
+import SQLiteStore
 import Testing
 
 @testable import FeedStore
@@ -40,10 +41,10 @@ final class ManualClock: @unchecked Sendable {
 /// are distinct and increasing).
 func makeStore(
     clock: ManualClock = ManualClock(step: 1),
-    retention: FeedStore.SnapshotRetention = FeedStore.SnapshotRetention()
-) throws -> FeedStore {
-    try FeedStore.temporary(
-        options: FeedStore.Options(
+    retention: StorageOptions.SnapshotRetention = StorageOptions.SnapshotRetention()
+) throws -> SQLiteFeedStore {
+    try SQLiteFeedStore.temporary(
+        options: StorageOptions(
             snapshotRetention: retention, clock: { clock.tick() }))
 }
 
@@ -65,12 +66,12 @@ enum Backend: String, CustomTestStringConvertible, Sendable {
 /// its own in the test PostgreSQL (so tests running at once never see each other's rows).
 func makeStore(
     _ backend: Backend, clock: ManualClock = ManualClock(step: 1),
-    retention: FeedStore.SnapshotRetention = FeedStore.SnapshotRetention()
+    retention: StorageOptions.SnapshotRetention = StorageOptions.SnapshotRetention()
 ) throws -> any FeedStorage {
-    let options = FeedStore.Options(maximumReaderCount: 2, snapshotRetention: retention, clock: { clock.tick() })
+    let options = StorageOptions(maximumReaderCount: 2, snapshotRetention: retention, clock: { clock.tick() })
     switch backend {
     case .sqlite:
-        return try FeedStore.temporary(options: options)
+        return try SQLiteFeedStore.temporary(options: options)
     case .postgres:
         return try PostgresFeedStore(url: postgresURL!, schema: freshSchemaName(), options: options)
     }

@@ -1,5 +1,6 @@
 import FeedStore
 import GRDB
+import SQLiteStore
 
 // The feed queries of the SQLite store from before the in-memory index: what the followed,
 // popular and suggestion sections were composed from, straight from SQL, one query per part.
@@ -9,7 +10,7 @@ import GRDB
 
 /// A position in the "newest first" video order (`created_at` descending, `id` descending).
 ///
-/// `FeedReader.followedVideos(viewer:limit:before:includeOwn:)` returns the videos strictly after
+/// `SQLiteReader.followedVideos(viewer:limit:before:includeOwn:)` returns the videos strictly after
 /// this position, so passing the `feedCursor` of the last video of a page gives the next page.
 public struct VideoCursor: Sendable, Hashable {
     /// The `created_at` of the last video already seen, Unix milliseconds.
@@ -20,11 +21,11 @@ public struct VideoCursor: Sendable, Hashable {
 
 extension Video {
     /// The position of this video in the "newest first" order, usable as a page cursor for
-    /// `FeedReader.followedVideos(viewer:limit:before:includeOwn:)`.
+    /// `SQLiteReader.followedVideos(viewer:limit:before:includeOwn:)`.
     public var feedCursor: VideoCursor { VideoCursor(createdAt: createdAt, id: id) }
 }
 
-/// A user the viewer may want to follow, returned by `FeedReader.followSuggestions(for:limit:)`.
+/// A user the viewer may want to follow, returned by `SQLiteReader.followSuggestions(for:limit:)`.
 public struct FollowSuggestion: Sendable, Hashable {
     /// The suggested user.
     public var user: User
@@ -33,7 +34,7 @@ public struct FollowSuggestion: Sendable, Hashable {
     public var mutualCount: Int64
 }
 
-extension FeedReader {
+extension SQLiteReader {
     /// The largest `limit` the list queries honour; larger limits are clamped to it. A feed page
     /// never needed more, and the bound kept one request's work bounded.
     public static let maximumLimit = 1000

@@ -1,9 +1,10 @@
+import FeedStore
 import Foundation
 import GRDB
 
 /// The SQLite side of the content writes (``FeedStorage`` writes them once over these): each
 /// statement is built from the record's columns and cached by GRDB, inside the transaction of
-/// ``FeedStore/write(touchesAds:change:_:)``.
+/// ``SQLiteFeedStore/write(touchesAds:change:_:)``.
 public struct SQLiteTransaction: StorageTransaction {
     let db: Database
 
@@ -14,7 +15,7 @@ public struct SQLiteTransaction: StorageTransaction {
     }
 
     public func fetch<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws -> Record? {
-        try Record.fetchOne(db.cachedStatement(sql: RecordSQL(Record.self, marker: "?").selectByID), arguments: [id])
+        try Record.fetchFirst(db.cachedStatement(sql: RecordSQL(Record.self, marker: "?").selectByID), arguments: [id])
     }
 
     public func update<Record: StoredRecord & Identifiable<Int64>>(_ record: Record) throws {
@@ -42,17 +43,5 @@ public struct SQLiteTransaction: StorageTransaction {
         try db.cachedStatement(sql: "DELETE FROM follows WHERE follower_id = ?1 AND followee_id = ?2")
             .execute(arguments: [follower, followee])
         return db.changesCount > 0
-    }
-}
-
-extension ColumnValue {
-    /// The value as GRDB binds it.
-    var databaseValue: DatabaseValue {
-        switch self {
-        case .null: return .null
-        case .integer(let integer): return integer.databaseValue
-        case .text(let text): return text.databaseValue
-        case .blob(let data): return data.databaseValue
-        }
     }
 }

@@ -1,97 +1,36 @@
+import FeedStore
 import Foundation
 import GRDB
 
 /// SQLite persistence for deltafeed: users, videos, ads, follows and feed snapshots.
 ///
-/// A `FeedStore` wraps a GRDB `DatabasePool` on one file in WAL mode: reads run concurrently on
-/// up to ``Options/maximumReaderCount`` connections and never wait for writes; writes are
+/// A `SQLiteFeedStore` wraps a GRDB `DatabasePool` on one file in WAL mode: reads run concurrently on
+/// up to ``StorageOptions/maximumReaderCount`` connections and never wait for writes; writes are
 /// serialized on one connection, each in its own transaction. Every method is synchronous and
 /// may be called from any thread (the HTTP workers are plain threads, not Swift concurrency).
 /// Do not call the store from inside a ``read(_:)`` closure or a seeding progress callback:
 /// GRDB accesses are not reentrant.
 ///
 /// Conventions:
-/// - Times are `Int64` Unix milliseconds (`…At` fields); see ``Options/clock``.
+/// - Times are `Int64` Unix milliseconds (`…At` fields); see ``StorageOptions/clock``.
 /// - Failures are ``FeedStoreError``s; a write that throws has changed nothing.
 /// - Every content write (users, videos, ads, follows, seeding) increases ``changeVersion`` in
 ///   the same transaction. Snapshot writes do not: snapshots are not feed content.
-public final class FeedStore: FeedStorage {
-    public typealias Reader = FeedReader
+public final class SQLiteFeedStore: FeedStorage {
+    public typealias Reader = SQLiteReader
     public typealias Transaction = SQLiteTransaction
-
-    /// Tuning and policies of a store.
-    public struct Options: Sendable {
-        /// How many connections may read at the same time (GRDB's `maximumReaderCount`).
-        /// Readers beyond this wait for a free connection. Default 8.
-        public var maximumReaderCount: Int
-        /// How long a write waits for a lock held by another process (e.g. `deltafeed seed`
-        /// run beside a server) before failing with `SQLITE_BUSY`, in seconds. Default 5.
-        public var busyTimeout: TimeInterval
-        /// Per-viewer snapshot retention, applied on every ``FeedStore/saveSnapshot(id:viewer:structure:)``.
-        public var snapshotRetention: SnapshotRetention
-        /// The source of "now" for `created_at`/`updated_at` and snapshot ages, in Unix
-        /// milliseconds. Defaults to the system clock; tests inject a fixed or manual clock.
-        public var clock: @Sendable () -> Int64
-        /// When a committed write is on stable storage. Default ``Durability/full``.
-        public var durability: Durability
-
-        /// Creates options; every parameter has a production default.
-        public init(
-            maximumReaderCount: Int = 8,
-            busyTimeout: TimeInterval = 5,
-            snapshotRetention: SnapshotRetention = SnapshotRetention(),
-            durability: Durability = .full,
-            clock: @escaping @Sendable () -> Int64 = FeedStore.systemClock
-        ) {
-            self.maximumReaderCount = maximumReaderCount
-            self.busyTimeout = busyTimeout
-            self.snapshotRetention = snapshotRetention
-            self.durability = durability
-            self.clock = clock
-        }
-    }
-
-    /// How far a commit goes before a write returns.
-    public enum Durability: String, Sendable, CaseIterable {
-        /// Every commit is synced to the disk before the write returns (SQLite
-        /// `synchronous = FULL` in WAL mode): an acknowledged write survives a power loss.
-        case full
-        /// Commits reach the operating system, and the disk at each WAL checkpoint (SQLite
-        /// `synchronous = NORMAL`): an acknowledged write survives a crash of the process but
-        /// the last ones may be lost if the machine loses power. Faster on slow disks.
-        case normal
-    }
-
-    /// How many snapshots are kept per viewer, and for how long.
-    public struct SnapshotRetention: Sendable, Hashable {
-        /// The newest snapshots kept per viewer (at least 1). Default 16.
-        public var maxPerViewer: Int
-        /// Snapshots older than this are deleted, in milliseconds. Default 24 hours.
-        public var maxAgeMilliseconds: Int64
-
-        /// Creates a retention policy. `maxPerViewer` is raised to 1 if lower.
-        public init(maxPerViewer: Int = 16, maxAgeMilliseconds: Int64 = 24 * 60 * 60 * 1000) {
-            self.maxPerViewer = max(1, maxPerViewer)
-            self.maxAgeMilliseconds = maxAgeMilliseconds
-        }
-    }
 
     /// The default database path of the server's `--db` option.
     public static let defaultPath = "./data/deltafeed.sqlite"
 
-    /// The system clock in Unix milliseconds.
-    public static let systemClock: @Sendable () -> Int64 = {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
-    }
-
     /// The database file path.
     public let path: String
     /// The options the store was opened with.
-    public let options: Options
+    public let options: StorageOptions
     /// ``path``.
     public var location: String { path }
 
-    let pool: DatabasePool
+    package let pool: DatabasePool
     private let cachedChangeVersion: LockedVersion
     /// For stores made by ``temporary(options:)``: the directory to delete on deinit.
     private let temporaryDirectory: URL?
@@ -105,25 +44,26 @@ public final class FeedStore: FeedStorage {
     ///   - options: tuning and policies.
     /// - Throws: ``FeedStoreError/storage(code:message:)`` when the folder cannot be created, the
     ///   file cannot be opened (not a database, permissions…) or a migration fails.
-    public convenience init(path: String, options: Options = Options()) throws(FeedStoreError) {
+    public convenience init(path: String, options: StorageOptions = StorageOptions()) throws(FeedStoreError) {
         try self.init(path: path, options: options, temporaryDirectory: nil)
     }
 
-    private init(path: String, options: Options, temporaryDirectory: URL?) throws(FeedStoreError) {
+    private init(path: String, options: StorageOptions, temporaryDirectory: URL?) throws(FeedStoreError) {
         let pool = try mappingErrors {
             let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
             var configuration = Configuration()
-            configuration.label = "FeedStore"
+            configuration.label = "SQLiteFeedStore"
             configuration.foreignKeysEnabled = true
             configuration.maximumReaderCount = max(1, options.maximumReaderCount)
             configuration.busyMode = .timeout(options.busyTimeout)
-            let synchronous = options.durability == .full ? "FULL" : "NORMAL"
-            configuration.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            }
             // (GRDB starts DatabasePool write transactions IMMEDIATE itself: no lock upgrades.)
             let pool = try DatabasePool(path: path, configuration: configuration)
+            // Whether a commit is synced is a setting of the connection that commits: the pool's
+            // one writer. It is set here, after the pool opened, because GRDB sets the writer's
+            // `synchronous` to NORMAL when it turns WAL on, after `prepareDatabase` has run.
+            let synchronous = options.durability == .full ? "FULL" : "NORMAL"
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
             try Schema.migrator.migrate(pool)
             return pool
         }
@@ -131,7 +71,7 @@ public final class FeedStore: FeedStorage {
         self.options = options
         self.pool = pool
         self.temporaryDirectory = temporaryDirectory
-        let version = try mappingErrors { try pool.read { db in try FeedReader(db).meta().changeVersion } }
+        let version = try mappingErrors { try pool.read { db in try SQLiteReader(db).meta().changeVersion } }
         self.cachedChangeVersion = LockedVersion(version)
     }
 
@@ -142,10 +82,10 @@ public final class FeedStore: FeedStorage {
     /// - Returns: a new, empty, migrated store.
     /// - Throws: ``FeedStoreError/storage(code:message:)`` when the folder or file cannot be
     ///   created.
-    public static func temporary(options: Options = Options()) throws(FeedStoreError) -> FeedStore {
+    public static func temporary(options: StorageOptions = StorageOptions()) throws(FeedStoreError) -> SQLiteFeedStore {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("feedstore-\(UUID().uuidString)", isDirectory: true)
-        return try FeedStore(
+        return try SQLiteFeedStore(
             path: directory.appendingPathComponent("store.sqlite").path,
             options: options, temporaryDirectory: directory)
     }
@@ -167,7 +107,7 @@ public final class FeedStore: FeedStorage {
     /// each commit, so data can be newer than the cached version for a moment, never older.
     /// Hence the rule for caches: read this value *before* reading the data you cache under it
     /// (then the data is at least as new as the key; a later bump invalidates it). For a version
-    /// that matches the data exactly, use ``FeedReader/changeVersion()`` inside ``read(_:)``.
+    /// that matches the data exactly, use ``SQLiteReader/changeVersion()`` inside ``read(_:)``.
     /// Writes made by another process are not seen until ``refreshChangeVersion()``.
     ///
     /// - Complexity: O(1).
@@ -193,21 +133,21 @@ public final class FeedStore: FeedStorage {
     /// Use it for several reads that must agree with each other, and with the change version
     /// they were read at (the feed index loads the whole store in one).
     ///
-    /// - Parameter body: the reads; the ``FeedReader`` must not escape it.
+    /// - Parameter body: the reads; the ``SQLiteReader`` must not escape it.
     /// - Returns: what `body` returns.
     /// - Throws: ``FeedStoreError`` from the store, or whatever `body` throws.
-    public func read<T>(_ body: (FeedReader) throws -> T) throws -> T {
+    public func read<T>(_ body: (SQLiteReader) throws -> T) throws -> T {
         do {
-            return try pool.read { db in try body(FeedReader(db)) }
+            return try pool.read { db in try body(SQLiteReader(db)) }
         } catch let error as DatabaseError {
             throw FeedStoreError(wrapping: error)
         }
     }
 
-    /// ``read(_:)`` for reads that throw only ``FeedStoreError`` (every ``FeedReader`` method
+    /// ``read(_:)`` for reads that throw only ``FeedStoreError`` (every ``SQLiteReader`` method
     /// does), keeping the error's type: `try store.reading { try $0.isFollowing(follower: 7, followee: 8) }`.
-    public func reading<T>(_ body: (FeedReader) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
-        try mappingErrors { try pool.read { db in try body(FeedReader(db)) } }
+    public func reading<T>(_ body: (SQLiteReader) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
+        try mappingErrors { try pool.read { db in try body(SQLiteReader(db)) } }
     }
 
     // MARK: - Writing
@@ -237,7 +177,7 @@ public final class FeedStore: FeedStorage {
                         RETURNING change_version
                         """)
                 guard let version = try Int64.fetchOne(bump, arguments: [touchesAds ? 1 : 0]) else {
-                    throw FeedStoreError.storage(code: -1, message: "store_meta row is missing")
+                    throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
                 }
                 let entry = change(value)
                 try db.cachedStatement(sql: FeedQueries.appendChange)
@@ -252,30 +192,5 @@ public final class FeedStore: FeedStorage {
     /// Runs `body` in one write transaction without touching the change version (snapshots).
     func writeWithoutVersion<T>(_ body: (Database) throws -> T) throws(FeedStoreError) -> T {
         try mappingErrors { try pool.write { db in try body(db) } }
-    }
-}
-
-/// An `Int64` behind a lock that only ever increases.
-package final class LockedVersion: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Int64
-
-    package init(_ value: Int64) {
-        current = value
-    }
-
-    package var value: Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return current
-    }
-
-    /// Raises the value to `candidate` if higher; returns the value after the call.
-    @discardableResult
-    package func raise(to candidate: Int64) -> Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        if candidate > current { current = candidate }
-        return current
     }
 }

@@ -1,7 +1,8 @@
+import FeedStore
 import Foundation
 import GRDB
 
-extension FeedStore {
+extension SQLiteFeedStore {
     /// Saves the structure a viewer was just given, then prunes that viewer's history.
     ///
     /// Saving an id the viewer already has is idempotent: the row keeps its key, takes the new
@@ -104,7 +105,7 @@ extension FeedStore {
 extension FeedQueries {
     /// Deletes viewer `?1`'s snapshots beyond the newest `?3` other than `?2`. Backward walk of
     /// `snapshots_by_viewer_time` (rowid breaks ties: the index holds it), no sort.
-    static let pruneSnapshotsByCount = """
+    package static let pruneSnapshotsByCount = """
         DELETE FROM snapshots WHERE rowid IN (
             SELECT rowid FROM snapshots
             WHERE viewer_id = ?1 AND id <> ?2

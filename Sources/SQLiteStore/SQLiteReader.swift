@@ -1,36 +1,33 @@
+import FeedStore
 import GRDB
 
-/// The SQL of the store's read queries, kept in one place so tests can run `EXPLAIN QUERY PLAN`
-/// on exactly what the store executes. Every value is a `?` placeholder bound at execution.
-package enum FeedQueries {
-    /// Every follow edge, by follower then followee (the index load); the same text in both
-    /// dialects, having no parameters.
-    package static let followEdges = "SELECT follower_id, followee_id FROM follows ORDER BY follower_id, followee_id"
-
+/// The SQLite store's read queries, kept in one place so tests can run `EXPLAIN QUERY PLAN` on
+/// exactly what the store executes. Every value is a `?` placeholder bound at execution.
+extension FeedQueries {
     /// The rows of `table` whose ids are in the JSON array `?1`. One primary key lookup per id;
     /// one cached statement whatever the number of ids (the list is a single bound value).
-    static func byIDs(_ table: String) -> String { "SELECT * FROM \(table) WHERE id IN (SELECT value FROM json_each(?1))" }
+    package static func byIDs(_ table: String) -> String { "SELECT * FROM \(table) WHERE id IN (SELECT value FROM json_each(?1))" }
 
     /// Active ads by id. Range of `ads_active`.
-    static let activeAds = "SELECT * FROM ads WHERE active = 1 ORDER BY id"
+    package static let activeAds = "SELECT * FROM ads WHERE active = 1 ORDER BY id"
 
     /// The change version and the ad epoch (one row).
-    static let meta = "SELECT change_version, ad_epoch FROM store_meta WHERE id = 1"
+    package static let meta = "SELECT change_version, ad_epoch FROM store_meta WHERE id = 1"
 
     /// One snapshot by its key.
-    static let snapshot = "SELECT * FROM snapshots WHERE viewer_id = ?1 AND id = ?2"
+    package static let snapshot = "SELECT * FROM snapshots WHERE viewer_id = ?1 AND id = ?2"
 }
 
 /// Read access to one consistent state of the store, handed to the closure of
-/// ``FeedStore/read(_:)``.
+/// ``SQLiteFeedStore/read(_:)``.
 ///
-/// Everything read through one `FeedReader` comes from the same database snapshot (SQLite WAL
+/// Everything read through one `SQLiteReader` comes from the same database snapshot (SQLite WAL
 /// read transaction), including ``changeVersion()``: what is loaded inside one `read` (the feed
 /// index) is the state at that version, without racing concurrent writes.
 ///
-/// A `FeedReader` is valid only inside the closure it was given to: do not store it or pass it
+/// A `SQLiteReader` is valid only inside the closure it was given to: do not store it or pass it
 /// to another thread.
-public struct FeedReader: FeedStoreReader {
+public struct SQLiteReader: FeedStoreReader {
     /// The connection of the read, for queries beside the store's own (the tests' SQL oracle).
     package let db: Database
 
@@ -40,7 +37,7 @@ public struct FeedReader: FeedStoreReader {
 
     // MARK: Versions
 
-    /// The change version of this snapshot of the store (see ``FeedStore/changeVersion``).
+    /// The change version of this snapshot of the store (see ``SQLiteFeedStore/changeVersion``).
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(1).
@@ -51,7 +48,7 @@ public struct FeedReader: FeedStoreReader {
     func meta() throws(FeedStoreError) -> (changeVersion: Int64, adEpoch: Int64) {
         try mappingErrors {
             guard let row = try Row.fetchOne(db.cachedStatement(sql: FeedQueries.meta)) else {
-                throw FeedStoreError.storage(code: -1, message: "store_meta row is missing")
+                throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
             }
             return (row[0], row[1])
         }
@@ -60,7 +57,7 @@ public struct FeedReader: FeedStoreReader {
     // MARK: Records
 
     public func record<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws(FeedStoreError) -> Record? {
-        try mappingErrors { try Record.fetchOne(db, key: id) }
+        try mappingErrors { try Record.fetchFirst(db.cachedStatement(sql: RecordSQL(Record.self, marker: "?").selectByID), arguments: [id]) }
     }
 
     /// One primary key lookup per id, in one statement (the ids are one bound JSON array).
@@ -69,8 +66,7 @@ public struct FeedReader: FeedStoreReader {
     ) throws(FeedStoreError) -> [Int64: Record] {
         try mappingErrors {
             var result: [Int64: Record] = [:]
-            let rows = try Record.fetchCursor(db.cachedStatement(sql: FeedQueries.byIDs(Record.table)), arguments: [Self.jsonArray(ids)])
-            while let record = try rows.next() {
+            try Record.forEachRow(db.cachedStatement(sql: FeedQueries.byIDs(Record.table)), arguments: [Self.jsonArray(ids)]) { record in
                 result[record.id] = record
             }
             return result
@@ -102,7 +98,11 @@ public struct FeedReader: FeedStoreReader {
     /// - Complexity: O(log n + a) for a active ads.
     public func activeAds() throws(FeedStoreError) -> AdInventory {
         let epoch = try meta().adEpoch
-        let ads = try mappingErrors { try Ad.fetchAll(db.cachedStatement(sql: FeedQueries.activeAds)) }
+        let ads = try mappingErrors {
+            var ads: [Ad] = []
+            try Ad.forEachRow(db.cachedStatement(sql: FeedQueries.activeAds)) { ads.append($0) }
+            return ads
+        }
         return AdInventory(epoch: epoch, ads: ads)
     }
 
@@ -114,7 +114,7 @@ public struct FeedReader: FeedStoreReader {
     /// - Complexity: O(log n), primary key lookup.
     public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
         try mappingErrors {
-            try StoredSnapshot.fetchOne(db.cachedStatement(sql: FeedQueries.snapshot), arguments: [viewer, id])
+            try StoredSnapshot.fetchFirst(db.cachedStatement(sql: FeedQueries.snapshot), arguments: [viewer, id])
         }
     }
 
@@ -158,7 +158,7 @@ public struct FeedReader: FeedStoreReader {
     // MARK: Internals
 
     /// The ids as a JSON array (`[1,2,3]`), bound as one value for `json_each`.
-    static func jsonArray(_ ids: some Sequence<Int64>) -> String {
+    package static func jsonArray(_ ids: some Sequence<Int64>) -> String {
         var text = "["
         var first = true
         for id in ids {
@@ -171,5 +171,5 @@ public struct FeedReader: FeedStoreReader {
     }
 }
 
-@available(*, unavailable, message: "a FeedReader is only valid inside its read closure")
-extension FeedReader: Sendable {}
+@available(*, unavailable, message: "a SQLiteReader is only valid inside its read closure")
+extension SQLiteReader: Sendable {}

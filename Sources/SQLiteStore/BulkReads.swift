@@ -1,18 +1,18 @@
+import FeedStore
 import GRDB
 
 // Whole-table reads, for loading an in-memory index at start. Each walks one table in primary
 // key order with a cursor (no array of every row in between), inside the caller's read
 // transaction, so everything loaded in one `read` is one consistent state of the store.
 
-extension FeedReader {
+extension SQLiteReader {
     /// Calls `body` with every row of `Record`'s table, in primary key order.
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure, or what `body` throws.
     /// - Complexity: O(n), one table scan.
     public func forEach<Record: StoredRecord>(_ type: Record.Type, _ body: (Record) throws -> Void) throws(FeedStoreError) {
         try mappingErrors {
-            let rows = try Record.fetchCursor(db.cachedStatement(sql: RecordSQL(Record.self, marker: "?").all))
-            while let record = try rows.next() { try body(record) }
+            try Record.forEachRow(db.cachedStatement(sql: RecordSQL(Record.self, marker: "?").all), body)
         }
     }
 

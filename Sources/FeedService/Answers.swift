@@ -1,0 +1,52 @@
+import FeedWire
+
+/// A composed page.
+public struct RenderedFeed: Sendable {
+    /// Its snapshot id (also the HTTP ETag).
+    public let snapshotID: String
+    /// The sections of the page.
+    public let sections: [FeedSection]
+    /// The cursor of the next page, if any.
+    public let nextCursor: String?
+    /// The page's structure, as remembered for deltas.
+    public let structure: SnapshotStructure
+
+    /// Sizes items for the screen width the page was asked with, if one was.
+    public var layout: Layout? { structure.parameters.width.map(Layout.init(width:)) }
+
+    /// The page as FeedWire writes it.
+    public var document: FeedPage {
+        FeedPage(snapshot: snapshotID, viewer: structure.viewer, sections: sections, nextCursor: nextCursor, layout: layout)
+    }
+}
+
+/// What ``FeedService/delta(viewer:since:format:)`` found, without touching storage.
+public enum DeltaLookup: Sendable {
+    /// The snapshot was in memory: here is the answer.
+    case answered(DeltaOutcome)
+    /// The snapshot is not in memory (evicted for memory, or handed out before a restart): ask
+    /// ``FeedService/deltaReadingStorage(viewer:since:format:)``, off the event loop.
+    case needsStorage
+}
+
+/// The answer to a delta request.
+public enum DeltaOutcome: Sendable {
+    /// The client holds the feed as it is now (HTTP 304).
+    case unchanged(snapshotID: String)
+    /// The delta from the client's snapshot to the feed now, in the form asked for.
+    case changed(DeltaDocument)
+
+    /// The snapshot id of the feed now (the ETag).
+    public var snapshotID: String {
+        switch self {
+        case .unchanged(let id): return id
+        case .changed(let delta): return delta.snapshot
+        }
+    }
+
+    /// The delta, or nil when nothing changed.
+    public var delta: DeltaDocument? {
+        if case .changed(let delta) = self { return delta }
+        return nil
+    }
+}

@@ -1,0 +1,182 @@
+import FeedIndex
+import FeedStore
+import FeedWire
+import Synchronization
+
+/// Composed pages, per viewer and parameters, with what each depends on (``FeedDependencies``),
+/// kept current against the index's changes rather than thrown away.
+///
+/// A request revalidates the cached page against the index changes applied since it was last
+/// known current: a change that touches nothing the page shows costs a lookup; a change that
+/// only edits what some items show re-renders those items in place; anything else (an item
+/// added, removed or moved, a change the log no longer holds) composes the page again.
+final class PageCache: Sendable {
+    private let index: FeedIndex
+    private let items: ItemCache
+    private let cache: Mutex<ByteBoundedCache<PageKey, CachedPage>>
+
+    init(index: FeedIndex, items: ItemCache, budget: Int) {
+        self.index = index
+        self.items = items
+        cache = Mutex(ByteBoundedCache(budget: budget))
+    }
+
+    /// Bytes the cached pages hold beyond their shared item bytes (an estimate).
+    var bytes: Int { cache.withLock { $0.totalCost } }
+
+    /// The page as it is now: the cached one if no change since touches it, the cached one with
+    /// some items re-rendered in place if changes only edited what they show, else composed.
+    func page(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> RenderedFeed {
+        let key = PageKey(viewer: viewer, parameters: parameters)
+        if let cached = cache.withLock({ $0.value(for: key) }) {
+            switch index.read({ view in revalidate(cached, view: view) }) {
+            case .current(let sequence):
+                if sequence != cached.validatedAt {
+                    var updated = cached
+                    updated.validatedAt = sequence
+                    keep(updated, for: key, replacing: cached)
+                }
+                return cached.page
+            case .patch(let patch):
+                let patched = apply(patch, to: cached)
+                keep(patched, for: key, replacing: cached)
+                return patched.page
+            case .recompose:
+                break
+            }
+        }
+        let composed = try compose(viewer: viewer, parameters: parameters)
+        cache.withLock { $0.insert(composed, for: key, cost: composed.cost) }
+        return composed.page
+    }
+
+    /// Keeps `updated` unless another thread replaced the entry meanwhile with something newer.
+    private func keep(_ updated: CachedPage, for key: PageKey, replacing old: CachedPage) {
+        cache.withLock { cache in
+            if let current = cache.value(for: key), current.validatedAt > old.validatedAt { return }
+            cache.insert(updated, for: key, cost: updated.cost)
+        }
+    }
+
+    private enum Revalidation {
+        case current(Int64)
+        case patch(PagePatch)
+        case recompose
+    }
+
+    /// The records a patch re-renders, read under the index lock.
+    private struct PagePatch {
+        var sequence: Int64
+        var dependencies: FeedDependencies
+        var videos: [Int64: (video: Revised<Video>, author: Revised<User>?)]
+        var viewer: Revised<User>?
+        /// Suggested users whose card changed, by id.
+        var suggestions: [Int64: Suggestion] = [:]
+    }
+
+    /// Judges the changes since `cached` was last known current (under the index's lock).
+    private func revalidate(_ cached: CachedPage, view: IndexView) -> Revalidation {
+        if cached.validatedAt == view.sequence { return .current(view.sequence) }
+        guard let changes = view.changes(after: cached.validatedAt) else { return .recompose }
+        var dependencies = cached.dependencies
+        var videoIDs: Set<Int64> = []
+        var userIDs: Set<Int64> = []
+        var suggestionIDs: Set<Int64> = []
+        for change in changes {
+            switch dependencies.effect(of: change, view: view) {
+            case .none: continue
+            case .patchVideo(let id): videoIDs.insert(id)
+            case .patchUser(let id): userIDs.insert(id)
+            case .patchSuggestion(let id): suggestionIDs.insert(id)
+            case .recompose: return .recompose
+            }
+        }
+        if videoIDs.isEmpty && userIDs.isEmpty && suggestionIDs.isEmpty { return .current(view.sequence) }
+        var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, videos: [:], viewer: nil)
+        for section in cached.videoRefs {
+            for case let ref? in section where videoIDs.contains(ref.id) || userIDs.contains(ref.author) {
+                guard let video = view.video(ref.id) else { return .recompose }
+                patch.videos[ref.id] = (video, view.user(ref.author))
+            }
+        }
+        if userIDs.contains(cached.page.structure.viewer) {
+            guard let viewer = view.user(cached.page.structure.viewer) else { return .recompose }
+            patch.viewer = viewer
+        }
+        for entry in dependencies.suggestionOrder where suggestionIDs.contains(entry.id) || userIDs.contains(entry.id) {
+            guard let user = view.user(entry.id) else { return .recompose }
+            patch.suggestions[entry.id] = Suggestion(user: user, mutualCount: entry.mutuals)
+        }
+        return .patch(patch)
+    }
+
+    /// The cached page with the patched items re-rendered (outside the index lock).
+    private func apply(_ patch: PagePatch, to cached: CachedPage) -> CachedPage {
+        let page = cached.page
+        var sections = page.sections
+        for (sectionIndex, section) in page.sections.enumerated() {
+            var items = section.items
+            var changed = false
+            for (itemIndex, ref) in cached.videoRefs[sectionIndex].enumerated() {
+                guard let ref, let records = patch.videos[ref.id] else { continue }
+                items[itemIndex] = self.items.video(records.video, author: records.author)
+                changed = true
+            }
+            if section.kind == .header, let viewer = patch.viewer {
+                items = [self.items.header(viewer)]
+                changed = true
+            }
+            if section.kind == .followSuggestions, !patch.suggestions.isEmpty {
+                for (itemIndex, entry) in patch.dependencies.suggestionOrder.enumerated() where itemIndex < items.count {
+                    guard let suggestion = patch.suggestions[entry.id] else { continue }
+                    items[itemIndex] = self.items.suggestion(suggestion)
+                    changed = true
+                }
+            }
+            if changed {
+                sections[sectionIndex] = FeedSection(id: section.id, kind: section.kind, columns: section.columns, items: items)
+            }
+        }
+        let structure = SnapshotStructure(viewer: page.structure.viewer, parameters: page.structure.parameters, page: sections)
+        let rendered = RenderedFeed(
+            snapshotID: structure.id, sections: sections, nextCursor: page.nextCursor,
+            structure: structure)
+        return CachedPage(page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs)
+    }
+
+    private func compose(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
+        let (selection, sequence) = try index.read { view throws(FeedError) in
+            (try FeedComposer.select(viewer: viewer, parameters: parameters, in: view), view.sequence)
+        }
+        let page = FeedComposer(items: items).build(selection)
+        let end = min(parameters.offset, selection.totalSections) + page.count
+        let nextCursor = end < selection.totalSections ? FeedCursor.encode(offset: end) : nil
+        let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page)
+        let rendered = RenderedFeed(
+            snapshotID: structure.id, sections: page, nextCursor: nextCursor, structure: structure)
+        return CachedPage(page: rendered, validatedAt: sequence, dependencies: selection.dependencies, videoRefs: selection.videoRefs)
+    }
+}
+
+/// A page in the cache, with the index position it is known to be current at.
+struct CachedPage {
+    var page: RenderedFeed
+    var validatedAt: Int64
+    let dependencies: FeedDependencies
+    /// For each section of the page, for each item, the video it shows (nil for other items).
+    let videoRefs: [[VideoRef?]]
+
+    /// An estimate of the memory it holds beyond the shared item bytes.
+    var cost: Int {
+        var itemCount = 0
+        for section in page.sections { itemCount += section.items.count }
+        return 512 + itemCount * 160 + page.sections.count * 96
+            + (dependencies.feedVideos.count + dependencies.regionVideos.count + dependencies.shownUsers.count
+                + dependencies.followees.count * 3 + dependencies.regionPopular.count * 3) * 8
+    }
+}
+
+struct PageKey: Hashable {
+    let viewer: Int64
+    let parameters: FeedParameters
+}

@@ -1,0 +1,40 @@
+import FeedStore
+import GRDB
+
+/// The SQLite database schema, as an ordered list of GRDB migrations.
+///
+/// Rules for future changes: never edit a registered migration; append a new one. Every migration
+/// runs in its own transaction and is recorded in GRDB's `grdb_migrations` table. The tables,
+/// constraints and indexes are ``StoreSchema``'s, shared with the PostgreSQL store; this type adds
+/// only what SQLite alone has, the follower-count triggers.
+package enum Schema {
+    /// The migrator that brings any database created by this module up to date.
+    package static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: users, videos, ads, follows, snapshots, store_meta") { db in
+            try db.execute(sql: v1)
+        }
+        migrator.registerMigration("v2: change_log") { db in
+            try db.execute(sql: v2)
+        }
+        return migrator
+    }
+
+    /// Version 1: ``StoreSchema/v1(_:countTriggers:)`` with SQLite's follower-count triggers.
+    static let v1 = StoreSchema.v1(.sqlite, countTriggers: countTriggers)
+
+    /// Version 2: the change log, ``StoreSchema/v2(_:)``.
+    static let v2 = StoreSchema.v2(.sqlite)
+
+    /// One trigger per direction: a SQLite trigger has no `TG_OP` to branch on.
+    static let countTriggers = """
+        CREATE TRIGGER follows_count_insert AFTER INSERT ON follows BEGIN
+            UPDATE users SET follower_count = follower_count + 1 WHERE id = NEW.followee_id;
+            UPDATE users SET following_count = following_count + 1 WHERE id = NEW.follower_id;
+        END;
+        CREATE TRIGGER follows_count_delete AFTER DELETE ON follows BEGIN
+            UPDATE users SET follower_count = follower_count - 1 WHERE id = OLD.followee_id;
+            UPDATE users SET following_count = following_count - 1 WHERE id = OLD.follower_id;
+        END;
+        """
+}
