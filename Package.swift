@@ -160,3 +160,18 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Rules the compiler checks on every target of this package (not on its dependencies):
+// - MemberImportVisibility: a file uses only what its own imports bring in, so each target's
+//   imports are exactly what Package.swift declares and the README's module map lists.
+// - InternalImportsByDefault: an `import` is internal unless written `public import`, so a
+//   module's public API says which modules it re-exposes.
+// - Warnings are errors.
+for target in package.targets where target.type != .system {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("MemberImportVisibility"),
+            .enableUpcomingFeature("InternalImportsByDefault"),
+            .treatAllWarnings(as: .error),
+        ]
+}

@@ -3,7 +3,7 @@
 // (ItemPath, Move, SectionedBatchUpdate, ApplyError…) and JSONBytes' JSONValue, the type of
 // every item's data: clients get all of them with `import DeltaFeedClient`.
 @_exported import FeedWire
-import Foundation
+public import Foundation
 @_exported import JSONBytes
 @_exported import ListDiff
 

@@ -1,8 +1,8 @@
 import Dispatch
-import Foundation
+public import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// An HTTP request as the client sends it.

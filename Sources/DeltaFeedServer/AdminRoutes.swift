@@ -1,4 +1,5 @@
 import EventHTTP
+import FeedIndex
 import FeedService
 import FeedStore
 import FeedWire

@@ -1,8 +1,8 @@
-import EventHTTP
-import FeedService
+public import EventHTTP
+public import FeedService
 import FeedStore
 import Logging
-import Prometheus
+public import Prometheus
 
 /// The deltafeed HTTP service: the API's routes wired onto an ``EventHTTP/HTTPServer``.
 ///

@@ -1,5 +1,6 @@
 import EventHTTP
 import FeedService
+import FeedWire
 import JSONBytes
 
 /// The read side: a viewer's feed and the deltas between its snapshots. Answered on the event

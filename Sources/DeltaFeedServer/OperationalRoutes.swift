@@ -1,4 +1,4 @@
-import EventHTTP
+public import EventHTTP
 import Prometheus
 
 /// `GET /healthz` and `GET /metrics`: what load balancers and Prometheus ask. `/healthz` is

@@ -1,5 +1,5 @@
-import EventHTTP
-import FeedService
+public import EventHTTP
+public import FeedService
 
 /// The parsers of request bodies that come straight from clients, callable without a socket:
 /// for the fuzz target (`scripts/fuzz`) and for tests. Each either answers or throws an

@@ -1,5 +1,5 @@
 import EventHTTP
-import Foundation
+public import Foundation
 import JWTKit
 import Synchronization
 

@@ -1,5 +1,5 @@
-import CoreMetrics
-import Logging
+public import CoreMetrics
+public import Logging
 
 /// How an ``HTTPServer`` listens and what it tolerates.
 public struct HTTPServerConfiguration: Sendable {

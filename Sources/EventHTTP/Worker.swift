@@ -1,4 +1,5 @@
 import CLibevent
+import CoreMetrics
 import Logging
 import Synchronization
 

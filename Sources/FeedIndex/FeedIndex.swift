@@ -1,11 +1,5 @@
-import FeedStore
+public import FeedStore
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Everything a feed is composed from, in memory: users, videos (per author newest first, and
 /// most liked first), the follow graph both ways, the active ads and their epoch. Loaded from
@@ -18,7 +12,7 @@ import Musl
 public final class FeedIndex: @unchecked Sendable {
     // @unchecked: `state` and `ring` are guarded by `lock` (readers shared, the applier
     // exclusive); only the applier, serialised by `applying`, ever mutates them.
-    private var lock = pthread_rwlock_t()
+    private let lock = ReadWriteLock()
     private var state: IndexState
     private var ring: ChangeRing
     private let applying = Mutex(())
@@ -42,11 +36,6 @@ public final class FeedIndex: @unchecked Sendable {
         self.state = state
         self.ring = ChangeRing(capacity: changeMemory, startingAt: state.sequence)
         self.published = Atomic(state.sequence)
-        pthread_rwlock_init(&lock, nil)
-    }
-
-    deinit {
-        pthread_rwlock_destroy(&lock)
     }
 
     /// The change-log position the index reflects. Lock-free.
@@ -55,17 +44,13 @@ public final class FeedIndex: @unchecked Sendable {
     /// Runs `body` with a consistent view of the index, under the reader lock. Keep it short:
     /// select what you need and render outside.
     public func read<T, Failure: Error>(_ body: (IndexView) throws(Failure) -> T) throws(Failure) -> T {
-        pthread_rwlock_rdlock(&lock)
-        defer { pthread_rwlock_unlock(&lock) }
-        return try body(IndexView(state: state, ring: ring))
+        try lock.withReadLock { () throws(Failure) -> T in try body(IndexView(state: state, ring: ring)) }
     }
 
     /// The changes applied after `sequence`, oldest first, or nil when the index no longer
     /// remembers all of them (the caller must assume anything changed).
     public func changes(after sequence: Int64) -> [IndexChange]? {
-        pthread_rwlock_rdlock(&lock)
-        defer { pthread_rwlock_unlock(&lock) }
-        return ring.changes(after: sequence)
+        lock.withReadLock { ring.changes(after: sequence) }
     }
 
     /// Counts of what the index holds.
@@ -203,36 +188,36 @@ public final class FeedIndex: @unchecked Sendable {
 
     private func apply(_ plan: CatchUpPlan) {
         let revision = plan.lastSequence
-        pthread_rwlock_wrlock(&lock)
-        defer { pthread_rwlock_unlock(&lock) }
-        var changes: [IndexChange] = []
-        // Edges and videos before users, so a deleted user's dependants go first.
-        for (edge, exists) in plan.edges {
-            if let change = state.setFollow(edge.follower, edge.followee, exists: exists) { changes.append(change) }
+        lock.withWriteLock {
+            var changes: [IndexChange] = []
+            // Edges and videos before users, so a deleted user's dependants go first.
+            for (edge, exists) in plan.edges {
+                if let change = state.setFollow(edge.follower, edge.followee, exists: exists) { changes.append(change) }
+            }
+            for (id, video) in plan.videos {
+                let change = video.map { state.put($0, revision: revision) } ?? state.removeVideo(id)
+                if let change { changes.append(change) }
+            }
+            for (id, user) in plan.users {
+                let change = user.map { state.put($0, revision: revision) } ?? state.removeUser(id)
+                if let change { changes.append(change) }
+            }
+            if let ads = plan.ads, ads != state.ads {
+                state.ads = ads
+                changes.append(.ads)
+            }
+            state.sequence = plan.lastSequence
+            for change in changes { ring.append(change, sequence: plan.lastSequence) }
+            published.store(plan.lastSequence, ordering: .releasing)
         }
-        for (id, video) in plan.videos {
-            let change = video.map { state.put($0, revision: revision) } ?? state.removeVideo(id)
-            if let change { changes.append(change) }
-        }
-        for (id, user) in plan.users {
-            let change = user.map { state.put($0, revision: revision) } ?? state.removeUser(id)
-            if let change { changes.append(change) }
-        }
-        if let ads = plan.ads, ads != state.ads {
-            state.ads = ads
-            changes.append(.ads)
-        }
-        state.sequence = plan.lastSequence
-        for change in changes { ring.append(change, sequence: plan.lastSequence) }
-        published.store(plan.lastSequence, ordering: .releasing)
     }
 
     private func install(_ fresh: IndexState) {
-        pthread_rwlock_wrlock(&lock)
-        defer { pthread_rwlock_unlock(&lock) }
-        state = fresh
-        ring.reset(to: fresh.sequence)
-        published.store(fresh.sequence, ordering: .releasing)
+        lock.withWriteLock {
+            state = fresh
+            ring.reset(to: fresh.sequence)
+            published.store(fresh.sequence, ordering: .releasing)
+        }
     }
 
     // MARK: - Loading

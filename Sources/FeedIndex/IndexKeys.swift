@@ -1,4 +1,4 @@
-import FeedStore
+public import FeedStore
 
 /// A video's place in the popularity order: most liked first, ties broken by the newer id.
 /// `a < b` means `a` ranks before `b`.

@@ -1,5 +1,5 @@
 import Algorithms
-import FeedStore
+public import FeedStore
 import HeapModule
 
 /// A consistent view of the index for the duration of one ``FeedIndex/read(_:)``: the queries

@@ -1,4 +1,4 @@
-import FeedWire
+public import FeedWire
 
 /// A composed page.
 public struct RenderedFeed: Sendable {

@@ -1,4 +1,4 @@
-import FeedStore
+public import FeedStore
 
 /// What can go wrong answering a feed or delta request, in the caller's terms.
 public enum FeedError: Error, Sendable, Equatable {

@@ -1,6 +1,6 @@
-import FeedIndex
-import FeedStore
-import FeedWire
+public import FeedIndex
+public import FeedStore
+public import FeedWire
 import Foundation
 import JSONBytes
 import Synchronization

@@ -1,7 +1,7 @@
 import Deterministic
 import FeedIndex
-import FeedStore
-import FeedWire
+public import FeedStore
+public import FeedWire
 import JSONBytes
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A record stored as one row of one table, whose columns are its `CodingKeys`.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A store deltafeed can run on: the embedded SQLite `SQLiteFeedStore`, or `PostgresFeedStore` for
 /// several replicas sharing one PostgreSQL.

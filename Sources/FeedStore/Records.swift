@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 // Time convention, for every record of this module: instants are `Int64` Unix time in
 // milliseconds (UTC), named `…At`. Milliseconds keep ordering exact and indexes compact, and they

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Tuning and policies of a store, whichever backend holds it (``FeedStorage/options``).
 public struct StorageOptions: Sendable {

@@ -1,5 +1,5 @@
 import JSONBytes
-import ListDiff
+public import ListDiff
 
 // Applying a delta to a feed document, built on ListDiff's apply functions: ListDiff checks the
 // operations against its rules (UIKit's for a batch, positions valid at their moment for steps)

@@ -1,5 +1,5 @@
-import JSONBytes
-import ListDiff
+public import JSONBytes
+public import ListDiff
 
 // Reading the wire format's values from parsed JSON. Decoding is strict about types and structure
 // (a path is two integers, an operation has the members its `op` needs) but leaves the meaning to

@@ -1,5 +1,5 @@
 import JSONBytes
-import ListDiff
+public import ListDiff
 
 /// A delta between a snapshot and the current feed page as the client receives it, in one of
 /// the three ``DeltaFormat``s, with the payloads of everything inserted or replaced taken from

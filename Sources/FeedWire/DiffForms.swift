@@ -1,5 +1,5 @@
-import JSONBytes
-import ListDiff
+public import JSONBytes
+public import ListDiff
 
 /// The answer of `POST /v1/diff`: every form of `result`, each new element written by
 /// `newElement` from its index in the new list,

@@ -1,5 +1,5 @@
-import JSONBytes
-import ListDiff
+public import JSONBytes
+public import ListDiff
 
 /// The answer of `GET /v1/users/{id}/feed/delta?since=…&format=…` (or of the `POST` variant) as
 /// a client reads it: what changed between the snapshot it holds and the feed now, in one of the

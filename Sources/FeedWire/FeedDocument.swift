@@ -1,4 +1,4 @@
-import JSONBytes
+public import JSONBytes
 
 /// A viewer's feed page as a client reads it from `GET /v1/users/{id}/feed` and keeps it.
 ///

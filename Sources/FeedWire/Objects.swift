@@ -1,4 +1,4 @@
-import JSONBytes
+public import JSONBytes
 
 // The objects the API answers with, each written in one place: the user, video and ad objects
 // inside feed items, the item and section envelopes, and the resources of the `/v1/users`,

@@ -1,5 +1,5 @@
 import Deterministic
-import JSONBytes
+public import JSONBytes
 
 /// One cell's worth of content: a video with its author, an ad, a suggested user, a header.
 ///

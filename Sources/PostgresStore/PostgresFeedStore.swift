@@ -1,4 +1,4 @@
-import FeedStore
+public import FeedStore
 import Foundation
 
 /// The PostgreSQL store, for several deltafeed replicas sharing one database: the same tables,

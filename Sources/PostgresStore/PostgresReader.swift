@@ -1,4 +1,4 @@
-import FeedStore
+public import FeedStore
 import Foundation
 
 /// Reads of one consistent state of a ``PostgresFeedStore``: a `REPEATABLE READ` transaction,

@@ -1,5 +1,5 @@
-import FeedStore
-import Foundation
+public import FeedStore
+public import Foundation
 
 // Snapshots in PostgreSQL, so any replica answers any snapshot: the same retention rules as the
 // SQLite store; a batch is a few statements whatever its size (multi-row INSERT, arrays).

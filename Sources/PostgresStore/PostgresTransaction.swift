@@ -1,4 +1,4 @@
-import FeedStore
+public import FeedStore
 
 /// The PostgreSQL side of the content writes (``FeedStore/FeedStorage`` writes them once over
 /// these), inside the transaction of ``PostgresFeedStore/write(touchesAds:change:_:)``.

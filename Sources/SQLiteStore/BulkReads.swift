@@ -1,4 +1,4 @@
-import FeedStore
+public import FeedStore
 import GRDB
 
 // Whole-table reads, for loading an in-memory index at start. Each walks one table in primary

@@ -1,4 +1,4 @@
-import FeedStore
+public import FeedStore
 import GRDB
 
 extension SQLiteReader {

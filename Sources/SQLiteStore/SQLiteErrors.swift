@@ -1,4 +1,4 @@
-import FeedStore
+package import FeedStore
 import GRDB
 
 extension FeedStoreError {

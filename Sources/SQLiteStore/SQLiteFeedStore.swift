@@ -1,6 +1,6 @@
-import FeedStore
+public import FeedStore
 import Foundation
-import GRDB
+package import GRDB
 
 /// SQLite persistence for deltafeed: users, videos, ads, follows and feed snapshots.
 ///

@@ -1,5 +1,5 @@
-import FeedStore
-import GRDB
+public import FeedStore
+package import GRDB
 
 /// The SQLite store's read queries, kept in one place so tests can run `EXPLAIN QUERY PLAN` on
 /// exactly what the store executes. Every value is a `?` placeholder bound at execution.

@@ -1,5 +1,5 @@
 import FeedStore
-import GRDB
+package import GRDB
 
 /// The SQLite database schema, as an ordered list of GRDB migrations.
 ///

@@ -1,5 +1,5 @@
-import FeedStore
-import Foundation
+public import FeedStore
+public import Foundation
 import GRDB
 
 extension SQLiteFeedStore {

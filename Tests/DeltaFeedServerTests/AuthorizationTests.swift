@@ -1,5 +1,6 @@
 import EventHTTP
 import HTTPTestSupport
+import SQLiteStore
 import Testing
 
 @testable import DeltaFeedServer

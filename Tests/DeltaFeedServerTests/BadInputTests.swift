@@ -4,6 +4,7 @@ import FeedService
 import FeedStore
 import Foundation
 import HTTPTestSupport
+import Logging
 import SQLiteStore
 import StoreOracle
 import Testing

@@ -1,4 +1,5 @@
 import DeltaFeedClient
+import FeedStore
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@ import DeltaFeedClient
 import Deterministic
 import FeedStore
 import Foundation
+import SQLiteStore
 import StoreOracle
 import Testing
 
@@ -324,7 +325,7 @@ private struct Proof {
         case 93..<97:  // someone else follows or unfollows: suggestions and their counts move
             let follower = users.filter { $0 != viewer }.randomElement(using: &random)!
             let followee = (followees.isEmpty ? users : followees).filter { $0 != follower }.randomElement(using: &random)!
-            if try server.store.read { try $0.isFollowing(follower: follower, followee: followee) } {
+            if try server.store.read({ try $0.isFollowing(follower: follower, followee: followee) }) {
                 try expectStatus(try server.request("DELETE", "/v1/users/\(follower)/follows/\(followee)"), [204], "DELETE follow")
                 return Write(kind: "other unfollows", description: "user \(follower) unfollows \(followee)")
             }

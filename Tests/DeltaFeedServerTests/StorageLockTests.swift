@@ -2,6 +2,7 @@ import DeltaFeedClient
 import FeedStore
 import Foundation
 import GRDB
+import SQLiteStore
 import StoreOracle
 import Synchronization
 import Testing

@@ -3,6 +3,7 @@ import DeltaFeedServer
 import EventHTTP
 import Foundation
 import HTTPTestSupport
+import SQLiteStore
 import Testing
 
 /// Request bodies are read strictly and numbers exactly (issue 9): a repeated member name is

@@ -5,6 +5,7 @@ import EventHTTP
 import FeedService
 import FeedStore
 import Foundation
+import Logging
 import SQLiteStore
 
 /// A seeded store behind a running server on a free port, with an HTTP transport to talk to it.

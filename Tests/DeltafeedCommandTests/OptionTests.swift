@@ -1,4 +1,7 @@
 import ArgumentParser
+import EventHTTP
+import FeedService
+import FeedStore
 import Foundation
 import Testing
 

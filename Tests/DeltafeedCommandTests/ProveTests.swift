@@ -1,3 +1,4 @@
+import ArgumentParser
 import DeltaFeedClient
 import Foundation
 import Synchronization

@@ -130,7 +130,7 @@ struct RandomWriter {
                 counts["follow", default: 0] += 1
             case 75..<85:
                 let follower = try someUser()
-                guard let followee = try store.reading { reader throws(FeedStoreError) in try reader.followees(of: follower) }.randomElement(using: &random)
+                guard let followee = try store.reading({ reader throws(FeedStoreError) in try reader.followees(of: follower) }).randomElement(using: &random)
                 else { return false }
                 try store.unfollow(follower: follower, followee: followee)
                 counts["unfollow", default: 0] += 1
@@ -149,7 +149,7 @@ struct RandomWriter {
                     targetURL: "https://ads.example", weight: Int64(random.next(below: 100)) + 1)
                 counts["new ad", default: 0] += 1
             default:
-                guard let ad = try store.reading { reader throws(FeedStoreError) in try reader.allAds() }.randomElement(using: &random) else { return false }
+                guard let ad = try store.reading({ reader throws(FeedStoreError) in try reader.allAds() }).randomElement(using: &random) else { return false }
                 if random.next(below: 2) == 0 {
                     try store.updateAd(id: ad.id, active: !ad.active)
                 } else {

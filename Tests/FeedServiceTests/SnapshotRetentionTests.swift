@@ -1,4 +1,5 @@
 import FeedStore
+import FeedWire
 import Foundation
 import SQLiteStore
 import Synchronization

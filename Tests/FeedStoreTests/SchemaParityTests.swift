@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PostgresStore
+import SQLiteStore
 import Testing
 
 @testable import FeedStore

@@ -1,5 +1,5 @@
 import Deterministic
-import FeedStore
+public import FeedStore
 
 extension FeedStorage {
     /// A checksum of the whole content of the store: every row of `users`, `videos`, `ads` and

@@ -1,5 +1,5 @@
-import FeedStore
-import GRDB
+public import FeedStore
+public import GRDB
 
 // The oracle's queries decode rows with GRDB's `Decodable` support, by column name, so a row may
 // carry extra columns (a suggestion's `mutual_count`). The store itself decodes through

@@ -1,4 +1,4 @@
-import GRDB
+public import GRDB
 
 /// The SQL of the oracle's feed queries, kept in one place so the plan tests can run
 /// `EXPLAIN QUERY PLAN` on exactly what the oracle executes. Every value is a `?` placeholder

@@ -1,6 +1,6 @@
-import FeedStore
+public import FeedStore
 import GRDB
-import SQLiteStore
+public import SQLiteStore
 
 // The feed queries of the SQLite store from before the in-memory index: what the followed,
 // popular and suggestion sections were composed from, straight from SQL, one query per part.

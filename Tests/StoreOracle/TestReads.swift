@@ -1,4 +1,4 @@
-import FeedStore
+public import FeedStore
 
 // Reads the tests make to check what a write did, on either backend, that production never
 // makes (the feed index loads whole tables and re-reads rows by id). Written over the reader's
