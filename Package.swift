@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "DeltaFeedServer",
             dependencies: [
-                "EventHTTP", "FeedService", "FeedStore", "FeedWire", "ListDiff", "JSONBytes",
+                "EventHTTP", "FeedIndex", "FeedService", "FeedStore", "FeedWire", "ListDiff", "JSONBytes",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -153,10 +153,17 @@ let package = Package(
                 "HTTPTestSupport", "StoreOracle",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The pieces of `deltafeed prove` that need no server (its proof over HTTP runs in scripts/cluster-test).
-        .testTarget(name: "DeltafeedCommandTests", dependencies: ["deltafeed", "DeltaFeedClient"]),
+        .testTarget(
+            name: "DeltafeedCommandTests",
+            dependencies: [
+                "deltafeed", "DeltaFeedClient", "EventHTTP", "FeedService", "FeedStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
