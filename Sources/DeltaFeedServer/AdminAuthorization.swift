@@ -1,4 +1,4 @@
-import EventHTTP
+package import EventHTTP
 
 /// Checks the admin token of write routes, `Authorization: Bearer <token>`, in constant time
 /// (for equal lengths; the length of the expected token is not treated as secret).
@@ -18,14 +18,14 @@ import EventHTTP
 ///   value; comparing the bytes before one, as a C string would, accepted `token\0anything`).
 ///   Sending the request again with credentials, which a 401 invites, cannot fix either.
 /// - 403 `forbidden` when the token is wrong.
-struct AdminAuthorization: Sendable {
+package struct AdminAuthorization: Sendable {
     let token: [UInt8]?
 
-    init(token: String?) {
+    package init(token: String?) {
         self.token = token.flatMap { $0.isEmpty ? nil : Array($0.utf8) }
     }
 
-    func check(_ request: HTTPRequest) throws {
+    package func check(_ request: HTTPRequest) throws {
         guard let token else {
             throw HTTPError(status: 403, code: "writes_disabled", message: "This server has no admin token; start it with --admin-token to allow writes.")
         }
@@ -38,14 +38,14 @@ struct AdminAuthorization: Sendable {
     }
 
     /// Whether `presented` is the admin token (never, when the server has none).
-    func accepts(_ presented: [UInt8]) -> Bool {
+    package func accepts(_ presented: [UInt8]) -> Bool {
         token.map { BearerCredential.constantTimeEquals(presented, $0) } ?? false
     }
 }
 
 /// The credential of a request's `Authorization: Bearer` header, read as RFC 9110 §11 and
 /// RFC 6750 §2.1 describe it; shared by the admin and the viewer checks.
-enum BearerCredential {
+package enum BearerCredential {
     /// The token presented, or nil when the request has no `Authorization` header.
     ///
     /// - Parameter credential: what the token is called in error messages ("admin token").
@@ -67,7 +67,7 @@ enum BearerCredential {
     /// The token after a case-insensitive `Bearer` and one or more spaces.
     ///
     /// - Throws: 401 for another scheme or no token.
-    static func bearerToken(in header: String, naming credential: String = "admin token") throws -> [UInt8] {
+    package static func bearerToken(in header: String, naming credential: String = "admin token") throws -> [UInt8] {
         let bytes = Array(header.utf8)
         let scheme = Array("bearer".utf8)
         let space = UInt8(ascii: " ")
@@ -105,7 +105,7 @@ enum BearerCredential {
 
     /// Compares every byte whatever the first difference, so timing does not reveal the prefix.
     /// Lengths that differ never compare equal (not even by a multiple of 256 with NUL padding).
-    static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+    package static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         var difference: UInt8 = lhs.count == rhs.count ? 0 : 1
         for index in 0..<max(lhs.count, rhs.count) {
             let left = index < lhs.count ? lhs[index] : 0

@@ -1,6 +1,6 @@
 import EventHTTP
 public import Foundation
-import JWTKit
+package import JWTKit
 import Synchronization
 
 /// Viewer tokens: HS256 JSON Web Tokens whose `sub` is a viewer's user id, signed and verified
@@ -125,14 +125,20 @@ public struct ViewerTokenRefusal: Error, Equatable, CustomStringConvertible {
 }
 
 /// The claims of a viewer token.
-struct ViewerClaims: JWTPayload {
+package struct ViewerClaims: JWTPayload {
     /// The viewer's user id, in decimal.
-    var sub: SubjectClaim
-    var exp: ExpirationClaim
-    var iat: IssuedAtClaim?
+    package var sub: SubjectClaim
+    package var exp: ExpirationClaim
+    package var iat: IssuedAtClaim?
+
+    package init(sub: SubjectClaim, exp: ExpirationClaim, iat: IssuedAtClaim?) {
+        self.sub = sub
+        self.exp = exp
+        self.iat = iat
+    }
 
     /// What jwt-kit's own `verify` checks; ``ViewerTokens/viewer(of:at:)`` checks the same.
-    func verify(using algorithm: some JWTAlgorithm) async throws {
+    package func verify(using algorithm: some JWTAlgorithm) async throws {
         try exp.verifyNotExpired()
     }
 }

@@ -2,18 +2,18 @@
 /// from 1, so a lookup is one bounds check and a load, with no hashing. Ids far beyond the
 /// number of records (a store whose ids were set by hand) go to a dictionary instead, so
 /// memory stays proportional to the records.
-struct DenseTable<Value> {
+package struct DenseTable<Value> {
     private var slots: [Value?] = []
     private var overflow: [Int64: Value] = [:]
     /// The number of records.
-    private(set) var count = 0
+    package private(set) var count = 0
 
-    init() {}
+    package init() {}
 
     /// Ids up to this go to the array: twice the records, plus room to grow.
     private var denseLimit: Int64 { Int64(max(1 << 16, 2 * count + 1024)) }
 
-    subscript(id: Int64) -> Value? {
+    package subscript(id: Int64) -> Value? {
         get {
             if id > 0, id < Int64(slots.count), let value = slots[Int(id)] { return value }
             return overflow.isEmpty ? nil : overflow[id]
@@ -41,18 +41,18 @@ struct DenseTable<Value> {
         }
     }
 
-    mutating func removeValue(forKey id: Int64) -> Value? {
+    package mutating func removeValue(forKey id: Int64) -> Value? {
         let old = self[id]
         if old != nil { self[id] = nil }
         return old
     }
 
-    mutating func reserveCapacity(_ capacity: Int) {
+    package mutating func reserveCapacity(_ capacity: Int) {
         slots.reserveCapacity(capacity + 1)
     }
 
     /// Every (id, record), by id for the dense part.
-    var entries: [(id: Int64, value: Value)] {
+    package var entries: [(id: Int64, value: Value)] {
         var result: [(id: Int64, value: Value)] = []
         result.reserveCapacity(count)
         for (index, slot) in slots.enumerated() {
@@ -66,16 +66,16 @@ struct DenseTable<Value> {
 /// Counts per user id for one composition, with cheap hashing (Fibonacci multiplicative) and
 /// open addressing: the suggestions' mutual-followee counts touch hundreds of ids per feed,
 /// where a `Dictionary` would spend most of its time in SipHash.
-struct CountingTable {
+package struct CountingTable {
     private var keys: [Int64]
     private var counts: [Int32]
     private let mask: Int
     private static let empty = Int64.min
     /// A count that marks an id as excluded: ``add(_:)`` leaves it alone.
-    static let excluded: Int32 = -1
+    package static let excluded: Int32 = -1
 
     /// A table for about `expected` distinct ids.
-    init(expected: Int) {
+    package init(expected: Int) {
         var capacity = 64
         while capacity < expected * 2 { capacity <<= 1 }
         keys = Array(repeating: CountingTable.empty, count: capacity)
@@ -92,14 +92,14 @@ struct CountingTable {
     }
 
     /// Marks `id` as excluded from counting.
-    mutating func exclude(_ id: Int64) {
+    package mutating func exclude(_ id: Int64) {
         let index = slot(for: id)
         keys[index] = id
         counts[index] = CountingTable.excluded
     }
 
     /// Adds one to `id`'s count unless it is excluded; the table must not be full.
-    mutating func add(_ id: Int64) {
+    package mutating func add(_ id: Int64) {
         let index = slot(for: id)
         if keys[index] == CountingTable.empty {
             keys[index] = id
@@ -110,7 +110,7 @@ struct CountingTable {
     }
 
     /// Every counted (not excluded) id with its count.
-    func forEachCounted(_ body: (Int64, Int32) -> Void) {
+    package func forEachCounted(_ body: (Int64, Int32) -> Void) {
         for index in keys.indices where keys[index] != CountingTable.empty && counts[index] > 0 {
             body(keys[index], counts[index])
         }

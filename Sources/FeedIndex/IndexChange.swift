@@ -19,19 +19,19 @@ public enum IndexChange: Sendable, Hashable {
 /// The newest changes applied to the index, with their sequence numbers, in a ring of fixed
 /// size: enough to tell a cached feed what happened since it was composed, or that too much
 /// did (then it is recomposed).
-struct ChangeRing {
+package struct ChangeRing {
     private var entries: [(sequence: Int64, change: IndexChange)?]
     private var next = 0
     private var stored = 0
     /// Every change after this sequence number is in the ring.
     private(set) var coveredAfter: Int64
 
-    init(capacity: Int, startingAt sequence: Int64) {
+    package init(capacity: Int, startingAt sequence: Int64) {
         entries = Array(repeating: nil, count: max(1, capacity))
         coveredAfter = sequence
     }
 
-    mutating func append(_ change: IndexChange, sequence: Int64) {
+    package mutating func append(_ change: IndexChange, sequence: Int64) {
         if stored == entries.count, let evicted = entries[next] {
             coveredAfter = max(coveredAfter, evicted.sequence)
         } else {
@@ -42,7 +42,7 @@ struct ChangeRing {
     }
 
     /// Forgets everything up to `sequence` (after a reload).
-    mutating func reset(to sequence: Int64) {
+    package mutating func reset(to sequence: Int64) {
         entries = Array(repeating: nil, count: entries.count)
         next = 0
         stored = 0
@@ -51,7 +51,7 @@ struct ChangeRing {
 
     /// The changes with a sequence number greater than `sequence`, oldest first, or nil when
     /// some of them were already evicted.
-    func changes(after sequence: Int64) -> [IndexChange]? {
+    package func changes(after sequence: Int64) -> [IndexChange]? {
         guard sequence >= coveredAfter else { return nil }
         var result: [IndexChange] = []
         // Walk back from the newest until an older sequence number.

@@ -7,19 +7,19 @@ import Algorithms
 /// Keys live in a list of sorted chunks of at most ``chunkLimit`` keys: an insert or removal
 /// shifts one chunk, never the whole collection, so a million keys cost microseconds per update
 /// where one sorted array would move megabytes.
-struct SortedKeys<Key: Comparable>: Sequence {
+package struct SortedKeys<Key: Comparable>: Sequence {
     /// The most keys one chunk holds before it splits in two.
-    static var chunkLimit: Int { 512 }
+    package static var chunkLimit: Int { 512 }
 
     private var chunks: [[Key]] = []
     /// The number of keys.
-    private(set) var count = 0
+    package private(set) var count = 0
 
     /// An empty collection.
-    init() {}
+    package init() {}
 
     /// A collection of `keys`, which must be sorted ascending with no duplicates.
-    init(sorted keys: [Key]) {
+    package init(sorted keys: [Key]) {
         let size = Self.chunkLimit / 2
         var start = 0
         while start < keys.count {
@@ -30,11 +30,11 @@ struct SortedKeys<Key: Comparable>: Sequence {
         count = keys.count
     }
 
-    var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 
     /// Inserts `key`; returns false when it was already present.
     @discardableResult
-    mutating func insert(_ key: Key) -> Bool {
+    package mutating func insert(_ key: Key) -> Bool {
         guard !chunks.isEmpty else {
             chunks = [[key]]
             count = 1
@@ -56,7 +56,7 @@ struct SortedKeys<Key: Comparable>: Sequence {
 
     /// Removes `key`; returns false when it was not present.
     @discardableResult
-    mutating func remove(_ key: Key) -> Bool {
+    package mutating func remove(_ key: Key) -> Bool {
         guard !chunks.isEmpty else { return false }
         let chunk = chunkIndex(for: key)
         let position = Self.lowerBound(of: key, in: chunks[chunk])
@@ -68,7 +68,7 @@ struct SortedKeys<Key: Comparable>: Sequence {
     }
 
     /// Whether `key` is present.
-    func contains(_ key: Key) -> Bool {
+    package func contains(_ key: Key) -> Bool {
         guard !chunks.isEmpty else { return false }
         let chunk = chunks[chunkIndex(for: key)]
         let position = Self.lowerBound(of: key, in: chunk)
@@ -85,12 +85,12 @@ struct SortedKeys<Key: Comparable>: Sequence {
     }
 
     /// Iterates in ascending order.
-    struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         fileprivate let chunks: [[Key]]
         fileprivate var chunk = 0
         fileprivate var position = 0
 
-        mutating func next() -> Key? {
+        package mutating func next() -> Key? {
             while chunk < chunks.count {
                 if position < chunks[chunk].count {
                     defer { position += 1 }
@@ -103,5 +103,5 @@ struct SortedKeys<Key: Comparable>: Sequence {
         }
     }
 
-    func makeIterator() -> Iterator { Iterator(chunks: chunks) }
+    package func makeIterator() -> Iterator { Iterator(chunks: chunks) }
 }

@@ -1,5 +1,5 @@
-import Deterministic
-import FeedStore
+package import Deterministic
+package import FeedStore
 
 /// Where ads go in a viewer's feed and which ad each slot shows.
 ///
@@ -7,13 +7,13 @@ import FeedStore
 /// grid sections) and a weighted choice of ad per slot. The same viewer with the same inventory
 /// gets the same placement on every refresh, so new videos slide past ads instead of the ads
 /// jumping around; changing the inventory (the epoch) reshuffles.
-struct AdPlacement {
+package struct AdPlacement {
     /// Grid sections before the first ad: 2…3. Between ads: 3…5.
-    static let firstGap = 2...3
-    static let gap = 3...5
+    package static let firstGap = 2...3
+    package static let gap = 3...5
 
     /// For each grid-section index after which an ad goes, the ad to show.
-    static func slots(viewer: Int64, inventory: AdInventory, gridSections: Int) -> [(afterGrid: Int, ad: Ad)] {
+    package static func slots(viewer: Int64, inventory: AdInventory, gridSections: Int) -> [(afterGrid: Int, ad: Ad)] {
         let ads = inventory.ads.filter { $0.active && $0.weight > 0 }
         guard !ads.isEmpty, gridSections > 0 else { return [] }
         var random = SplitMix64(seed: UInt64(bitPattern: viewer) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(bitPattern: inventory.epoch))
@@ -43,7 +43,7 @@ struct AdPlacement {
 
 extension SplitMix64 {
     /// A value in `range`.
-    mutating func next(in range: ClosedRange<UInt64>) -> UInt64 {
+    package mutating func next(in range: ClosedRange<UInt64>) -> UInt64 {
         range.lowerBound + next(below: range.upperBound - range.lowerBound + 1)
     }
 }

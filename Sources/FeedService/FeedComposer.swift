@@ -1,6 +1,6 @@
-import FeedIndex
-import FeedStore
-import FeedWire
+package import FeedIndex
+package import FeedStore
+package import FeedWire
 
 /// Builds a viewer's feed (up to ``FeedComposer/maxVideos`` videos) from the index.
 ///
@@ -14,18 +14,18 @@ import FeedWire
 /// reader lock: it picks the videos, lays out every section of the feed (ids and what goes in
 /// each, no rendering) and copies out only the records of the sections in the requested page.
 /// ``build(_:)`` then renders those sections, outside the lock, from the shared item cache.
-struct FeedComposer {
+package struct FeedComposer {
     /// Videos per grid section, shown in two columns.
-    static let gridChunkSize = 6
+    package static let gridChunkSize = 6
     /// The window of videos one feed holds; pagination walks within it.
-    static let maxVideos = 240
+    package static let maxVideos = 240
     /// Users in the suggestions carousel.
-    static let maxSuggestions = 10
+    package static let maxSuggestions = 10
 
-    let items: ItemCache
+    package let items: ItemCache
 
     /// One section of the page, with the records it shows.
-    enum PlannedSection {
+    package enum PlannedSection {
         case header(Revised<User>)
         case empty
         case suggestions([Suggestion])
@@ -34,7 +34,7 @@ struct FeedComposer {
     }
 
     /// The page's sections, copied out of the index, and what the whole feed depends on.
-    struct Selection {
+    package struct Selection {
         var page: [PlannedSection]
         /// Sections in the whole feed (for the next cursor).
         var totalSections: Int
@@ -62,7 +62,7 @@ struct FeedComposer {
     /// Call inside ``FeedIndex/read(_:)``.
     ///
     /// - Throws: ``FeedError/viewerNotFound(_:)``.
-    static func select(viewer viewerID: Int64, parameters: FeedParameters, in view: IndexView) throws(FeedError) -> Selection {
+    package static func select(viewer viewerID: Int64, parameters: FeedParameters, in view: IndexView) throws(FeedError) -> Selection {
         guard let viewer = view.user(viewerID) else { throw .viewerNotFound(viewerID) }
         let followees = view.followees(of: viewerID)
         var videos = view.followedVideos(viewer: viewerID, limit: maxVideos)
@@ -156,7 +156,7 @@ struct FeedComposer {
     }
 
     /// Renders the sections of the page (outside the index lock).
-    func build(_ selection: Selection) -> [FeedSection] {
+    package func build(_ selection: Selection) -> [FeedSection] {
         selection.page.map { planned in
             switch planned {
             case .header(let viewer):

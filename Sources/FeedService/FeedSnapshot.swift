@@ -1,6 +1,6 @@
 import Deterministic
-import FeedWire
-import Foundation
+package import FeedWire
+package import Foundation
 import JSONBytes
 
 /// The structure of a feed page a client was given: for each section its id, kind and version,
@@ -52,7 +52,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
         self.sections = sections
     }
 
-    init(viewer: Int64, parameters: FeedParameters, page: [FeedSection]) {
+    package init(viewer: Int64, parameters: FeedParameters, page: [FeedSection]) {
         self.init(
             viewer: viewer, parameters: parameters,
             sections: page.map { section in
@@ -94,13 +94,13 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     /// written and read without any generic encoder: the persister encodes every snapshot handed
     /// out, so this is on a hot path (a `JSONEncoder` took a quarter of the server's CPU under a
     /// polling load).
-    func encoded() -> Data {
+    package func encoded() -> Data {
         Data(SnapshotCoding.encode(self))
     }
 
     /// Reads stored bytes back: the binary form, or the JSON of the `Codable` conformance that
     /// earlier versions stored.
-    static func decode(_ data: Data) throws -> SnapshotStructure {
+    package static func decode(_ data: Data) throws -> SnapshotStructure {
         if data.first == SnapshotCoding.formatByte { return try SnapshotCoding.decode(Array(data)) }
         let value = try JSONValue(parsing: data)
         struct Malformed: Error {}

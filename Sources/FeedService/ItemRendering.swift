@@ -1,5 +1,5 @@
 import Deterministic
-import FeedIndex
+package import FeedIndex
 public import FeedStore
 public import FeedWire
 import JSONBytes
@@ -9,7 +9,7 @@ import Synchronization
 /// delta that shows the same video (with the same author) reuses the same bytes. Validity is
 /// checked against the index revisions of the records the bytes were made from, so a change
 /// re-renders only what it touched. Bounded in bytes.
-final class ItemCache: Sendable {
+package final class ItemCache: Sendable {
     private struct Stamp: Hashable {
         var revision: Int64
         var otherRevision: Int64
@@ -30,12 +30,12 @@ final class ItemCache: Sendable {
     private let cache: Mutex<ByteBoundedCache<Key, Cached>>
 
     /// A cache holding at most `budget` bytes of rendered items.
-    init(budget: Int) {
+    package init(budget: Int) {
         cache = Mutex(ByteBoundedCache(budget: budget))
     }
 
     /// Bytes held now.
-    var bytes: Int { cache.withLock { $0.totalCost } }
+    package var bytes: Int { cache.withLock { $0.totalCost } }
 
     private func cached(_ key: Key, stamp: Stamp, render: () -> FeedItem) -> FeedItem {
         if let hit = cache.withLock({ $0.value(for: key) }), hit.stamp == stamp { return hit.item }
@@ -45,7 +45,7 @@ final class ItemCache: Sendable {
     }
 
     /// The items of several videos, looked up under one lock.
-    func videos(_ videos: [(video: Revised<Video>, author: Revised<User>?)]) -> [FeedItem] {
+    package func videos(_ videos: [(video: Revised<Video>, author: Revised<User>?)]) -> [FeedItem] {
         let stamps = videos.map { Stamp(revision: $0.video.revision, otherRevision: $0.author?.revision ?? -1) }
         var found: [FeedItem?] = cache.withLock { cache in
             zip(videos, stamps).map { entry, stamp in
@@ -67,55 +67,55 @@ final class ItemCache: Sendable {
         return found.map { $0! }
     }
 
-    func video(_ video: Revised<Video>, author: Revised<User>?) -> FeedItem {
+    package func video(_ video: Revised<Video>, author: Revised<User>?) -> FeedItem {
         cached(.video(video.value.id), stamp: Stamp(revision: video.revision, otherRevision: author?.revision ?? -1)) {
             ItemRenderer.video(video.value, author: author?.value)
         }
     }
 
-    func suggestion(_ suggestion: Suggestion) -> FeedItem {
+    package func suggestion(_ suggestion: Suggestion) -> FeedItem {
         cached(.suggestion(user: suggestion.user.value.id, mutuals: suggestion.mutualCount), stamp: Stamp(revision: suggestion.user.revision, otherRevision: 0))
         {
             ItemRenderer.suggestion(suggestion.user.value, mutualCount: suggestion.mutualCount)
         }
     }
 
-    func header(_ viewer: Revised<User>) -> FeedItem {
+    package func header(_ viewer: Revised<User>) -> FeedItem {
         cached(.header(viewer.value.id), stamp: Stamp(revision: viewer.revision, otherRevision: 0)) {
             ItemRenderer.header(viewer: viewer.value)
         }
     }
 
     /// `epoch` is the inventory's: every change of any ad moves it.
-    func ad(_ ad: Ad, epoch: Int64) -> FeedItem {
+    package func ad(_ ad: Ad, epoch: Int64) -> FeedItem {
         cached(.ad(ad.id), stamp: Stamp(revision: epoch, otherRevision: 0)) {
             ItemRenderer.ad(ad)
         }
     }
 
-    func emptyState() -> FeedItem {
+    package func emptyState() -> FeedItem {
         FeedItem.emptyState
     }
 }
 
 /// Turns records into ``FeedItem``s: the data object (written by FeedWire), its version and the
 /// item JSON.
-enum ItemRenderer {
-    static func video(_ video: Video, author: User?) -> FeedItem {
+package enum ItemRenderer {
+    package static func video(_ video: Video, author: User?) -> FeedItem {
         FeedItem(id: "video:\(video.id)", kind: .video, capacity: 400) { $0.videoData(video, author: author) }
     }
 
-    static func ad(_ ad: Ad) -> FeedItem {
+    package static func ad(_ ad: Ad) -> FeedItem {
         FeedItem(id: "ad:\(ad.id)", kind: .ad, capacity: 300) { $0.adData(ad) }
     }
 
-    static func suggestion(_ user: User, mutualCount: Int64) -> FeedItem {
+    package static func suggestion(_ user: User, mutualCount: Int64) -> FeedItem {
         FeedItem(id: "user:\(user.id)", kind: .user, capacity: 200) {
             $0.suggestionData(user, followerCount: user.followerCount, mutualFollowees: mutualCount)
         }
     }
 
-    static func header(viewer: User) -> FeedItem {
+    package static func header(viewer: User) -> FeedItem {
         FeedItem(id: "header", kind: .header, capacity: 160) { $0.headerData(viewer: viewer) }
     }
 

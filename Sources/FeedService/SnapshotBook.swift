@@ -14,22 +14,33 @@
 /// Everything the store must learn is queued in ``pending`` for the persister: new snapshots,
 /// refreshed serve times (only when the stored one is stale by a sixteenth of the maximum
 /// age, so polling does not turn into writes) and the ids retention removed.
-struct SnapshotBook {
-    struct Retention: Sendable {
+package struct SnapshotBook {
+    package struct Retention: Sendable {
         /// Snapshots kept per viewer.
         var perViewer: Int
         /// Milliseconds a snapshot stays usable after it was last served.
         var maxAge: Int64
         /// Bytes of structures kept in memory.
         var byteBudget: Int
+
+        package init(perViewer: Int, maxAge: Int64, byteBudget: Int) {
+            self.perViewer = perViewer
+            self.maxAge = maxAge
+            self.byteBudget = byteBudget
+        }
     }
 
-    struct Key: Hashable, Sendable {
-        var viewer: Int64
-        var id: String
+    package struct Key: Hashable, Sendable {
+        package var viewer: Int64
+        package var id: String
+
+        package init(viewer: Int64, id: String) {
+            self.viewer = viewer
+            self.id = id
+        }
     }
 
-    struct Entry {
+    package struct Entry {
         var id: String
         var structure: SnapshotStructure
         var servedAt: Int64
@@ -39,19 +50,19 @@ struct SnapshotBook {
     }
 
     /// What the persister must write.
-    struct Pending {
+    package struct Pending {
         /// New snapshots, and known ones whose stored serve time is stale: the whole row.
-        var upserts: [Key: (structure: SnapshotStructure, servedAt: Int64)] = [:]
+        package var upserts: [Key: (structure: SnapshotStructure, servedAt: Int64)] = [:]
         /// Snapshots retention removed.
-        var deletions: Set<Key> = []
+        package var deletions: Set<Key> = []
         /// Viewers whose stored snapshots may now exceed what the store keeps: pruned after the
         /// upserts (once per ``Retention/perViewer`` new snapshots, not on every write).
-        var prune: Set<Int64> = []
+        package var prune: Set<Int64> = []
 
-        var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty && prune.isEmpty }
+        package var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty && prune.isEmpty }
     }
 
-    enum Lookup: Equatable {
+    package enum Lookup: Equatable {
         case found(SnapshotStructure)
         /// Retention removed it (count or age): the answer is 410.
         case expired
@@ -59,19 +70,19 @@ struct SnapshotBook {
         case notInMemory
     }
 
-    let retention: Retention
+    package let retention: Retention
     private(set) var viewers: [Int64: [Entry]] = [:]
-    private(set) var bytes = 0
+    package private(set) var bytes = 0
     private(set) var pending = Pending()
     /// New snapshots queued per viewer since its stored rows were last pruned.
     private var unpruned: [Int64: Int] = [:]
 
-    init(retention: Retention) {
+    package init(retention: Retention) {
         self.retention = retention
     }
 
     /// `structure` (whose id is `id`) was just handed to its viewer at `now`.
-    mutating func served(_ structure: SnapshotStructure, id: String, now: Int64) {
+    package mutating func served(_ structure: SnapshotStructure, id: String, now: Int64) {
         let viewer = structure.viewer
         var entries = viewers.removeValue(forKey: viewer) ?? []
         let key = Key(viewer: viewer, id: id)
@@ -104,7 +115,7 @@ struct SnapshotBook {
     }
 
     /// The snapshot `id` of `viewer` at `now`, enforcing retention.
-    mutating func lookup(viewer: Int64, id: String, now: Int64) -> Lookup {
+    package mutating func lookup(viewer: Int64, id: String, now: Int64) -> Lookup {
         let key = Key(viewer: viewer, id: id)
         guard var entries = viewers[viewer], let index = entries.firstIndex(where: { $0.id == id }) else {
             if pending.deletions.contains(key) { return .expired }
@@ -126,7 +137,7 @@ struct SnapshotBook {
 
     /// A snapshot read back from the store (served last at `servedAt`), taken into memory as
     /// the viewer's oldest so it does not push out ones served since.
-    mutating func adopt(_ structure: SnapshotStructure, id: String, servedAt: Int64) {
+    package mutating func adopt(_ structure: SnapshotStructure, id: String, servedAt: Int64) {
         let viewer = structure.viewer
         var entries = viewers[viewer] ?? []
         guard !entries.contains(where: { $0.id == id }) else { return }
@@ -138,18 +149,18 @@ struct SnapshotBook {
     }
 
     /// Whether a stored snapshot served last at `servedAt` is still usable at `now`.
-    func isFresh(servedAt: Int64, now: Int64) -> Bool {
+    package func isFresh(servedAt: Int64, now: Int64) -> Bool {
         now - servedAt <= retention.maxAge
     }
 
     /// Hands the queued writes to the persister and starts a new queue.
-    mutating func takePending() -> Pending {
+    package mutating func takePending() -> Pending {
         defer { pending = Pending() }
         return pending
     }
 
     /// Puts back a batch the persister could not write, under anything queued since.
-    mutating func requeue(_ failed: Pending) {
+    package mutating func requeue(_ failed: Pending) {
         for (key, value) in failed.upserts where pending.upserts[key] == nil && !pending.deletions.contains(key) {
             pending.upserts[key] = value
         }
@@ -161,7 +172,7 @@ struct SnapshotBook {
 
     /// Drops every snapshot older than the maximum age (for viewers who stopped polling).
     /// The store prunes its own copies by age; nothing is queued.
-    mutating func dropExpired(now: Int64) -> Int {
+    package mutating func dropExpired(now: Int64) -> Int {
         var dropped = 0
         for (viewer, entries) in viewers {
             let kept = entries.filter { now - $0.servedAt <= retention.maxAge }
@@ -183,7 +194,7 @@ struct SnapshotBook {
     /// Frees memory down to three quarters of the budget: first the older snapshots of every
     /// viewer (clients poll from their newest), least recently served first, then whole
     /// viewers. Their snapshots stay in the store (or in the persister's queue).
-    mutating func shedIfOverBudget() {
+    package mutating func shedIfOverBudget() {
         guard bytes > retention.byteBudget else { return }
         let target = retention.byteBudget / 4 * 3
         var older: [(servedAt: Int64, viewer: Int64, id: String)] = []
@@ -205,7 +216,7 @@ struct SnapshotBook {
     }
 
     /// An estimate of a structure's memory: ids and versions of every section and item.
-    static func size(of structure: SnapshotStructure) -> Int {
+    package static func size(of structure: SnapshotStructure) -> Int {
         var size = 128
         for section in structure.sections {
             size += 64 + section.id.utf8.count + section.kind.utf8.count

@@ -43,7 +43,7 @@ enum SnapshotCoding {
         return out
     }
 
-    static func decode(_ bytes: [UInt8]) throws -> SnapshotStructure {
+    package static func decode(_ bytes: [UInt8]) throws -> SnapshotStructure {
         var reader = Reader(bytes: bytes, position: 1)
         guard bytes.first == formatByte else { throw Malformed() }
         let zigzag = try reader.varint()

@@ -141,7 +141,7 @@ package struct DemoLoad {
 
 /// Generates the demo rows. All randomness flows through one ``SplitMix64`` in a fixed order:
 /// users, follows, videos (plan, then per-video generators), ads.
-struct DemoGenerator {
+package struct DemoGenerator {
     static let day: Int64 = 24 * 60 * 60 * 1000
 
     let demo: DemoSeed
@@ -153,14 +153,14 @@ struct DemoGenerator {
     /// Follower count per user id (index id - 1), known once follows are generated.
     private(set) var followerCounts: [Int64] = []
 
-    init(_ demo: DemoSeed) {
+    package init(_ demo: DemoSeed) {
         self.demo = demo
         self.random = SplitMix64(seed: demo.seed)
     }
 
     // MARK: Users
 
-    mutating func makeUsers() -> [User] {
+    package mutating func makeUsers() -> [User] {
         var users: [User] = []
         users.reserveCapacity(demo.users)
         var taken = Set<String>()
@@ -195,7 +195,7 @@ struct DemoGenerator {
     }
 
     /// A user id drawn with probability ∝ 1 / (popularity rank + 1).
-    mutating func zipfUser() -> Int64 {
+    package mutating func zipfUser() -> Int64 {
         let target = random.nextUnit() * zipfCumulative[zipfCumulative.count - 1]
         var low = 0
         var high = zipfCumulative.count - 1
@@ -208,7 +208,7 @@ struct DemoGenerator {
 
     // MARK: Follows
 
-    mutating func makeFollows() -> [Follow] {
+    package mutating func makeFollows() -> [Follow] {
         guard demo.users > 1 else { return [] }
         var follows: [Follow] = []
         for index in 0..<demo.users {
@@ -246,7 +246,7 @@ struct DemoGenerator {
 
     /// Generates the videos in id order and hands each to `body`. Only a 24-byte plan per video
     /// is kept in memory; the rest is derived from a per-video seed while inserting.
-    mutating func forEachVideo(_ body: (Video) throws -> Void) rethrows {
+    package mutating func forEachVideo(_ body: (Video) throws -> Void) rethrows {
         guard demo.videos > 0, demo.users > 0 else { return }
         struct Plan {
             var createdAt: Int64
@@ -323,7 +323,7 @@ struct DemoGenerator {
 
     // MARK: Ads
 
-    mutating func makeAds() -> [Ad] {
+    package mutating func makeAds() -> [Ad] {
         var ads: [Ad] = []
         ads.reserveCapacity(demo.ads)
         let weights: [Int64] = [10, 25, 50, 100, 200, 400, 800, 1000]

@@ -9,13 +9,13 @@ package enum Validate {
     /// exactly), and UTF-8 bytes (what it costs to store and to send in every feed that shows
     /// it). Counting grapheme clusters instead let 200 letters carrying 2,400 combining accents
     /// each pass as "200 characters" at 960,200 bytes.
-    struct TextLimit: Hashable, Sendable {
+    package struct TextLimit: Hashable, Sendable {
         var characters: Int
         var bytes: Int
 
         /// `characters` code points, and 4 bytes per character (the longest UTF-8 code point), so
         /// any text within the character limit is within the byte cap too.
-        static func characters(_ characters: Int) -> TextLimit {
+        package static func characters(_ characters: Int) -> TextLimit {
             TextLimit(characters: characters, bytes: 4 * characters)
         }
     }
@@ -28,7 +28,7 @@ package enum Validate {
     static let advertiserLimit = TextLimit.characters(100)
 
     /// A handle: 1…30 of `a`–`z`, `0`–`9`, `_` (so at most 30 bytes, and never invisible).
-    static func handle(_ value: String, field: String = "handle") throws(FeedStoreError) -> String {
+    package static func handle(_ value: String, field: String = "handle") throws(FeedStoreError) -> String {
         let bytes = value.utf8
         guard !bytes.isEmpty else {
             throw .invalid(field: field, reason: "must not be empty")
@@ -51,7 +51,7 @@ package enum Validate {
     /// Free text: at most `limit` characters (code points) and UTF-8 bytes as sent, then trimmed
     /// of surrounding white space, no control characters (so titles never break a one-line
     /// layout), and at least one character that shows (see ``isInvisible(_:)``).
-    static func text(_ value: String, field: String, limit: TextLimit) throws(FeedStoreError) -> String {
+    package static func text(_ value: String, field: String, limit: TextLimit) throws(FeedStoreError) -> String {
         // Bytes first: they are known without walking the text.
         guard value.utf8.count <= limit.bytes, value.unicodeScalars.count <= limit.characters else {
             throw .invalid(
@@ -76,7 +76,7 @@ package enum Validate {
     /// hyphen, tags), combining marks (which need a base to show), default-ignorable code points
     /// (variation selectors, Hangul fillers) and U+2800 BRAILLE PATTERN BLANK. Text made only of
     /// these would render as nothing, so it is refused where a person must read the field.
-    static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
         let properties = scalar.properties
         if properties.isWhitespace || properties.isDefaultIgnorableCodePoint || scalar == "\u{2800}" { return true }
         switch properties.generalCategory {
@@ -90,7 +90,7 @@ package enum Validate {
 
     /// A URL: starts with `http://` or `https://` (lower case), has something after the scheme,
     /// contains no white space or control characters, at most 2048 bytes.
-    static func url(_ value: String, field: String) throws(FeedStoreError) -> String {
+    package static func url(_ value: String, field: String) throws(FeedStoreError) -> String {
         // Compared as bytes: String's hasPrefix compares characters, and `/` followed by an
         // extending code point (an emoji modifier, a variation selector) is one character.
         let bytes = value.utf8
@@ -119,7 +119,7 @@ package enum Validate {
     }
 
     /// An integer within `range`.
-    static func integer(
+    package static func integer(
         _ value: Int64, field: String, in range: ClosedRange<Int64>
     ) throws(FeedStoreError) -> Int64 {
         guard range.contains(value) else {
@@ -132,32 +132,32 @@ package enum Validate {
     }
 
     /// Video titles and ad titles: 1…200 characters (code points), at most 800 bytes.
-    static func title(_ value: String) throws(FeedStoreError) -> String {
+    package static func title(_ value: String) throws(FeedStoreError) -> String {
         try text(value, field: "title", limit: titleLimit)
     }
 
     /// Display names: 1…60 characters (code points), at most 240 bytes.
-    static func displayName(_ value: String) throws(FeedStoreError) -> String {
+    package static func displayName(_ value: String) throws(FeedStoreError) -> String {
         try text(value, field: "display_name", limit: displayNameLimit)
     }
 
     /// Advertiser names: 1…100 characters (code points), at most 400 bytes.
-    static func advertiser(_ value: String) throws(FeedStoreError) -> String {
+    package static func advertiser(_ value: String) throws(FeedStoreError) -> String {
         try text(value, field: "advertiser", limit: advertiserLimit)
     }
 
     /// Video lengths: 1…36000 seconds (10 hours).
-    static func duration(_ value: Int64) throws(FeedStoreError) -> Int64 {
+    package static func duration(_ value: Int64) throws(FeedStoreError) -> Int64 {
         try integer(value, field: "duration_seconds", in: 1...36_000)
     }
 
     /// Like and view counts: ≥ 0.
-    static func count(_ value: Int64, field: String) throws(FeedStoreError) -> Int64 {
+    package static func count(_ value: Int64, field: String) throws(FeedStoreError) -> Int64 {
         try integer(value, field: field, in: 0...Int64.max)
     }
 
     /// Ad weights: 1…1000.
-    static func weight(_ value: Int64) throws(FeedStoreError) -> Int64 {
+    package static func weight(_ value: Int64) throws(FeedStoreError) -> Int64 {
         try integer(value, field: "weight", in: 1...1000)
     }
 

@@ -1,9 +1,8 @@
+import DeltaFeedServer
 import EventHTTP
 import HTTPTestSupport
 import SQLiteStore
 import Testing
-
-@testable import DeltaFeedServer
 
 /// `Authorization` as RFC 9110 and RFC 6750 read it (issue 9): the scheme is case-insensitive,
 /// the header is a singleton (a second one is a malformed request, not "first wins"), and a

@@ -1,9 +1,8 @@
 import FeedService
+import FeedStore
 import Foundation
 import HTTPTestSupport
 import Testing
-
-@testable import FeedStore
 
 /// Parts of openapi.yaml that the contract test can only sample, checked here exhaustively
 /// against the server's own rules.

@@ -1,10 +1,9 @@
 import DeltaFeedClient
+import DeltaFeedServer
 import Foundation
 import JSONBytes
 import JWTKit
 import Testing
-
-@testable import DeltaFeedServer
 
 /// Viewer authentication (issue 9): with `--viewer-secret`, a viewer's feed, deltas and profile
 /// need a token issued for that viewer, or the admin token. Without it, nothing changes.
@@ -175,7 +174,7 @@ private func base64URL(_ text: String) -> String {
 extension FeedHTTPResponse {
     /// The `code` of a JSON error body.
     func errorCode() throws -> String? {
-        guard case .object(let members) = try JSONValue.parse(body), case .object(let error)? = members["error"],
+        guard case .object(let members) = try JSONValue(parsing: body), case .object(let error)? = members["error"],
             case .string(let code)? = error["code"]
         else { return nil }
         return code

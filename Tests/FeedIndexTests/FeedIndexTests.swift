@@ -1,11 +1,10 @@
 import Deterministic
+import FeedIndex
 import FeedStore
 import Foundation
 import SQLiteStore
 import StoreOracle
 import Testing
-
-@testable import FeedIndex
 
 @Suite("SortedKeys, DenseTable, CountingTable, ChangeRing")
 struct IndexStructureTests {

@@ -1,12 +1,11 @@
 import Deterministic
 import FeedIndex
+import FeedService
 import FeedStore
 import FeedWire
 import SQLiteStore
 import StoreOracle
 import Testing
-
-@testable import FeedService
 
 /// After any random sequence of writes, the index applied entry by entry equals one loaded
 /// afresh from the store, and every feed the service serves (cached and revalidated, or

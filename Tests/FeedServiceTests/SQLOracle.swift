@@ -1,10 +1,9 @@
+import FeedService
 import FeedStore
 import FeedWire
 import JSONBytes
 import SQLiteStore
 import StoreOracle
-
-@testable import FeedService
 
 /// The feed as it was composed before the index existed: straight from SQL, one query per part,
 /// in one read transaction. Kept as the test oracle the index-based composition must equal.

@@ -1,11 +1,10 @@
+import FeedService
 import FeedStore
 import FeedWire
 import Foundation
 import SQLiteStore
 import Synchronization
 import Testing
-
-@testable import FeedService
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {

@@ -1,7 +1,6 @@
+import FeedStore
 import Foundation
 import Testing
-
-@testable import FeedStore
 
 /// What one write and one snapshot batch cost on each backend, for the README's replica
 /// figures: timings for the report, not assertions. Run with

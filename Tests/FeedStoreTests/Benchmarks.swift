@@ -1,9 +1,8 @@
+import FeedStore
 import Foundation
 import SQLiteStore
 import StoreOracle
 import Testing
-
-@testable import FeedStore
 
 /// Timings for the report, not assertions. Run with
 /// `FEEDSTORE_BENCH=1 swift test -c release -Xswiftc -enable-testing --filter FeedStoreBenchmarks`.

@@ -1,7 +1,6 @@
+import FeedStore
 import GRDB
 import SQLiteStore
-
-@testable import FeedStore
 
 // What the SQLite store's tests look at beyond what the store offers: its journal mode,
 // migrations, schema objects and query plans. Nothing outside these tests reads them.

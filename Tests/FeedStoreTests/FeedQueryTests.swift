@@ -1,9 +1,8 @@
+import FeedStore
 import Foundation
 import SQLiteStore
 import StoreOracle
 import Testing
-
-@testable import FeedStore
 
 @Suite("Feed queries")
 struct FeedQueryTests {

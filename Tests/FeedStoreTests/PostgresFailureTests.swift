@@ -1,8 +1,7 @@
+import FeedStore
 import Foundation
 import PostgresStore
 import Testing
-
-@testable import FeedStore
 
 @Suite(
     "PostgreSQL unreachable, lost and back",

@@ -1,10 +1,9 @@
+import FeedStore
 import Foundation
 import GRDB
 import SQLiteStore
 import StoreOracle
 import Testing
-
-@testable import FeedStore
 
 @Suite("Query plans")
 struct QueryPlanTests {

@@ -1,10 +1,9 @@
+import FeedStore
 import Foundation
 import GRDB
 import PostgresStore
 import SQLiteStore
 import Testing
-
-@testable import FeedStore
 
 /// Both stores build their SQL from the records' `CodingKeys` and share `StoreSchema`'s tables;
 /// these tests read the schemas back from the databases, so a migration added to one store only,

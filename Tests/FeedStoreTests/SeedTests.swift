@@ -1,10 +1,9 @@
 import Deterministic
+import FeedStore
 import Foundation
 import SQLiteStore
 import StoreOracle
 import Testing
-
-@testable import FeedStore
 
 @Suite("Demo seeding")
 struct SeedTests {

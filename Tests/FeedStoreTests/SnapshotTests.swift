@@ -1,7 +1,6 @@
+import FeedStore
 import Foundation
 import Testing
-
-@testable import FeedStore
 
 @Suite("Snapshots")
 struct SnapshotTests {

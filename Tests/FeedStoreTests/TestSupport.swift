@@ -1,9 +1,8 @@
+import FeedStore
 import Foundation
 import PostgresStore
 import SQLiteStore
 import Testing
-
-@testable import FeedStore
 
 /// A clock tests move by hand: every read returns the current value, then advances by `step`.
 final class ManualClock: @unchecked Sendable {

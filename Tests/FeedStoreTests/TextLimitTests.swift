@@ -1,8 +1,7 @@
+import FeedStore
 import Foundation
 import StoreOracle
 import Testing
-
-@testable import FeedStore
 
 /// Text fields are limited in UTF-8 bytes as well as in characters, counted as JSON Schema's
 /// `maxLength` counts them (code points, on the text as sent), and text that shows nothing (white

@@ -1,8 +1,7 @@
+import FeedStore
 import Foundation
 import StoreOracle
 import Testing
-
-@testable import FeedStore
 
 /// One invalid write and the field its error must name.
 struct InvalidWrite: CustomTestStringConvertible, Sendable {

@@ -1,8 +1,7 @@
+import FeedStore
 import Foundation
 import StoreOracle
 import Testing
-
-@testable import FeedStore
 
 @Suite("Writes, counts and versions")
 struct WriteTests {
