@@ -42,11 +42,13 @@ let package = Package(
         // JSON without Foundation: a strict parser into JSONValue, and a byte writer for error
         // bodies, feed and delta payloads. Shared by the server and the reference client.
         .target(name: "JSONBytes"),
+        // System calls retried while a signal interrupts them (EINTR), for the server and the client.
+        .target(name: "SystemCalls"),
         // A multi-threaded HTTP/1.1 server on evhttp. Knows no feed.
         .target(
             name: "EventHTTP",
             dependencies: [
-                "CLibevent", "JSONBytes",
+                "CLibevent", "JSONBytes", "SystemCalls",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -102,7 +104,7 @@ let package = Package(
         ),
         // Reference client: fetch a feed, apply deltas (FeedWire's types and apply functions, re-exported),
         // keep a copy. No server code.
-        .target(name: "DeltaFeedClient", dependencies: ["FeedWire", "JSONBytes", "ListDiff"]),
+        .target(name: "DeltaFeedClient", dependencies: ["FeedWire", "JSONBytes", "ListDiff", "SystemCalls"]),
         .executableTarget(
             name: "deltafeed",
             dependencies: [
@@ -133,6 +135,7 @@ let package = Package(
             name: "EventHTTPTests",
             dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
         .testTarget(
             name: "FeedStoreTests",

@@ -1,4 +1,5 @@
 public import Foundation
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -131,14 +132,12 @@ private struct Socket {
             #if canImport(Darwin)
             _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
             #endif
-            var result: Int32
-            repeat {
-                result = Glue.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen)
-            } while result != 0 && errno == EINTR
-            if result == 0 {
+            switch retryingInterrupts({ Glue.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) }) {
+            case .success:
                 return .success(Socket(descriptor: descriptor))
+            case .failure(let error):
+                lastError = "connect to \(host):\(port): \(error)"
             }
-            lastError = "connect to \(host):\(port): \(String(cString: strerror(errno)))"
             _ = Glue.close(descriptor)
         }
         return .failure(SocketError(reason: lastError))
@@ -147,14 +146,15 @@ private struct Socket {
     func write(_ bytes: [UInt8]) -> Result<Void, SocketError> {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { raw in
-                Glue.send(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            let sent = retryingInterrupts {
+                bytes.withUnsafeBytes { raw in Glue.send(descriptor, raw.baseAddress! + offset, raw.count - offset) }
             }
-            if sent < 0 {
-                if errno == EINTR { continue }
-                return .failure(SocketError(reason: errno == EAGAIN || errno == EWOULDBLOCK ? "send timed out" : "send: \(String(cString: strerror(errno)))"))
+            switch sent {
+            case .success(let count):
+                offset += count
+            case .failure(let error):
+                return .failure(SocketError(reason: error.code == EAGAIN || error.code == EWOULDBLOCK ? "send timed out" : "send: \(error)"))
             }
-            offset += sent
         }
         return .success(())
     }
@@ -164,16 +164,17 @@ private struct Socket {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glue.recv(descriptor, $0.baseAddress!, $0.count) }
-            if count == 0 { return .success(received) }
-            if count < 0 {
-                if errno == EINTR { continue }
+            let count: Int
+            switch retryingInterrupts({ chunk.withUnsafeMutableBytes { Glue.recv(descriptor, $0.baseAddress!, $0.count) } }) {
+            case .success(let read):
+                count = read
+            case .failure(let error):
                 // A server that sent a complete response may reset instead of closing cleanly.
-                if errno == ECONNRESET, HTTPResponseParser.isComplete(received) { return .success(received) }
+                if error.code == ECONNRESET, HTTPResponseParser.isComplete(received) { return .success(received) }
                 return .failure(
-                    SocketError(
-                        reason: errno == EAGAIN || errno == EWOULDBLOCK ? "no response within the timeout" : "recv: \(String(cString: strerror(errno)))"))
+                    SocketError(reason: error.code == EAGAIN || error.code == EWOULDBLOCK ? "no response within the timeout" : "recv: \(error)"))
             }
+            if count == 0 { return .success(received) }
             received.append(contentsOf: chunk[0..<count])
             guard received.count <= limit else { return .failure(SocketError(reason: "response larger than \(limit) bytes")) }
         }

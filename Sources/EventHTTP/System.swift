@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -22,14 +24,13 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
 /// Every return code of the server's own system calls passes through here.
 @discardableResult
 func systemCall(_ name: String, _ body: () -> Int32) throws(SystemError) -> Int32 {
-    while true {
-        let result = body()
-        if result != -1 { return result }
-        let code = errno
-        if code == EINTR { continue }
+    switch retryingInterrupts(body) {
+    case .success(let result):
+        return result
+    case .failure(let error):
         // EBADF and EFAULT mean the server passed a wrong fd or pointer: a bug, not a condition.
-        precondition(code != EBADF && code != EFAULT, "\(name): \(String(cString: strerror(code)))")
-        throw SystemError(call: name, errno: code)
+        precondition(error.code != EBADF && error.code != EFAULT, "\(name): \(error)")
+        throw SystemError(call: name, errno: error.code)
     }
 }
 

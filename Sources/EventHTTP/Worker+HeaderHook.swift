@@ -1,0 +1,113 @@
+import CLibevent
+import Logging
+
+// The hooks into libevent 2.1.12's private layouts: bytes arriving on a connection are scanned
+// before evhttp parses them, and the request evhttp is reading gets our header callback (framing
+// checked and body bytes reserved before the body is read) and our request callback (evhttp's
+// refusals answered with the JSON error body). See ``Worker`` for the order of the hooks.
+
+extension Worker {
+    /// Bytes arrived on a connection (before evhttp parses them).
+    func inputAdded(_ connection: Connection, buffer: OpaquePointer, added: Int) {
+        guard added > 0 else { return }
+        if connection.hookedRequest == nil { hookRequest(of: connection) }
+        if connection.scanner.inHead {
+            let length = evbuffer_get_length(buffer)
+            scan(buffer, from: length - min(added, length), into: connection)
+        }
+    }
+
+    /// Gives the request evhttp is reading on `connection` our header callback, and the
+    /// connection our close callback.
+    func hookRequest(of connection: Connection) {
+        guard let argument = cle_bufferevent_callback_argument(connection.bev) else { return }
+        let evcon = OpaquePointer(argument)
+        if !connection.closeHooked {
+            connection.closeHooked = true
+            evhttp_connection_set_closecb(evcon, workerConnectionClosed, Unmanaged.passUnretained(self).toOpaque())
+        }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard let request = cle_connection_current_request(evcon),
+            let previous = cle_request_hook(request, workerRequestArrived, context, workerHeadersParsed)
+        else {
+            if !headerHookUnavailableLogged {
+                headerHookUnavailableLogged = true
+                logger.warning(
+                    "libevent \(String(cString: event_get_version())) does not have the layout EventHTTP reads: framing checks and body reservations run only after bodies are read, and libevent answers its own refusals with HTML"
+                )
+            }
+            return
+        }
+        // evhttp's own request callback (evhttp_handle_request), the same for every request.
+        let ours: cle_request_callback = workerRequestArrived
+        if originalRequestCallback == nil && unsafeBitCast(previous, to: UnsafeRawPointer.self) != unsafeBitCast(ours, to: UnsafeRawPointer.self) {
+            originalRequestCallback = previous
+        }
+        connection.hookedRequest = request
+    }
+
+    /// Feeds the scanner the bytes of `buffer` from `start` on, until the head ends.
+    func scan(_ buffer: OpaquePointer, from start: Int, into connection: Connection) {
+        var position = evbuffer_ptr()
+        guard evbuffer_ptr_set(buffer, &position, start, EVBUFFER_PTR_SET) == 0 else { return }
+        var remaining = evbuffer_get_length(buffer) - start
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4096) { scratch in
+            while remaining > 0 && connection.scanner.inHead {
+                let count = Int(evbuffer_copyout_from(buffer, &position, scratch.baseAddress, min(remaining, scratch.count)))
+                guard count > 0 else { return }
+                connection.scanner.scan(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(scratch)[..<count]))
+                remaining -= count
+                guard evbuffer_ptr_set(buffer, &position, count, EVBUFFER_PTR_ADD) == 0 else { return }
+            }
+        }
+    }
+
+    /// The headers of `request` are parsed and its body not read yet.
+    func headersParsed(_ request: OpaquePointer) {
+        guard let bev = bufferevent(of: request), let connection = connections[bev] else { return }
+        connection.checkedRequest = request
+        let command = evhttp_request_get_command(request)
+        let headers = readHeaders(evhttp_request_get_input_headers(request))
+        connection.checkedHeaders = headers
+        switch checkFraming(headers, findings: connection.scanner.findings, maxBodySize: configuration.maxBodySize) {
+        case .failure(let error):
+            refuse(request, on: connection, with: error)
+        case .success(let framing):
+            let declared: Int
+            switch framing {
+            case .none: declared = 0
+            case .length(let length): declared = length
+            case .chunked: declared = configuration.maxBodySize
+            }
+            guard declared > 0, libeventReadsBody(command) else { return }
+            if limits.reserveBody(declared) {
+                connection.reservedBodyBytes += declared
+            } else {
+                refuse(request, on: connection, with: .bodyBuffersFull)
+            }
+        }
+    }
+
+    /// Makes evhttp read no body for `request` (so it is delivered at once) and answers it with
+    /// `error` when it is.
+    func refuse(_ request: OpaquePointer, on connection: Connection, with error: HTTPError) {
+        let headers = evhttp_request_get_input_headers(request)
+        while evhttp_remove_header(headers, "Content-Length") == 0 {}
+        while evhttp_remove_header(headers, "Transfer-Encoding") == 0 {}
+        cle_request_forget_chunked(request)
+        connection.refusal = (request, error)
+    }
+
+    /// A hooked request arrived complete, or evhttp refused it: refusals (no URI left) are
+    /// answered here with the JSON body, complete requests go on through evhttp's own callback
+    /// (which checks the method and calls ``handle(_:)``).
+    func requestArrived(_ request: OpaquePointer) {
+        if evhttp_request_get_uri(request) == nil {
+            handle(request)
+        } else if let originalRequestCallback {
+            originalRequestCallback(request, UnsafeMutableRawPointer(http))
+        } else {
+            handle(request)
+        }
+    }
+}

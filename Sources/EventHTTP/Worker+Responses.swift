@@ -1,0 +1,95 @@
+import CLibevent
+import Logging
+
+// Answers: sent at once, or computed on a pool and sent when the pool posts them back; then the
+// deadline, the request metrics and the access log line.
+
+extension Worker {
+    /// Sends `response`, or, when it is deferred, hands its work to its pool and sends the
+    /// result when the pool posts it back (``completeDeferred()``).
+    func dispatch(_ response: HTTPResponse, for exchange: Exchange) {
+        guard let deferred = response.deferred else {
+            finish(response, for: exchange)
+            return
+        }
+        let ticket = nextTicket
+        nextTicket &+= 1
+        let mailbox = self.mailbox
+        let logger = self.logger
+        let requestID = exchange.requestID
+        let accepted = deferred.pool.trySubmit {
+            let answer: HTTPResponse
+            do {
+                answer = try deferred.work()
+            } catch let error as HTTPError {
+                answer = error.response
+            } catch {
+                logger.error("handler failed: \(error)", metadata: ["request_id": .string(requestID)])
+                answer = HTTPError.internalError.response
+            }
+            mailbox.post(ticket: ticket, response: answer)
+        }
+        if accepted {
+            awaiting[ticket] = exchange
+        } else {
+            finish(HTTPError.overloaded(pool: deferred.pool.name).response, for: exchange)
+        }
+    }
+
+    /// Sends the answers the pools posted back (worker thread, woken by the mailbox event).
+    func completeDeferred() {
+        for (ticket, response) in mailbox.takeAll() {
+            guard let exchange = awaiting.removeValue(forKey: ticket) else { continue }
+            // Reading is off while a request is handled, so libevent cannot have freed the
+            // connection meanwhile; if it had, evhttp_send_reply frees the orphan request.
+            dispatch(response, for: exchange)
+        }
+    }
+
+    func finish(_ response: HTTPResponse, for exchange: Exchange) {
+        send(response, to: exchange.request, requestID: exchange.requestID, isHead: exchange.isHead, close: exchange.close)
+        let now = monotonicNanoseconds()
+        if let connection = exchange.connection, connections[connection.bev] === connection {
+            // From now on the client's clock runs while it does not read the answer.
+            deadlines.responseStarted(connection.bev, pending: evbuffer_get_length(bufferevent_get_output(connection.bev)), now: now)
+        }
+        let elapsed = now &- exchange.started
+        metrics.record(route: exchange.route, method: exchange.methodName, status: response.status, nanoseconds: elapsed)
+        logger.info(
+            "\(escapedForLog(exchange.methodName)) \(escapedForLog(exchange.path)) \(response.status) \(response.body.count)B \(elapsed / 1000)µs",
+            metadata: ["request_id": .string(exchange.requestID)])
+    }
+
+    func respond(_ handler: @escaping HTTPHandler, _ request: HTTPRequest) -> HTTPResponse {
+        do {
+            return try handler(request)
+        } catch let error as HTTPError {
+            return error.response
+        } catch {
+            logger.error("handler failed: \(error)", metadata: ["request_id": .string(request.requestID)])
+            return HTTPError.internalError.response
+        }
+    }
+
+    func send(_ response: HTTPResponse, to request: OpaquePointer, requestID: String, isHead: Bool, close: Bool) {
+        let output = evhttp_request_get_output_headers(request)
+        for (name, value) in response.headers {
+            evhttp_add_header(output, name, value)
+        }
+        evhttp_add_header(output, "X-Request-Id", requestID)
+        if draining || close {
+            evhttp_add_header(output, "Connection", "close")
+        }
+        let hasBody = response.status != 204 && response.status != 304 && !(100..<200).contains(response.status)
+        if hasBody {
+            evhttp_add_header(output, "Content-Length", String(response.body.count))
+        }
+        if hasBody && !isHead && !response.body.isEmpty {
+            let buffer = evhttp_request_get_output_buffer(request)
+            response.body.withUnsafeBytes { raw in
+                _ = evbuffer_add(buffer, raw.baseAddress, raw.count)
+            }
+        }
+        evhttp_send_reply(request, Int32(response.status), reasonPhrase(response.status), nil)
+    }
+}
