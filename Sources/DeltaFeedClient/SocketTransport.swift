@@ -302,7 +302,7 @@ public enum HTTPResponseParser {
 
     /// Parses a complete response read to the end of the connection (interim 1xx responses
     /// skipped).
-    static func parse(_ bytes: [UInt8], method: String) throws(ParseError) -> FeedHTTPResponse {
+    package static func parse(_ bytes: [UInt8], method: String) throws(ParseError) -> FeedHTTPResponse {
         var start = 0
         while true {
             guard let head = try head(in: bytes, from: start) else {

@@ -20,8 +20,8 @@
 ///   (``expired(now:hasUnreadInput:)``).
 ///
 /// `ID` identifies a connection; the server uses the bufferevent's address.
-struct ConnectionDeadlines<ID: Hashable> {
-    enum State: Equatable {
+package struct ConnectionDeadlines<ID: Hashable> {
+    package enum State: Equatable {
         /// Waiting for a complete request since the given instant (ns).
         case awaitingRequest(since: UInt64)
         /// A request is being handled; the server owes the answer.
@@ -33,27 +33,27 @@ struct ConnectionDeadlines<ID: Hashable> {
         case closing
     }
 
-    private(set) var states: [ID: State] = [:]
+    package private(set) var states: [ID: State] = [:]
     /// Connections handling a request or writing its answer: the requests in flight.
-    private(set) var inFlight = 0
+    package private(set) var inFlight = 0
     /// How long a client may take to deliver a request, or to take more of its answer, in ns.
-    let requestTimeout: UInt64
+    package let requestTimeout: UInt64
 
-    init(requestTimeout: UInt64) {
+    package init(requestTimeout: UInt64) {
         self.requestTimeout = requestTimeout
     }
 
     /// How many connections are open.
-    var count: Int { states.count }
+    package var count: Int { states.count }
 
     /// A connection was accepted at `now`.
-    mutating func accepted(_ id: ID, now: UInt64) {
+    package mutating func accepted(_ id: ID, now: UInt64) {
         states[id] = .awaitingRequest(since: now)
     }
 
     /// A complete request arrived on `id`. Returns whether it now counts as in flight.
     @discardableResult
-    mutating func requestStarted(_ id: ID) -> Bool {
+    package mutating func requestStarted(_ id: ID) -> Bool {
         switch states[id] {
         case nil, .handling?:
             return false
@@ -70,14 +70,14 @@ struct ConnectionDeadlines<ID: Hashable> {
 
     /// The answer on `id` was queued at `now` with `pending` bytes; from now on the client must
     /// keep reading it.
-    mutating func responseStarted(_ id: ID, pending: Int, now: UInt64) {
+    package mutating func responseStarted(_ id: ID, pending: Int, now: UInt64) {
         guard states[id] == .handling else { return }
         states[id] = .writing(since: now, pending: pending)
     }
 
     /// `pending` bytes of the answer on `id` are still queued at `now`: if fewer than last time,
     /// the client took some and its clock restarts.
-    mutating func outputPending(_ id: ID, _ pending: Int, now: UInt64) {
+    package mutating func outputPending(_ id: ID, _ pending: Int, now: UInt64) {
         guard case .writing(let since, let previous)? = states[id] else { return }
         states[id] = .writing(since: pending < previous ? now : since, pending: pending)
     }
@@ -85,7 +85,7 @@ struct ConnectionDeadlines<ID: Hashable> {
     /// The response on `id` was fully written at `now`; the connection may carry another request.
     /// Returns whether a request was in flight on it.
     @discardableResult
-    mutating func responseCompleted(_ id: ID, now: UInt64) -> Bool {
+    package mutating func responseCompleted(_ id: ID, now: UInt64) -> Bool {
         switch states[id] {
         case .handling?, .writing?:
             states[id] = .awaitingRequest(since: now)
@@ -99,7 +99,7 @@ struct ConnectionDeadlines<ID: Hashable> {
     /// The connection is gone. Returns its last state, or nil if it was not tracked (so the
     /// caller releases it exactly once).
     @discardableResult
-    mutating func closed(_ id: ID) -> State? {
+    package mutating func closed(_ id: ID) -> State? {
         guard let state = states.removeValue(forKey: id) else { return nil }
         if state.isInFlight { inFlight -= 1 }
         return state
@@ -107,7 +107,7 @@ struct ConnectionDeadlines<ID: Hashable> {
 
     /// The loop could not serve any connection for `duration` ns (it was blocked): that time is
     /// the server's, so every running client deadline moves back by it.
-    mutating func loopStalled(for duration: UInt64) {
+    package mutating func loopStalled(for duration: UInt64) {
         guard duration > 0 else { return }
         for (id, state) in states {
             switch state {
@@ -124,7 +124,7 @@ struct ConnectionDeadlines<ID: Hashable> {
     /// Connections whose deadline passed at `now`; they are marked closing. A connection waiting
     /// for a request with bytes still unread in its socket (`hasUnreadInput`) is spared: the
     /// server is behind, not the client. It is looked at again on the next sweep.
-    mutating func expired(now: UInt64, hasUnreadInput: (ID) -> Bool = { _ in false }) -> [ID] {
+    package mutating func expired(now: UInt64, hasUnreadInput: (ID) -> Bool = { _ in false }) -> [ID] {
         var expired: [ID] = []
         for (id, state) in states {
             switch state {
@@ -141,7 +141,7 @@ struct ConnectionDeadlines<ID: Hashable> {
     }
 
     /// Connections with no request in progress (for a drain); they are marked closing.
-    mutating func closeIdle() -> [ID] {
+    package mutating func closeIdle() -> [ID] {
         var idle: [ID] = []
         for (id, state) in states {
             if case .awaitingRequest = state { idle.append(id) }
@@ -153,7 +153,7 @@ struct ConnectionDeadlines<ID: Hashable> {
     /// Marks `id` closing (the server is closing it for its own reasons). Returns whether it was
     /// tracked and not already closing.
     @discardableResult
-    mutating func close(_ id: ID) -> Bool {
+    package mutating func close(_ id: ID) -> Bool {
         guard let state = states[id], state != .closing else { return false }
         if state.isInFlight { inFlight -= 1 }
         states[id] = .closing
@@ -161,15 +161,15 @@ struct ConnectionDeadlines<ID: Hashable> {
     }
 
     /// The state of one connection.
-    func state(of id: ID) -> State? { states[id] }
+    package func state(of id: ID) -> State? { states[id] }
 
     /// Every tracked connection.
-    var ids: Dictionary<ID, State>.Keys { states.keys }
+    package var ids: Dictionary<ID, State>.Keys { states.keys }
 }
 
 extension ConnectionDeadlines.State {
     /// Handling a request or writing its answer.
-    var isInFlight: Bool {
+    package var isInFlight: Bool {
         switch self {
         case .handling, .writing: true
         case .awaitingRequest, .closing: false

@@ -103,12 +103,12 @@ private let libeventThreadsEnabled: Bool = {
 }()
 
 /// A joinable POSIX thread running one closure.
-final class WorkerThread: Sendable {
+package final class WorkerThread: Sendable {
     // The pthread_t is written once in init and only read by join(), which the lock serialises.
     private let handle: pthread_t
     private let joined = Mutex(false)
 
-    init(_ body: @escaping @Sendable () -> Void) {
+    package init(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(
@@ -123,7 +123,7 @@ final class WorkerThread: Sendable {
     }
 
     /// Waits for the thread to end; later calls return at once.
-    func join() {
+    package func join() {
         joined.withLock { done in
             guard !done else { return }
             pthread_join(handle, nil)

@@ -5,41 +5,53 @@
 ///
 /// Feed it the stream from the first byte of a head; it stops at the blank line that ends the head
 /// (``inHead`` turns false) and ignores what follows until ``startNextHead()``.
-struct RequestHeadScanner {
-    struct Findings: Equatable {
+package struct RequestHeadScanner {
+    package struct Findings: Equatable {
         /// A line ended with LF alone.
-        var bareLineFeed = false
+        package var bareLineFeed = false
         /// A CR not followed by LF.
-        var bareCarriageReturn = false
+        package var bareCarriageReturn = false
         /// A header line starting with a space or tab (obs-fold).
-        var foldedLine = false
+        package var foldedLine = false
         /// A NUL byte.
-        var nulByte = false
+        package var nulByte = false
         /// The head ran past the scanner's limit without ending.
-        var overlong = false
+        package var overlong = false
         /// The first token of the request line as sent, at most 32 bytes.
-        var method: [UInt8] = []
+        package var method: [UInt8] = []
+
+        package init(
+            bareLineFeed: Bool = false, bareCarriageReturn: Bool = false, foldedLine: Bool = false, nulByte: Bool = false,
+            overlong: Bool = false, method: [UInt8] = []
+        ) {
+            self.bareLineFeed = bareLineFeed
+            self.bareCarriageReturn = bareCarriageReturn
+            self.foldedLine = foldedLine
+            self.nulByte = nulByte
+            self.overlong = overlong
+            self.method = method
+        }
     }
 
-    private(set) var findings = Findings()
+    package private(set) var findings = Findings()
     /// True until the blank line that ends the head has been seen.
-    private(set) var inHead = true
+    package private(set) var inHead = true
     /// The most bytes scanned for one head; past it ``Findings/overlong`` is set and scanning stops.
-    let limit: Int
+    package let limit: Int
     private var lineIndex = 0
     private var lineLength = 0
     private var afterCR = false
     /// Bytes of the current head scanned so far.
-    private(set) var scanned = 0
+    package private(set) var scanned = 0
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
     /// Scans the next bytes of the stream. Returns how many of them belong to the head: all of
     /// them while it goes on, fewer when it ends inside `bytes`, 0 once it has ended.
     @discardableResult
-    mutating func scan(_ bytes: UnsafeRawBufferPointer) -> Int {
+    package mutating func scan(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard inHead else { return 0 }
         for (index, byte) in bytes.enumerated() {
             scanned += 1
@@ -81,18 +93,18 @@ struct RequestHeadScanner {
 
     /// Scans bytes from an array (tests, and leftovers copied out of a buffer).
     @discardableResult
-    mutating func scan(_ bytes: [UInt8]) -> Int {
+    package mutating func scan(_ bytes: [UInt8]) -> Int {
         bytes.withUnsafeBytes { scan($0) }
     }
 
     /// The next bytes start a new head.
-    mutating func startNextHead() {
+    package mutating func startNextHead() {
         self = RequestHeadScanner(limit: limit)
     }
 }
 
 /// How a request's body is framed, once its headers passed ``checkFraming(_:findings:maxBodySize:)``.
-enum BodyFraming: Equatable {
+package enum BodyFraming: Equatable {
     /// No Content-Length, no Transfer-Encoding.
     case none
     /// `Content-Length: n`.
@@ -106,7 +118,7 @@ enum BodyFraming: Equatable {
 /// smuggled behind another.
 ///
 /// - Returns: the body's framing, or the error to answer (the connection is then closed).
-func checkFraming(_ headers: HTTPHeaders, findings: RequestHeadScanner.Findings, maxBodySize: Int) -> Result<BodyFraming, HTTPError> {
+package func checkFraming(_ headers: HTTPHeaders, findings: RequestHeadScanner.Findings, maxBodySize: Int) -> Result<BodyFraming, HTTPError> {
     func malformed(_ message: String) -> Result<BodyFraming, HTTPError> {
         .failure(.malformedRequest(message))
     }
@@ -158,7 +170,7 @@ func checkFraming(_ headers: HTTPHeaders, findings: RequestHeadScanner.Findings,
 }
 
 /// RFC 9110 token: one or more of `!#$%&'*+-.^_`|~`, digits and letters.
-func isToken(_ text: String) -> Bool {
+package func isToken(_ text: String) -> Bool {
     !text.utf8.isEmpty
         && text.utf8.allSatisfy { byte in
             switch byte {
@@ -182,7 +194,7 @@ private func describe(_ name: String) -> String {
 /// `text` with what a terminal would interpret escaped: C0 controls, DEL and C1 controls as
 /// `\xHH` or `\u{HH}`, and the backslash doubled, so a logged line is one line and shows
 /// exactly what was received.
-func escapedForLog(_ text: String) -> String {
+package func escapedForLog(_ text: String) -> String {
     let needsEscaping = text.unicodeScalars.contains { scalar in
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\\"
     }

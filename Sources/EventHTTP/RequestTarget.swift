@@ -33,7 +33,7 @@ func announcesBody(_ headers: HTTPHeaders) -> Bool {
 
 /// Splits a request target into the path and the raw query. An absolute-form target
 /// (`http://host/path?q`) is reduced to its path.
-func splitTarget(_ target: String) -> (path: String, query: Substring) {
+package func splitTarget(_ target: String) -> (path: String, query: Substring) {
     var rest = target[...]
     if !rest.hasPrefix("/") {
         // Absolute form: skip "scheme://authority".

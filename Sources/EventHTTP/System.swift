@@ -36,7 +36,7 @@ func systemCall(_ name: String, _ body: () -> Int32) throws(SystemError) -> Int3
 
 /// Nanoseconds on the monotonic clock.
 @inline(__always)
-func monotonicNanoseconds() -> UInt64 {
+package func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
@@ -51,7 +51,7 @@ func systemProcessorCount() -> Int {
 ///
 /// - Returns: the file descriptor and the port actually bound (useful when asked for port 0).
 /// - Throws: ``SystemError`` when the address does not parse or a call fails.
-func makeListeningSocket(host: String, port: Int, backlog: Int32) throws(SystemError) -> (fd: Int32, port: Int) {
+package func makeListeningSocket(host: String, port: Int, backlog: Int32) throws(SystemError) -> (fd: Int32, port: Int) {
     // A numeric address only (no name lookup), IPv4 or IPv6, parsed by the C library.
     var hints = addrinfo()
     hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE

@@ -1,7 +1,6 @@
+import DeltaFeedClient
 import Foundation
 import Testing
-
-@testable import DeltaFeedClient
 
 @Suite("HTTP transports")
 struct TransportTests {

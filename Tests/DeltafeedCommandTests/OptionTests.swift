@@ -5,6 +5,8 @@ import FeedStore
 import Foundation
 import Testing
 
+// @testable: these tests drive the command's option groups and proof helpers, which are internal to
+// the executable target (a command's parsing is its own business, not an API).
 @testable import deltafeed
 
 /// The options' fallbacks (flag, else environment variable, else default), the help made from

@@ -4,6 +4,8 @@ import Foundation
 import Synchronization
 import Testing
 
+// @testable: these tests drive the command's option groups and proof helpers, which are internal to
+// the executable target (a command's parsing is its own business, not an API).
 @testable import deltafeed
 
 /// The pieces of `deltafeed prove` that can be checked without servers: its arguments, its

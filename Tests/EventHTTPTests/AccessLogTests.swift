@@ -1,9 +1,8 @@
+import EventHTTP
 import HTTPTestSupport
 import Logging
 import Synchronization
 import Testing
-
-@testable import EventHTTP
 
 /// A log handler that keeps every message, for tests that read the access log.
 struct RecordingLogHandler: LogHandler {

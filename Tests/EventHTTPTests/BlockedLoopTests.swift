@@ -1,8 +1,7 @@
+import EventHTTP
 import HTTPTestSupport
 import Synchronization
 import Testing
-
-@testable import EventHTTP
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,5 @@
+import EventHTTP
 import Testing
-
-@testable import EventHTTP
 
 @Suite("Connection deadlines state machine")
 struct ConnectionDeadlinesTests {

@@ -1,7 +1,6 @@
+import EventHTTP
 import HTTPTestSupport
 import Testing
-
-@testable import EventHTTP
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,5 @@
+import EventHTTP
 import Testing
-
-@testable import EventHTTP
 
 #if canImport(Glibc)
 import Glibc

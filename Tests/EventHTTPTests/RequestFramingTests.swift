@@ -1,6 +1,5 @@
+import EventHTTP
 import Testing
-
-@testable import EventHTTP
 
 @Suite("Request head scanner")
 struct RequestHeadScannerTests {

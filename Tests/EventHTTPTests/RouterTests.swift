@@ -1,7 +1,6 @@
+import EventHTTP
 import JSONBytes
 import Testing
-
-@testable import EventHTTP
 
 @Suite("Routing and parsing without sockets")
 struct RouterTests {

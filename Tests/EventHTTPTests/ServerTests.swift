@@ -1,9 +1,8 @@
+import EventHTTP
 import HTTPTestSupport
 import Logging
 import Synchronization
 import Testing
-
-@testable import EventHTTP
 
 #if canImport(Glibc)
 import Glibc
