@@ -102,6 +102,9 @@ let package = Package(
             // ships beside it and no Foundation Bundle is needed. See DemoAssets.swift.
             resources: [.embedInCode("Demo")]
         ),
+        // One planner of random content writes (which kind, on which ids, with which values), shared by
+        // `simulate`, `prove`, the end-to-end proof and the index's property test.
+        .target(name: "WritePlanning", dependencies: ["Deterministic", "FeedWire", "JSONBytes"]),
         // Reference client: fetch a feed, apply deltas (FeedWire's types and apply functions, re-exported),
         // keep a copy. No server code.
         .target(name: "DeltaFeedClient", dependencies: ["FeedWire", "JSONBytes", "ListDiff", "SystemCalls"]),
@@ -109,7 +112,7 @@ let package = Package(
             name: "deltafeed",
             dependencies: [
                 "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "EventHTTP", "FeedIndex", "FeedService", "FeedStore",
-                "PostgresStore", "SQLiteStore",
+                "PostgresStore", "SQLiteStore", "WritePlanning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -136,6 +139,7 @@ let package = Package(
             dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
+        .testTarget(name: "WritePlanningTests", dependencies: ["WritePlanning", "FeedWire", "JSONBytes"]),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
         .testTarget(
             name: "FeedStoreTests",
@@ -147,13 +151,15 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedServiceTests",
-            dependencies: ["Deterministic", "FeedService", "FeedIndex", "FeedStore", "SQLiteStore", "FeedWire", "JSONBytes", "StoreOracle"]
+            dependencies: [
+                "Deterministic", "FeedService", "FeedIndex", "FeedStore", "SQLiteStore", "FeedWire", "JSONBytes", "StoreOracle", "WritePlanning",
+            ]
         ),
         .testTarget(
             name: "DeltaFeedServerTests",
             dependencies: [
                 "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedService", "FeedStore", "SQLiteStore", "EventHTTP", "JSONBytes",
-                "HTTPTestSupport", "StoreOracle",
+                "HTTPTestSupport", "StoreOracle", "WritePlanning",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),

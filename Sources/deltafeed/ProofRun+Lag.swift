@@ -7,8 +7,8 @@ extension ProofRun {
     /// feed until the title shows: the time from the write's acknowledgement to the first feed
     /// that has it.
     mutating func measureLag(samples: Int) throws -> ConvergenceLag {
-        guard let viewer = viewers.first(where: { ProveWritePlanner.videos(in: $0.clients[0].document).isEmpty == false }),
-            let video = ProveWritePlanner.videos(in: viewer.clients[0].document).first
+        guard let viewer = viewers.first(where: { $0.clients[0].document?.videoIDs.isEmpty == false }),
+            let video = viewer.clients[0].document?.videoIDs.first
         else {
             throw CommandFailure("no viewer's feed shows a video to retitle for the convergence lag")
         }

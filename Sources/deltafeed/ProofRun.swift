@@ -3,6 +3,7 @@ import Deterministic
 import Dispatch
 import Foundation
 import Synchronization
+import WritePlanning
 
 /// One viewer: three clients, one per delta form, each following its own snapshot chain.
 /// Touched by one thread at a time (the round's checks hand each viewer to one worker).
@@ -29,7 +30,7 @@ struct ProofRun {
     var random: SplitMix64
     var viewers: [ProvedViewer] = []
     var ledger = WriteLedger()
-    var planner: ProveWritePlanner
+    var planner: WritePlanner
 
     init(urls: [URL], replicas: [URL], token: String, seed: UInt64, counters: ProveCounters, settleTimeout: Double, threads: Int) {
         self.urls = urls
@@ -41,7 +42,7 @@ struct ProofRun {
         self.threads = threads
         transport = ProveTransport(bases: urls, counters: counters)
         random = SplitMix64(seed: seed)
-        planner = ProveWritePlanner(seed: seed ^ 0x5EED_0F_17E5)
+        planner = WritePlanner(seed: seed ^ 0x5EED_0F_17E5, mix: .prove)
     }
 
     /// A client of `viewer` at `base` (or rotating over the --url list).
@@ -85,7 +86,9 @@ struct ProofRun {
         var lastViewer: Int64?
         for _ in 0..<writes {
             let viewer = viewers[Int(random.next(below: UInt64(viewers.count)))]
-            guard let document = viewer.clients[0].document, let write = planner.next(viewer: viewer.id, feed: document) else { continue }
+            guard let document = viewer.clients[0].document, let planned = planner.next(WriteOptions(viewer: viewer.id, feed: document)),
+                let write = ProveWrite(planned)
+            else { continue }
             try perform(write)
             lastViewer = viewer.id
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import DeltaFeedClient
-import Deterministic
 import Foundation
+import WritePlanning
 
 #if canImport(Glibc)
 import Glibc
@@ -59,7 +59,7 @@ struct Simulate: ParsableCommand {
         let token = try access.token()
         let seed = self.seed ?? UInt64.random(in: 1...UInt64.max >> 1)
         let api = SimulationAPI(baseURL: baseURL, token: token, transport: SocketTransport(timeout: 10))
-        var planner = WritePlanner(viewer: viewer, seed: seed)
+        var planner = WritePlanner(seed: seed, mix: .simulate)
         let limitSeconds = duration ?? (count == nil ? 60 : .infinity)
         let limitCount = count ?? .max
         let interval = 1 / rate
@@ -70,7 +70,7 @@ struct Simulate: ParsableCommand {
         FileHandle.standardError.write(Data("simulate: writing to \(base) for viewer \(viewer) at \(rate)/s (seed \(seed))\n".utf8))
         while tally.written + tally.failed < limitCount, Date().timeIntervalSince(start) < limitSeconds {
             let feed = try api.feed(viewer: viewer)
-            guard let write = planner.next(feed: feed) else {
+            guard let write = planner.next(WriteOptions(viewer: viewer, feed: feed)) else {
                 throw CommandFailure("viewer \(viewer)'s feed shows nothing to write to (no videos, no suggestions).")
             }
             try api.perform(write, tally: &tally)
@@ -98,88 +98,31 @@ struct WriteAccess: ParsableArguments {
     }
 }
 
-/// One write: an HTTP request on the API and what kind of change it is.
-struct SimulatedWrite: Equatable {
-    enum Kind: String, CaseIterable {
-        case like = "likes", video = "new videos", follow = "follows", unfollow = "unfollows", title = "title edits"
-    }
+/// What `simulate` writes, as its summary line counts them.
+enum SimulatedKind: String, CaseIterable {
+    case like = "likes", video = "new videos", follow = "follows", unfollow = "unfollows", title = "title edits"
 
-    var kind: Kind
-    var method: String
-    var path: String
-    var body: String?
-}
-
-/// Draws the next write from what the viewer's feed shows now. Deterministic for a seed.
-struct WritePlanner {
-    let viewer: Int64
-    private var random: SplitMix64
-
-    init(viewer: Int64, seed: UInt64) {
-        self.viewer = viewer
-        random = SplitMix64(seed: seed)
-    }
-
-    private static let titles = [
-        "Sunrise over the harbour", "One-pan pasta in 9 minutes", "Street food at midnight", "Skate park first try",
-        "Tiny apartment makeover", "Cat vs. cucumber, again", "Rainy day lo-fi set", "How I fixed my bike",
-    ]
-
-    /// The next write, or nil when the feed shows no video and no suggestion.
-    mutating func next(feed: FeedDocument) -> SimulatedWrite? {
-        let videos = feed.sections.filter { $0.kind.hasPrefix("video_grid") }.flatMap(\.items).filter { $0.kind == "video" }
-        // The first grid section holds followed authors' newest videos (when there are any).
-        let recentAuthors = feed.sections.first { $0.kind.hasPrefix("video_grid") }?.items.compactMap { $0.data["author"]?["id"]?.int64Value } ?? []
-        let suggested = feed.sections.filter { $0.kind == "follow_suggestions" }.flatMap(\.items).compactMap { $0.data["user"]?["id"]?.int64Value }
-        var kinds: [(SimulatedWrite.Kind, Int)] = []
-        if !videos.isEmpty { kinds += [(.like, 50), (.title, 10)] }
-        if !recentAuthors.isEmpty { kinds += [(.video, 20), (.unfollow, 8)] }
-        if !suggested.isEmpty { kinds.append((.follow, 12)) }
-        guard !kinds.isEmpty else { return nil }
-        var pick = choose(kinds.reduce(0) { $0 + $1.1 })
-        let kind = kinds.first { entry in
-            defer { pick -= entry.1 }
-            return pick < entry.1
-        }!.0
-        switch kind {
-        case .like:
-            let video = videos[choose(videos.count)].data["video"]
-            let id = video?["id"]?.int64Value ?? 0
-            let likes = video?["like_count"]?.int64Value ?? 0
-            return SimulatedWrite(kind: .like, method: "PATCH", path: "/v1/videos/\(id)", body: #"{"like_count":\#(likes + 1 + Int64(choose(400)))}"#)
-        case .title:
-            let id = videos[choose(videos.count)].data["video"]?["id"]?.int64Value ?? 0
-            let title = "\(Self.titles[choose(Self.titles.count)]) #\(choose(1000))"
-            return SimulatedWrite(kind: .title, method: "PATCH", path: "/v1/videos/\(id)", body: #"{"title":"\#(title)"}"#)
-        case .video:
-            let author = recentAuthors[choose(recentAuthors.count)]
-            let title = Self.titles[choose(Self.titles.count)]
-            let body =
-                #"{"author_id":\#(author),"title":"\#(title)","thumbnail_url":"https://cdn.deltafeed.example/thumbs/sim-\#(choose(1_000_000)).jpg","duration_seconds":\#(5 + choose(300))}"#
-            return SimulatedWrite(kind: .video, method: "POST", path: "/v1/videos", body: body)
-        case .unfollow:
-            let author = recentAuthors[choose(recentAuthors.count)]
-            return SimulatedWrite(kind: .unfollow, method: "DELETE", path: "/v1/users/\(viewer)/follows/\(author)", body: nil)
-        case .follow:
-            let user = suggested[choose(suggested.count)]
-            return SimulatedWrite(kind: .follow, method: "PUT", path: "/v1/users/\(viewer)/follows/\(user)", body: nil)
+    init?(_ write: PlannedWrite) {
+        switch write {
+        case .setLikes: self = .like
+        case .createVideo: self = .video
+        case .follow: self = .follow
+        case .unfollow: self = .unfollow
+        case .retitle: self = .title
+        default: return nil
         }
-    }
-
-    private mutating func choose(_ count: Int) -> Int {
-        Int(random.next(below: UInt64(count)))
     }
 }
 
 /// Counts of writes by kind, failures and 503 retries; renders the summary line.
 struct SimulationTally {
-    var byKind: [SimulatedWrite.Kind: Int] = [:]
+    var byKind: [SimulatedKind: Int] = [:]
     var written = 0
     var failed = 0
     var retried = 0
 
     func summary(elapsed: Double) -> String {
-        let kinds = SimulatedWrite.Kind.allCases.map { "\(byKind[$0, default: 0]) \($0.rawValue)" }.joined(separator: ", ")
+        let kinds = SimulatedKind.allCases.map { "\(byKind[$0, default: 0]) \($0.rawValue)" }.joined(separator: ", ")
         let perSecond = elapsed > 0 ? Double(written) / elapsed : 0
         return
             "simulate: \(written) writes in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.1f", perSecond))/s): \(kinds); \(failed) failed, \(retried) retried after 503"
@@ -205,10 +148,12 @@ struct SimulationAPI {
         return try FeedDocument(parsing: response.body)
     }
 
-    func perform(_ write: SimulatedWrite, tally: inout SimulationTally) throws {
+    func perform(_ planned: PlannedWrite, tally: inout SimulationTally) throws {
+        // simulate's mix holds only writes the API has routes for.
+        guard let write = planned.request else { preconditionFailure("no route for \(planned)") }
         var request = FeedHTTPRequest(method: write.method, url: url(write.path), headers: ["Authorization": "Bearer \(token)"])
         if let body = write.body {
-            request.body = Array(body.utf8)
+            request.body = body.serialized()
             request.headers["Content-Type"] = "application/json"
         }
         for _ in 0...Self.maximumRetries {
@@ -216,7 +161,7 @@ struct SimulationAPI {
             switch response.status {
             case 200...299:
                 tally.written += 1
-                tally.byKind[write.kind, default: 0] += 1
+                if let kind = SimulatedKind(planned) { tally.byKind[kind, default: 0] += 1 }
                 return
             case 401, 403:
                 throw CommandFailure(

@@ -5,6 +5,7 @@ import Foundation
 import SQLiteStore
 import StoreOracle
 import Testing
+import WritePlanning
 
 /// The end-to-end proof: a client that only ever applies the server's deltas holds, after every
 /// write, exactly the feed a fresh fetch returns — in all three delta forms, for the remembered
@@ -63,6 +64,7 @@ private struct Proof {
     let server: TestServer
     let seed: UInt64
     var random: SplitMix64
+    var planner: WritePlanner
     let viewer: Int64
     var viewpoints: [Viewpoint] = []
     var videos: [Int64] = []
@@ -83,6 +85,7 @@ private struct Proof {
         self.server = server
         self.seed = seed
         random = SplitMix64(seed: seed)
+        planner = WritePlanner(seed: seed, mix: .endToEnd)
         // A viewer chosen by the seed among those following at least 8 people (a long feed of
         // followed videos before the popular ones), or DELTAFEED_PROOF_VIEWER.
         let candidates = try (1...60).map(Int64.init).filter { viewer in try server.store.read { try $0.followees(of: viewer) }.count >= 8 }
@@ -211,19 +214,6 @@ private struct Proof {
         }
     }
 
-    mutating func pickVideo() -> Int64 {
-        let visible = visibleVideos()
-        if !visible.isEmpty, Int.random(in: 0..<4, using: &random) > 0 {
-            return visible.randomElement(using: &random)!
-        }
-        return videos.randomElement(using: &random)!
-    }
-
-    mutating func title() -> String {
-        let words = ["sunset", "skate", "ramen", "tiny", "cat", "drone", "café", "loop", "\"quoted\"", "jump", "🎉", "street", "rain"]
-        return (0..<Int.random(in: 1...4, using: &random)).map { _ in words.randomElement(using: &random)! }.joined(separator: " ")
-    }
-
     mutating func expectStatus(_ response: FeedHTTPResponse, _ statuses: Set<Int>, _ what: String) throws {
         guard statuses.contains(response.status) else {
             throw TestFailure("seed \(seed): \(what) answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
@@ -232,112 +222,45 @@ private struct Proof {
 
     mutating func performRandomWrite() throws -> Write {
         let followees = try server.store.read { try $0.followees(of: viewer) }
-        let roll = Int.random(in: 0..<100, using: &random)
-        switch roll {
-        case 0..<14:  // a new video by someone the viewer follows: lands at the top of the grid
-            let author = followees.randomElement(using: &random) ?? users.randomElement(using: &random)!
-            let response = try server.request(
-                "POST", "/v1/videos",
-                json: [
-                    "author_id": .int(author), "title": .string(title()), "thumbnail_url": "https://cdn.example/t.jpg",
-                    "duration_seconds": .int(Int64.random(in: 1...600, using: &random)),
-                    "like_count": .int(Int64.random(in: 0...5000, using: &random)),
-                ])
-            try expectStatus(response, [201], "POST /v1/videos")
+        let others = users.filter { !followees.contains($0) && $0 != viewer }
+        var options = WriteOptions()
+        options.follower = viewer
+        options.videos = videos
+        options.preferredVideos = visibleVideos()
+        options.authors = followees.isEmpty ? users : followees
+        options.otherAuthors = others
+        options.followable = others
+        options.followees = followees
+        options.users = users
+        options.ads = ads
+        guard var planned = planner.next(options) else { throw TestFailure("seed \(seed): nothing to write") }
+        if case .toggleFollow(let follower, let followee) = planned {
+            // Someone's follow flips: suggestions and their counts move.
+            let following = try server.store.read { try $0.isFollowing(follower: follower, followee: followee) }
+            planned = following ? .unfollow(follower: follower, followee: followee) : .follow(follower: follower, followee: followee)
+        }
+        guard let request = planned.request else { throw TestFailure("seed \(seed): \(planned) has no route") }
+        let response = try server.request(request.method, request.path, json: request.body)
+        let expected = ["POST": 201, "PUT": 201, "DELETE": 204, "PATCH": 200][request.method]!
+        let what = "\(request.method) \(request.path) \(request.body?.jsonText ?? "")"
+        try expectStatus(response, [expected], what)
+        switch planned {
+        case .createVideo:
             guard case .int(let id)? = try response.json()["id"] else { throw TestFailure("seed \(seed): no id in \(response)") }
             videos.append(id)
-            return Write(kind: "video by followee", description: "new video \(id) by followed user \(author)")
-        case 14..<20:  // a new popular video by someone else
-            let others = users.filter { !followees.contains($0) && $0 != viewer }
-            let author = others.randomElement(using: &random) ?? users[0]
-            let response = try server.request(
-                "POST", "/v1/videos",
-                json: [
-                    "author_id": .int(author), "title": .string(title()), "thumbnail_url": "https://cdn.example/p.jpg",
-                    "duration_seconds": 30, "like_count": .int(Int64.random(in: 0...90_000, using: &random)),
-                    "view_count": .int(Int64.random(in: 0...9_000_000, using: &random)),
-                ])
-            try expectStatus(response, [201], "POST /v1/videos")
-            guard case .int(let id)? = try response.json()["id"] else { throw TestFailure("seed \(seed): no id in \(response)") }
-            videos.append(id)
-            return Write(kind: "video by other", description: "new video \(id) by user \(author)")
-        case 20..<32:
-            let video = pickVideo()
-            let newTitle = title()
-            try expectStatus(try server.request("PATCH", "/v1/videos/\(video)", json: ["title": .string(newTitle)]), [200], "PATCH title")
-            return Write(kind: "title", description: "video \(video) retitled \"\(newTitle)\"")
-        case 32..<46:
-            let video = pickVideo()
-            var body: [String: JSONValue] = ["like_count": .int(Int64.random(in: 0...100_000, using: &random))]
-            if Bool.random(using: &random) { body["view_count"] = .int(Int64.random(in: 0...10_000_000, using: &random)) }
-            try expectStatus(try server.request("PATCH", "/v1/videos/\(video)", json: .object(body)), [200], "PATCH counts")
-            return Write(kind: "counts", description: "video \(video) counts \(JSONValue.object(body).jsonText)")
-        case 46..<50:
-            let video = pickVideo()
-            try expectStatus(
-                try server.request(
-                    "PATCH", "/v1/videos/\(video)",
-                    json: [
-                        "duration_seconds": .int(Int64.random(in: 1...36000, using: &random)), "thumbnail_url": "https://cdn.example/new.jpg",
-                    ]), [200], "PATCH duration")
-            return Write(kind: "duration", description: "video \(video) new duration and thumbnail")
-        case 50..<58:
-            let video = pickVideo()
-            try expectStatus(try server.request("DELETE", "/v1/videos/\(video)"), [204], "DELETE video")
+        case .deleteVideo(let video):
             videos.removeAll { $0 == video }
-            return Write(kind: "delete video", description: "video \(video) deleted")
-        case 58..<63:
-            let response = try server.request(
-                "POST", "/v1/ads",
-                json: [
-                    "advertiser": "Acme", "title": .string(title()), "image_url": "https://ads.example/i.jpg",
-                    "target_url": "https://ads.example/go", "weight": .int(Int64.random(in: 1...1000, using: &random)),
-                ])
-            try expectStatus(response, [201], "POST /v1/ads")
+        case .createAd:
             guard case .int(let id)? = try response.json()["id"] else { throw TestFailure("seed \(seed): no id in \(response)") }
             ads.append(id)
-            return Write(kind: "ad created", description: "new ad \(id)")
-        case 63..<72:
-            guard let ad = ads.randomElement(using: &random) else { return try performRandomWrite() }
-            let body: JSONValue =
-                switch Int.random(in: 0..<4, using: &random) {
-                case 0: ["title": .string(title())]
-                case 1: ["weight": .int(Int64.random(in: 1...1000, using: &random))]
-                case 2: ["active": false]
-                default: ["active": true, "advertiser": "Globex"]
-                }
-            try expectStatus(try server.request("PATCH", "/v1/ads/\(ad)", json: body), [200], "PATCH ad")
-            return Write(kind: "ad changed", description: "ad \(ad) \(body.jsonText)")
-        case 72..<75:
-            guard ads.count > 1, let ad = ads.randomElement(using: &random) else { return try performRandomWrite() }
-            try expectStatus(try server.request("DELETE", "/v1/ads/\(ad)"), [204], "DELETE ad")
+        case .deleteAd(let ad):
             ads.removeAll { $0 == ad }
-            return Write(kind: "ad deleted", description: "ad \(ad) deleted")
-        case 75..<84:
-            let candidates = users.filter { !followees.contains($0) && $0 != viewer }
-            guard let followee = candidates.randomElement(using: &random) else { return try performRandomWrite() }
-            try expectStatus(try server.request("PUT", "/v1/users/\(viewer)/follows/\(followee)"), [201], "PUT follow")
-            return Write(kind: "viewer follows", description: "viewer follows \(followee)")
-        case 84..<93:
-            guard let followee = followees.randomElement(using: &random) else { return try performRandomWrite() }
-            try expectStatus(try server.request("DELETE", "/v1/users/\(viewer)/follows/\(followee)"), [204], "DELETE follow")
-            return Write(kind: "viewer unfollows", description: "viewer unfollows \(followee)")
-        case 93..<97:  // someone else follows or unfollows: suggestions and their counts move
-            let follower = users.filter { $0 != viewer }.randomElement(using: &random)!
-            let followee = (followees.isEmpty ? users : followees).filter { $0 != follower }.randomElement(using: &random)!
-            if try server.store.read({ try $0.isFollowing(follower: follower, followee: followee) }) {
-                try expectStatus(try server.request("DELETE", "/v1/users/\(follower)/follows/\(followee)"), [204], "DELETE follow")
-                return Write(kind: "other unfollows", description: "user \(follower) unfollows \(followee)")
-            }
-            try expectStatus(try server.request("PUT", "/v1/users/\(follower)/follows/\(followee)"), [201], "PUT follow")
-            return Write(kind: "other follows", description: "user \(follower) follows \(followee)")
-        default:  // a new user (nobody follows them yet: often nothing visible changes, a 304)
-            let handle = "user_\(UInt32.random(in: 0...UInt32.max, using: &random))"
-            let response = try server.request("POST", "/v1/users", json: ["handle": .string(handle), "display_name": "New Person"])
-            try expectStatus(response, [201], "POST /v1/users")
+        case .createUser:
             guard case .int(let id)? = try response.json()["user"]?["id"] else { throw TestFailure("seed \(seed): no id in \(response)") }
             users.append(id)
-            return Write(kind: "new user", description: "new user \(id)")
+        default:
+            break
         }
+        return Write(kind: String(describing: planned).prefix { $0 != "(" }.description, description: what)
     }
 }

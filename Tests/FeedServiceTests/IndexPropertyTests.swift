@@ -6,6 +6,7 @@ import FeedWire
 import SQLiteStore
 import StoreOracle
 import Testing
+import WritePlanning
 
 /// After any random sequence of writes, the index applied entry by entry equals one loaded
 /// afresh from the store, and every feed the service serves (cached and revalidated, or
@@ -18,7 +19,7 @@ struct IndexPropertyTests {
         try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: seed, followsPerUser: 2...8))
         let service = try FeedService(store: store)
         var random = SplitMix64(seed: seed)
-        var writer = RandomWriter(store: store)
+        var writer = RandomWriter(store: store, seed: seed)
         let viewers = Array(Int64(1)...Int64(12))
         let parameterSets = [FeedParameters(limit: 60), FeedParameters(limit: 5, offset: 3, width: 390), FeedParameters(limit: 200, stackAds: true)]
         var compared = 0
@@ -26,10 +27,10 @@ struct IndexPropertyTests {
             // Most writes through the service (applied at once), some as another process
             // would (applied by the next catch-up).
             if random.next(below: 5) == 0 {
-                try writer.write(&random)
+                try writer.write()
                 try service.catchUp()
             } else {
-                try service.write { _ throws(FeedStoreError) in try writer.write(&random) }
+                try service.write { _ throws(FeedStoreError) in try writer.write() }
             }
             // Ask a few viewers each step, so cached pages are revalidated across many writes.
             for _ in 0..<3 {
@@ -74,91 +75,86 @@ func outline(_ sections: [FeedSection]) -> String {
     }.joined(separator: " ")
 }
 
-/// Random writes of every kind the API offers, valid most of the time (a refused write is
-/// retried as another kind so every step changes something).
+/// Random writes of every kind the store offers (``WriteMix/store``), valid most of the time (a
+/// refused write, e.g. on a user deleted meanwhile, is drawn again so every step changes something).
 struct RandomWriter {
     let store: SQLiteFeedStore
     var counts: [String: Int] = [:]
-    private var serial = 0
+    private var planner: WritePlanner
 
-    init(store: SQLiteFeedStore) {
+    init(store: SQLiteFeedStore, seed: UInt64) {
         self.store = store
+        planner = WritePlanner(seed: seed, mix: .store)
     }
 
-    mutating func write(_ random: inout SplitMix64) throws(FeedStoreError) {
+    mutating func write() throws(FeedStoreError) {
         for _ in 0..<50 {
-            if try attempt(&random) { return }
+            if try attempt() { return }
         }
         throw .invalid(field: "test", reason: "no write succeeded in 50 attempts")
     }
 
-    private mutating func attempt(_ random: inout SplitMix64) throws(FeedStoreError) -> Bool {
-        serial += 1
+    private mutating func attempt() throws(FeedStoreError) -> Bool {
         let users = try store.counts().users
-        func someUser() throws(FeedStoreError) -> Int64 { Int64(random.next(below: UInt64(max(1, users + 8)))) + 1 }
-        func someVideo() throws(FeedStoreError) -> Int64? {
-            try store.reading { reader throws(FeedStoreError) in try reader.popularVideos(limit: 300) }.randomElement(using: &random)?.id
-        }
-        let kind = random.next(below: 100)
+        var options = WriteOptions()
+        // Ids past the last user, and of users deleted meanwhile, are refused: drawn again.
+        options.users = Array(1...Int64(users + 8))
+        options.authors = options.users
+        options.videos = try store.reading { reader throws(FeedStoreError) in try reader.popularVideos(limit: 300) }.map(\.id)
+        options.ads = try store.reading { reader throws(FeedStoreError) in try reader.allAds() }.map(\.id)
+        guard let planned = planner.next(options) else { return false }
         do {
-            switch kind {
-            case 0..<15:
-                guard let video = try someVideo() else { return false }
-                try store.updateVideo(id: video, likeCount: Int64(random.next(below: 5000)))
-                counts["likes", default: 0] += 1
-            case 15..<30:
-                // A few more likes, as they arrive: mostly an in-place change of the item.
-                guard let video = try someVideo() else { return false }
-                try store.addToVideoCounts(id: video, likes: Int64(random.next(below: 4)) + 1)
-                counts["like increments", default: 0] += 1
-            case 30..<38:
-                guard let video = try someVideo() else { return false }
-                try store.updateVideo(id: video, title: "Edited \(serial)")
-                counts["title", default: 0] += 1
-            case 38..<55:
-                try store.createVideo(
-                    authorID: try someUser(), title: "New \(serial)", thumbnailURL: "https://img.example/\(serial).jpg",
-                    durationSeconds: 30, likeCount: Int64(random.next(below: 3000)))
-                counts["new video", default: 0] += 1
-            case 55..<62:
-                guard let video = try someVideo() else { return false }
-                try store.deleteVideo(id: video)
-                counts["delete video", default: 0] += 1
-            case 62..<75:
-                try store.follow(follower: try someUser(), followee: try someUser())
-                counts["follow", default: 0] += 1
-            case 75..<85:
-                let follower = try someUser()
-                guard let followee = try store.reading({ reader throws(FeedStoreError) in try reader.followees(of: follower) }).randomElement(using: &random)
-                else { return false }
-                try store.unfollow(follower: follower, followee: followee)
-                counts["unfollow", default: 0] += 1
-            case 85..<89:
-                try store.createUser(handle: "user_\(serial)", displayName: "User \(serial)")
-                counts["new user", default: 0] += 1
-            case 89..<93:
-                try store.updateUser(id: try someUser(), displayName: "Renamed \(serial)")
-                counts["rename", default: 0] += 1
-            case 93..<95:
-                try store.deleteUser(id: try someUser())
-                counts["delete user", default: 0] += 1
-            case 95..<97:
-                try store.createAd(
-                    advertiser: "Adv \(serial)", title: "Ad \(serial)", imageURL: "https://ads.example/\(serial).png",
-                    targetURL: "https://ads.example", weight: Int64(random.next(below: 100)) + 1)
-                counts["new ad", default: 0] += 1
-            default:
-                guard let ad = try store.reading({ reader throws(FeedStoreError) in try reader.allAds() }).randomElement(using: &random) else { return false }
-                if random.next(below: 2) == 0 {
-                    try store.updateAd(id: ad.id, active: !ad.active)
-                } else {
-                    try store.deleteAd(id: ad.id)
-                }
-                counts["ad change", default: 0] += 1
-            }
+            try perform(planned)
+            counts[String(describing: planned).prefix { $0 != "(" }.description, default: 0] += 1
             return true
         } catch .notFound, .conflict, .invalid {
             return false
+        }
+    }
+
+    private func perform(_ planned: PlannedWrite) throws(FeedStoreError) {
+        switch planned {
+        case .setLikes(let video, let likes, let views):
+            try store.updateVideo(id: video, likeCount: likes, viewCount: views)
+        case .addLikes(let video, let likes):
+            try store.addToVideoCounts(id: video, likes: likes)
+        case .retitle(let video, let title):
+            try store.updateVideo(id: video, title: title)
+        case .changeDetails(let video, let duration, let thumbnail):
+            try store.updateVideo(id: video, thumbnailURL: thumbnail, durationSeconds: duration)
+        case .createVideo(let video):
+            try store.createVideo(
+                authorID: video.authorID, title: video.title, thumbnailURL: video.thumbnailURL, durationSeconds: video.durationSeconds,
+                likeCount: video.likeCount, viewCount: video.viewCount ?? 0)
+        case .deleteVideo(let video):
+            try store.deleteVideo(id: video)
+        case .follow(let follower, let followee):
+            try store.follow(follower: follower, followee: followee)
+        case .unfollow(let follower, let followee):
+            try store.unfollow(follower: follower, followee: followee)
+        case .toggleFollow(let follower, let followee):
+            if try store.reading({ reader throws(FeedStoreError) in try reader.isFollowing(follower: follower, followee: followee) }) {
+                try store.unfollow(follower: follower, followee: followee)
+            } else {
+                try store.follow(follower: follower, followee: followee)
+            }
+        case .createUser(let handle, let displayName):
+            try store.createUser(handle: handle, displayName: displayName)
+        case .renameUser(let user, let displayName):
+            try store.updateUser(id: user, displayName: displayName)
+        case .deleteUser(let user):
+            try store.deleteUser(id: user)
+        case .createAd(let ad):
+            try store.createAd(advertiser: ad.advertiser, title: ad.title, imageURL: ad.imageURL, targetURL: ad.targetURL, weight: ad.weight)
+        case .editAd(let ad, let edit):
+            switch edit {
+            case .title(let title): try store.updateAd(id: ad, title: title)
+            case .weight(let weight): try store.updateAd(id: ad, weight: weight)
+            case .active(let active): try store.updateAd(id: ad, active: active)
+            case .reactivate(let advertiser): try store.updateAd(id: ad, advertiser: advertiser, active: true)
+            }
+        case .deleteAd(let ad):
+            try store.deleteAd(id: ad)
         }
     }
 }
