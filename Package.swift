@@ -134,20 +134,31 @@ let package = Package(
             dependencies: ["Deterministic", "FeedStore", "SQLiteStore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/StoreOracle"
         ),
+        // The PostgreSQL the store suites run against (DELTAFEED_TEST_POSTGRES), and the trait of
+        // the tests that need it.
+        .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),
         .testTarget(
             name: "EventHTTPTests",
             dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
+        .testTarget(name: "DeterministicTests", dependencies: ["Deterministic"]),
+        .testTarget(name: "JSONBytesTests", dependencies: ["JSONBytes"]),
+        .testTarget(name: "FeedWireTests", dependencies: ["FeedWire", "JSONBytes", "ListDiff"]),
+        .testTarget(name: "DeltaFeedClientTests", dependencies: ["DeltaFeedClient"]),
         .testTarget(name: "WritePlanningTests", dependencies: ["WritePlanning", "FeedWire", "JSONBytes"]),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
         .testTarget(
             name: "FeedStoreTests",
-            dependencies: ["FeedStore", "SQLiteStore", "PostgresStore", "Deterministic", "StoreOracle", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "FeedStore", "SQLiteStore", "PostgresStore", "PostgresTestSupport", "Deterministic", "StoreOracle",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
-        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore"]),
+        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "PostgresTestSupport"]),
         .testTarget(
-            name: "FeedIndexTests", dependencies: ["FeedIndex", "FeedStore", "SQLiteStore", "PostgresStore", "Deterministic", "StoreOracle"]
+            name: "FeedIndexTests",
+            dependencies: ["FeedIndex", "FeedStore", "SQLiteStore", "PostgresStore", "PostgresTestSupport", "Deterministic", "StoreOracle"]
         ),
         .testTarget(
             name: "FeedServiceTests",

@@ -56,15 +56,15 @@ struct BadInputTests {
 
     init() throws { fixture = try BadInputFixture() }
 
-    @Test func malformedJSONIs400() throws {
+    @Test("Malformed JSON is 400") func malformedJSONIs400() throws {
         expectError(try fixture.write("POST", "/v1/videos", #"{"author_id":1,"title":"#), 400, "invalid_json")
     }
 
-    @Test func emptyBodyIs400() throws {
+    @Test("Empty body is 400") func emptyBodyIs400() throws {
         expectError(try fixture.write("POST", "/v1/videos", ""), 400, "invalid_json")
     }
 
-    @Test func invalidUTF8Is400() throws {
+    @Test("Invalid UTF-8 is 400") func invalidUTF8Is400() throws {
         var body = Array(#"{"author_id":1,"title":""#.utf8)
         body += [0xC3, 0x28, 0xFF]
         body += Array(#"","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#.utf8)
@@ -73,7 +73,7 @@ struct BadInputTests {
         expectError(response, 400, "invalid_json")
     }
 
-    @Test func wrongJSONTypeIs422NamingTheField() throws {
+    @Test("Wrong JSON type is 422 naming the field") func wrongJSONTypeIs422NamingTheField() throws {
         let response = try fixture.write("POST", "/v1/videos", #"{"author_id":1,"title":5,"thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
         expectError(response, 422, "invalid_field")
         #expect(response.bodyText.contains("title: must be a string, not number"))
@@ -82,13 +82,13 @@ struct BadInputTests {
         expectError(boolAsNumber, 422, "invalid_field")
     }
 
-    @Test func unknownFieldIs422() throws {
+    @Test("Unknown field is 422") func unknownFieldIs422() throws {
         let response = try fixture.write("PATCH", "/v1/videos/1", #"{"titel":"typo"}"#)
         expectError(response, 422, "unknown_field")
         #expect(response.bodyText.contains("titel"))
     }
 
-    @Test func validationFailureNamesTheFieldAndChangesNothing() throws {
+    @Test("Validation failure names the field and changes nothing") func validationFailureNamesTheFieldAndChangesNothing() throws {
         let before = fixture.store.changeVersion
         let response = try fixture.write("POST", "/v1/videos", #"{"author_id":1,"title":"","thumbnail_url":"https://x.example/t.jpg","duration_seconds":10}"#)
         expectError(response, 422, "invalid_field")
@@ -96,13 +96,13 @@ struct BadInputTests {
         #expect(fixture.store.changeVersion == before)
     }
 
-    @Test func bodyOverTheLimitIs413() throws {
+    @Test("Body over the limit is 413") func bodyOverTheLimitIs413() throws {
         let padding = String(repeating: "a", count: 70 << 10)
         let response = try fixture.write("POST", "/v1/videos", #"{"title":"\#(padding)"}"#)
         #expect(response.status == 413)
     }
 
-    @Test func hundredKilobyteQueryStringIsRefused() throws {
+    @Test("Hundred kilobyte query string is refused") func hundredKilobyteQueryStringIsRefused() throws {
         let query = String(repeating: "x", count: 100 << 10)
         let response = try? fixture.client().request("GET", "/v1/users/1/feed?limit=5&junk=\(query)")
         // libevent refuses a request line past the header limit before routing (400 or a close).
@@ -111,34 +111,34 @@ struct BadInputTests {
         #expect(try fixture.client().request("GET", "/healthz").status == 200)
     }
 
-    @Test(arguments: ["..", "..%2F..%2Fetc%2Fpasswd", "-1", "0", "1e3", "99999999999999999999", "%00", "1;DROP"])
+    @Test("Path traversal and malformed ids are 400", arguments: ["..", "..%2F..%2Fetc%2Fpasswd", "-1", "0", "1e3", "99999999999999999999", "%00", "1;DROP"])
     func pathTraversalAndMalformedIdsAre400(id: String) throws {
         expectError(try fixture.client().request("GET", "/v1/users/\(id)/feed"), 400, "invalid_id")
     }
 
-    @Test(arguments: ["-1", "0", "201", "99999999999999999999999", "ten"])
+    @Test("Out of range limit is 400", arguments: ["-1", "0", "201", "99999999999999999999999", "ten"])
     func outOfRangeLimitIs400(limit: String) throws {
         expectError(try fixture.client().request("GET", "/v1/users/1/feed?limit=\(limit)"), 400, "invalid_parameter")
     }
 
-    @Test(arguments: ["abc", "0123456789abcdef", String(repeating: "a", count: 33), String(repeating: "A", count: 32)])
+    @Test("Malformed snapshot id is 400", arguments: ["abc", "0123456789abcdef", String(repeating: "a", count: 33), String(repeating: "A", count: 32)])
     func malformedSnapshotIdIs400(since: String) throws {
         expectError(try fixture.client().request("GET", "/v1/users/1/feed/delta?since=\(since)"), 400, "invalid_parameter")
     }
 
-    @Test func unknownFormatIs400() throws {
+    @Test("Unknown format is 400") func unknownFormatIs400() throws {
         let since = try fixture.snapshot(viewer: 1)
         expectError(try fixture.client().request("GET", "/v1/users/1/feed/delta?since=\(since)&format=xml"), 400, "invalid_parameter")
     }
 
-    @Test func snapshotOfAnotherViewerIs410AndLeaksNothing() throws {
+    @Test("Snapshot of another viewer is 410 and leaks nothing") func snapshotOfAnotherViewerIs410AndLeaksNothing() throws {
         let since = try fixture.snapshot(viewer: 2)
         let response = try fixture.client().request("GET", "/v1/users/3/feed/delta?since=\(since)")
         expectError(response, 410, "snapshot_expired")
         #expect(!response.bodyText.contains("video:"))
     }
 
-    @Test func writeRoutesRefuseMissingAndWrongTokens() throws {
+    @Test("Write routes refuse missing and wrong tokens") func writeRoutesRefuseMissingAndWrongTokens() throws {
         let routes: [(String, String, String)] = [
             ("POST", "/v1/users", #"{"handle":"x","display_name":"X"}"#),
             ("PUT", "/v1/users/1/follows/2", ""), ("DELETE", "/v1/users/1/follows/2", ""),
@@ -155,7 +155,7 @@ struct BadInputTests {
         #expect(fixture.store.changeVersion == before, "no refused write changed anything")
     }
 
-    @Test func untrustedBodyParsersSurviveTheFuzzCorpus() throws {
+    @Test("Untrusted body parsers survive the fuzz corpus") func untrustedBodyParsersSurviveTheFuzzCorpus() throws {
         // Every input in Tests/FuzzCorpus (seeds, and any crash scripts/fuzz finds) plus a few
         // hostile shapes must be answered or refused with an HTTPError, never crash.
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("FuzzCorpus")
@@ -177,7 +177,7 @@ struct BadInputTests {
 
 @Suite("Snapshot expiry")
 struct SnapshotExpiryTests {
-    @Test func prunedSnapshotIs410() throws {
+    @Test("Pruned snapshot is 410") func prunedSnapshotIs410() throws {
         let fixture = try BadInputFixture(retention: .init(maxPerViewer: 1))
         let first = try fixture.snapshot(viewer: 1)
         // A new video by someone viewer 1 follows makes the next feed a new snapshot, and keeping

@@ -12,7 +12,7 @@ import Testing
 /// lock on the writer's thread, then answers 503 with Retry-After, having changed nothing.
 @Suite("A held write lock does not stall reads")
 struct StorageLockTests {
-    @Test func readsAreAnsweredWhileAnotherProcessHoldsTheWriteLock() throws {
+    @Test("Reads are answered while another process holds the write lock") func readsAreAnsweredWhileAnotherProcessHoldsTheWriteLock() throws {
         var options = StorageOptions()
         options.busyTimeout = 1
         let server = try TestServer(storeOptions: options)

@@ -28,7 +28,7 @@ struct RecordingLogHandler: LogHandler {
 @Suite("Access log")
 struct AccessLogTests {
     /// Before: the request target was logged raw, so `ESC[2J` cleared the operator's terminal.
-    @Test func controlCharactersInTheTargetAreEscaped() throws {
+    @Test("Control characters in the target are escaped") func controlCharactersInTheTargetAreEscaped() throws {
         let store = RecordingLogHandler.Store()
         try withTestServer(
             threads: 1,

@@ -14,7 +14,7 @@ struct BlockedLoopTests {
     /// Before: after a handler held the only loop for 1.5 s (timeout 0.5 s), the deadline sweep
     /// and libevent's read timeout closed the keep-alive connections whose complete requests had
     /// arrived meanwhile: their clocks ran from the previous response.
-    @Test func completeRequestsThatWaitedBehindABlockedLoopAreAnswered() throws {
+    @Test("Complete requests that waited behind a blocked loop are answered") func completeRequestsThatWaitedBehindABlockedLoopAreAnswered() throws {
         let entered = Atomic<Bool>(false)
         try withTestServer(
             threads: 1, configure: { $0.requestTimeout = .milliseconds(500) },
@@ -51,7 +51,7 @@ struct BlockedLoopTests {
     /// Before: libevent's write timeout (the request timeout, 0.5 s) cut off an answer that was
     /// being written when a handler blocked the loop for 1.5 s: the client had read nothing
     /// because the server could send nothing.
-    @Test func aLongAnswerInterruptedByABlockedLoopIsCompleted() throws {
+    @Test("A long answer interrupted by a blocked loop is completed") func aLongAnswerInterruptedByABlockedLoopIsCompleted() throws {
         let entered = Atomic<Bool>(false)
         let big = [UInt8](repeating: UInt8(ascii: "b"), count: 24 << 20)
         try withTestServer(
@@ -82,7 +82,7 @@ struct BlockedLoopTests {
 
     /// A client that stops reading its answer is still closed once it has made no progress for the
     /// request timeout (while the loop was free to write).
-    @Test func aClientThatStopsReadingItsAnswerIsClosed() throws {
+    @Test("A client that stops reading its answer is closed") func aClientThatStopsReadingItsAnswerIsClosed() throws {
         let big = [UInt8](repeating: UInt8(ascii: "b"), count: 24 << 20)
         try withTestServer(
             threads: 1, configure: { $0.requestTimeout = .milliseconds(500) },

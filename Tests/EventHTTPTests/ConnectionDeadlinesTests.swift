@@ -3,7 +3,7 @@ import Testing
 
 @Suite("Connection deadlines state machine")
 struct ConnectionDeadlinesTests {
-    @Test func connectionThatNeverCompletesARequestExpiresOnce() {
+    @Test("Connection that never completes a request expires once") func connectionThatNeverCompletesARequestExpiresOnce() {
         var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
         deadlines.accepted(1, now: 0)
         let r1 = deadlines.expired(now: 99)
@@ -18,7 +18,7 @@ struct ConnectionDeadlinesTests {
         #expect(r5 == nil, "released once")
     }
 
-    @Test func handlingConnectionsNeverExpireAndCountAsInFlight() {
+    @Test("Handling connections never expire and count as in flight") func handlingConnectionsNeverExpireAndCountAsInFlight() {
         var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
         deadlines.accepted(1, now: 0)
         let r6 = deadlines.requestStarted(1)
@@ -35,7 +35,7 @@ struct ConnectionDeadlinesTests {
         #expect(r10 == [1])
     }
 
-    @Test func closingWhileHandlingReleasesTheInFlightCount() {
+    @Test("Closing while handling releases the in flight count") func closingWhileHandlingReleasesTheInFlightCount() {
         var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
         deadlines.accepted(1, now: 0)
         deadlines.requestStarted(1)
@@ -46,7 +46,7 @@ struct ConnectionDeadlinesTests {
         #expect(!completedAfterClose)
     }
 
-    @Test func drainClosesOnlyIdleConnections() {
+    @Test("Drain closes only idle connections") func drainClosesOnlyIdleConnections() {
         var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
         deadlines.accepted(1, now: 0)
         deadlines.accepted(2, now: 0)
@@ -60,7 +60,7 @@ struct ConnectionDeadlinesTests {
 
 @Suite("Connection deadlines: only the client's own slowness counts")
 struct ClientSlownessDeadlineTests {
-    @Test func aBlockedLoopMovesEveryRunningDeadlineBack() {
+    @Test("A blocked loop moves every running deadline back") func aBlockedLoopMovesEveryRunningDeadlineBack() {
         var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
         deadlines.accepted(1, now: 0)
         deadlines.accepted(2, now: 0)
@@ -79,7 +79,7 @@ struct ClientSlownessDeadlineTests {
         #expect(Set(result2) == [1, 2])
     }
 
-    @Test func aConnectionWithUnreadBytesIsSparedUntilTheyAreRead() {
+    @Test("A connection with unread bytes is spared until they are read") func aConnectionWithUnreadBytesIsSparedUntilTheyAreRead() {
         var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
         deadlines.accepted(1, now: 0)
         deadlines.accepted(2, now: 0)
@@ -103,7 +103,7 @@ struct ClientSlownessDeadlineTests {
         #expect(result7 == [3])
     }
 
-    @Test func aClientMustKeepTakingItsAnswer() {
+    @Test("A client must keep taking its answer") func aClientMustKeepTakingItsAnswer() {
         var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
         deadlines.accepted(1, now: 0)
         deadlines.requestStarted(1)
@@ -124,7 +124,7 @@ struct ClientSlownessDeadlineTests {
         #expect(result11 == .closing)
     }
 
-    @Test func aWrittenAnswerStartsTheWaitForTheNextRequest() {
+    @Test("A written answer starts the wait for the next request") func aWrittenAnswerStartsTheWaitForTheNextRequest() {
         var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
         deadlines.accepted(1, now: 0)
         deadlines.requestStarted(1)
@@ -141,7 +141,7 @@ struct ClientSlownessDeadlineTests {
         #expect(deadlines.inFlight == 0)
     }
 
-    @Test func closingForTheServersOwnReasonsCountsOnce() {
+    @Test("Closing for the servers own reasons counts once") func closingForTheServersOwnReasonsCountsOnce() {
         var deadlines = ConnectionDeadlines<Int>(requestTimeout: 100)
         deadlines.accepted(1, now: 0)
         let result14 = deadlines.close(1)

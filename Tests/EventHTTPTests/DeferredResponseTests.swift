@@ -36,7 +36,7 @@ extension Router {
 
 @Suite("Deferred responses: work on a BlockingPool, answered by the loop")
 struct DeferredResponseTests {
-    @Test func loopKeepsServingWhileAPoolJobBlocks() throws {
+    @Test("Loop keeps serving while a pool job blocks") func loopKeepsServingWhileAPoolJobBlocks() throws {
         let pool = BlockingPool(name: "slow", threads: 1, queueCapacity: 4)
         defer { pool.shutdown() }
         let gate = Gate()
@@ -60,7 +60,7 @@ struct DeferredResponseTests {
         }
     }
 
-    @Test func fullPoolAnswers503WithRetryAfterAtOnce() throws {
+    @Test("Full pool answers 503 with retry after at once") func fullPoolAnswers503WithRetryAfterAtOnce() throws {
         let pool = BlockingPool(name: "tiny", threads: 1, queueCapacity: 1)
         defer { pool.shutdown() }
         let gate = Gate()
@@ -87,7 +87,7 @@ struct DeferredResponseTests {
         }
     }
 
-    @Test func errorsThrownOnThePoolBecomeTheirResponses() throws {
+    @Test("Errors thrown on the pool become their responses") func errorsThrownOnThePoolBecomeTheirResponses() throws {
         let pool = BlockingPool(name: "errors", threads: 1, queueCapacity: 4)
         defer { pool.shutdown() }
         try withTestServer(
@@ -114,7 +114,7 @@ struct DeferredResponseTests {
 
     /// A client that leaves while its request is on the pool: the answer is dropped and the
     /// worker goes on (no crash, no leak of the connection's slot in the drain count).
-    @Test func clientGoneBeforeTheAnswerIsHarmless() throws {
+    @Test("Client gone before the answer is harmless") func clientGoneBeforeTheAnswerIsHarmless() throws {
         let pool = BlockingPool(name: "slow", threads: 1, queueCapacity: 4)
         defer { pool.shutdown() }
         let gate = Gate()
@@ -136,7 +136,7 @@ struct DeferredResponseTests {
         }
     }
 
-    @Test func poolRunsJobsInOrderAndRefusesAfterShutdown() {
+    @Test("Pool runs jobs in order and refuses after shutdown") func poolRunsJobsInOrderAndRefusesAfterShutdown() {
         let pool = BlockingPool(name: "order", threads: 1, queueCapacity: 100)
         let seen = Mutex<[Int]>([])
         for index in 0..<50 {

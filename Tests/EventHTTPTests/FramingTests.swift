@@ -26,7 +26,7 @@ struct FramingTests {
         ("folded header line", "Content-Length: 5\r\nX-Folded: a\r\n b", "hello"),
     ]
 
-    @Test(arguments: ambiguous.indices)
+    @Test("Ambiguous framing is refused with JSON and the connection closed", arguments: ambiguous.indices)
     func ambiguousFramingIsRefusedWithJSONAndTheConnectionClosed(case index: Int) throws {
         let (name, head, body) = FramingTests.ambiguous[index]
         try withTestServer(threads: 1) { server in
@@ -43,7 +43,7 @@ struct FramingTests {
     }
 
     /// libevent accepts a bare LF as a line end; a proxy may not.
-    @Test func bareLineFeedsAreRefused() throws {
+    @Test("Bare line feeds are refused") func bareLineFeedsAreRefused() throws {
         try withTestServer(threads: 1) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             client.send("POST /echo HTTP/1.1\nHost: x\nContent-Length: 5\n\nhello")
@@ -55,7 +55,7 @@ struct FramingTests {
     }
 
     /// The second of two pipelined requests is checked like the first.
-    @Test func aPipelinedAmbiguousRequestIsRefusedAfterTheGoodOne() throws {
+    @Test("A pipelined ambiguous request is refused after the good one") func aPipelinedAmbiguousRequestIsRefusedAfterTheGoodOne() throws {
         try withTestServer(threads: 1) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             client.send(
@@ -69,7 +69,7 @@ struct FramingTests {
         }
     }
 
-    @Test func wellFramedBodiesStillWork() throws {
+    @Test("Well framed bodies still work") func wellFramedBodiesStillWork() throws {
         try withTestServer(threads: 1) { server in
             let client = try RawHTTPClient(port: server.port)
             client.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
@@ -84,7 +84,7 @@ struct FramingTests {
 
     /// A declared body over the limit is refused before it is read, with the JSON error body
     /// (libevent's own check answered with an HTML page).
-    @Test func declaredBodyOverTheLimitIs413AsJSON() throws {
+    @Test("Declared body over the limit is 413 as JSON") func declaredBodyOverTheLimitIs413AsJSON() throws {
         try withTestServer(threads: 1, configure: { $0.maxBodySize = 1000 }) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n")
@@ -99,7 +99,7 @@ struct FramingTests {
 @Suite("Methods libevent does not know")
 struct UnknownMethodTests {
     /// QUERY (and any method libevent has no name for) used to get libevent's 501 HTML page.
-    @Test func queryGets405WithAllowAsJSON() throws {
+    @Test("Query gets 405 with allow as JSON") func queryGets405WithAllowAsJSON() throws {
         try withTestServer(threads: 1) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             let known = try client.request("QUERY", "/hello/x")
@@ -116,7 +116,7 @@ struct UnknownMethodTests {
 
     /// libevent reads no body for a method it does not know: the connection is closed after the
     /// answer so the body is never read as a request.
-    @Test func aBodyOfAnUnknownMethodIsNeverParsedAsARequest() throws {
+    @Test("A body of an unknown method is never parsed as a request") func aBodyOfAnUnknownMethodIsNeverParsedAsARequest() throws {
         try withTestServer(threads: 1) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             let smuggled = "GET /teapot HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -142,7 +142,7 @@ struct LibeventRefusalTests {
         ("chunked body over the limit", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n", 400, "malformed_request"),
     ]
 
-    @Test(arguments: cases.indices)
+    @Test("Refusals are JSON and close the connection", arguments: cases.indices)
     func refusalsAreJSONAndCloseTheConnection(case index: Int) throws {
         let (name, request, status, code) = LibeventRefusalTests.cases[index]
         try withTestServer(threads: 1, configure: { $0.maxBodySize = 1000 }) { server in
@@ -157,7 +157,7 @@ struct LibeventRefusalTests {
         }
     }
 
-    @Test func connectIsNotImplementedAndClosed() throws {
+    @Test("Connect is not implemented and closed") func connectIsNotImplementedAndClosed() throws {
         try withTestServer(threads: 1) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             client.send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
@@ -169,7 +169,7 @@ struct LibeventRefusalTests {
     }
 
     /// A chunked request refused in the header callback is answered at once, before its body.
-    @Test func aRefusedChunkedRequestIsAnsweredBeforeItsBody() throws {
+    @Test("A refused chunked request is answered before its body") func aRefusedChunkedRequestIsAnsweredBeforeItsBody() throws {
         try withTestServer(threads: 1) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 3)
             client.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nX-Bad: a\u{1}b\r\n\r\n")
@@ -184,7 +184,7 @@ struct LibeventRefusalTests {
 /// its body is reserved (or refused) before it is read.
 @Suite("Pipelined requests")
 struct PipelinedRequestTests {
-    @Test func aMalformedPipelinedRequestGetsTheJSONRefusal() throws {
+    @Test("A malformed pipelined request gets the JSON refusal") func aMalformedPipelinedRequestGetsTheJSONRefusal() throws {
         try withTestServer(threads: 1) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             client.send("GET /hello/one HTTP/1.1\r\nHost: x\r\n\r\nGET /hello/two HTTP/1.1\r\nNoColon\r\n\r\n")
@@ -195,7 +195,7 @@ struct PipelinedRequestTests {
         }
     }
 
-    @Test func aPipelinedBodyIsReservedWhenItsHeadersArrive() throws {
+    @Test("A pipelined body is reserved when its headers arrive") func aPipelinedBodyIsReservedWhenItsHeadersArrive() throws {
         try withTestServer(
             threads: 1,
             configure: {

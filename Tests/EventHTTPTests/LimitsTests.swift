@@ -13,7 +13,7 @@ struct LimitsTests {
     /// Before: every connection could hold a body up to --max-body-bytes, so 500 stalled 1 MiB
     /// bodies took RSS from 35 to 551 MiB. Now a body that would pass the buffered-bytes cap is
     /// refused before it is read.
-    @Test func bodiesPastTheBufferedBytesCapGet503BeforeTheyAreRead() throws {
+    @Test("Bodies past the buffered bytes cap get 503 before they are read") func bodiesPastTheBufferedBytesCapGet503BeforeTheyAreRead() throws {
         try withTestServer(
             threads: 1,
             configure: {
@@ -53,7 +53,7 @@ struct LimitsTests {
     }
 
     /// Before: there was no cap; every accepted connection was kept until its deadline.
-    @Test func connectionsPastTheCapGet503AndAreClosedAtOnce() throws {
+    @Test("Connections past the cap get 503 and are closed at once") func connectionsPastTheCapGet503AndAreClosedAtOnce() throws {
         try withTestServer(threads: 1, configure: { $0.maxConnections = 3 }) { server in
             var held = try (0..<3).map { _ in try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5) }
             for (index, client) in held.enumerated() {

@@ -16,7 +16,7 @@ struct ListenerTests {
 
     /// Without TCP_NODELAY a feed response (headers, then a body larger than a segment) waited
     /// for the client's delayed ACK: 40 ms a request, 358 req/s instead of 10,800 under wrk.
-    @Test func listenerDisablesNagleSoAcceptedSocketsInheritIt() throws {
+    @Test("Listener disables nagle so accepted sockets inherit it") func listenerDisablesNagleSoAcceptedSocketsInheritIt() throws {
         let listener = try makeListeningSocket(host: "127.0.0.1", port: 0, backlog: 16)
         defer { close(listener.fd) }
         #expect(option(listener.fd, Int32(IPPROTO_TCP), TCP_NODELAY) != 0)
@@ -24,7 +24,7 @@ struct ListenerTests {
         #expect(listener.port > 0)
     }
 
-    @Test func secondListenerSharesThePortThroughReusePort() throws {
+    @Test("Second listener shares the port through reuse port") func secondListenerSharesThePortThroughReusePort() throws {
         let first = try makeListeningSocket(host: "127.0.0.1", port: 0, backlog: 16)
         defer { close(first.fd) }
         let second = try makeListeningSocket(host: "127.0.0.1", port: first.port, backlog: 16)
@@ -32,7 +32,7 @@ struct ListenerTests {
         #expect(second.port == first.port)
     }
 
-    @Test func unparsableHostIsAnError() {
+    @Test("Unparsable host is an error") func unparsableHostIsAnError() {
         #expect(throws: SystemError.self) { try makeListeningSocket(host: "not-an-address", port: 0, backlog: 16) }
     }
 }

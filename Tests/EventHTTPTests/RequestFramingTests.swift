@@ -9,14 +9,14 @@ struct RequestHeadScannerTests {
         return (scanner, consumed)
     }
 
-    @Test func aCleanHeadEndsAtTheBlankLineWhereverTheReadsSplitIt() {
+    @Test("A clean head ends at the blank line wherever the reads split it") func aCleanHeadEndsAtTheBlankLineWhereverTheReadsSplitIt() {
         let (scanner, consumed) = scan(["GET /a HTTP/1.1\r", "\nHost: x\r\n\r", "\nbody"])
         #expect(!scanner.inHead)
         #expect(consumed == [16, 11, 1])
         #expect(scanner.findings == RequestHeadScanner.Findings(method: Array("GET".utf8)))
     }
 
-    @Test func whatLibeventParsingHidesIsFound() {
+    @Test("What libevent parsing hides is found") func whatLibeventParsingHidesIsFound() {
         #expect(scan(["GET / HTTP/1.1\nHost: x\r\n\r\n"]).0.findings.bareLineFeed)
         #expect(scan(["GET / HTTP/1.1\r\nHost: x\r\n\n"]).0.findings.bareLineFeed)
         #expect(scan(["GET / HTTP/1.1\r\nHost: x\ry\r\n\r\n"]).0.findings.bareCarriageReturn)
@@ -27,20 +27,20 @@ struct RequestHeadScannerTests {
         #expect(!clean.findings.bareLineFeed && !clean.findings.bareCarriageReturn && !clean.findings.foldedLine && !clean.findings.nulByte)
     }
 
-    @Test func theMethodIsKeptAsSpelt() {
+    @Test("The method is kept as spelt") func theMethodIsKeptAsSpelt() {
         #expect(scan(["QUE", "RY /x HTTP/1.1\r\n\r\n"]).0.findings.method == Array("QUERY".utf8))
         let long = String(repeating: "M", count: 40)
         #expect(scan(["\(long) / HTTP/1.1\r\n\r\n"]).0.findings.method.count == 32)
     }
 
-    @Test func aHeadPastTheLimitStopsTheScan() {
+    @Test("A head past the limit stops the scan") func aHeadPastTheLimitStopsTheScan() {
         let (scanner, consumed) = scan(["GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 100)], limit: 50)
         #expect(scanner.findings.overlong)
         #expect(!scanner.inHead)
         #expect(consumed == [51])
     }
 
-    @Test func theNextHeadStartsClean() {
+    @Test("The next head starts clean") func theNextHeadStartsClean() {
         var (scanner, _) = scan(["GET / HTTP/1.1\nA: b\r\n\r\n"])
         #expect(scanner.scan(Array("ignored\n".utf8)) == 0)
         scanner.startNextHead()
@@ -63,7 +63,7 @@ struct CheckFramingTests {
         return nil
     }
 
-    @Test func wellFramedRequestsPass() throws {
+    @Test("Well framed requests pass") func wellFramedRequestsPass() throws {
         #expect(try check([("Host", "x")]).get() == .none)
         #expect(try check([("content-length", "0")]).get() == .length(0))
         #expect(try check([("Content-Length", "1000")]).get() == .length(1000))
@@ -71,28 +71,30 @@ struct CheckFramingTests {
         #expect(try check([("Expect", "100-Continue"), ("Content-Length", "3")]).get() == .length(3))
     }
 
-    @Test(arguments: [
-        [("Content-Length", "5"), ("Content-Length", "6")],
-        [("Content-Length", "5"), ("content-length", "5")],
-        [("Content-Length", "5, 5")],
-        [("Content-Length", "+5")],
-        [("Content-Length", "-5")],
-        [("Content-Length", "0x10")],
-        [("Content-Length", "")],
-        [("Content-Length", "5"), ("Transfer-Encoding", "chunked")],
-        [("Transfer-Encoding", "gzip, chunked")],
-        [("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")],
-        [("Transfer-Encoding ", "chunked")],
-        [("Bad Name", "x")],
-        [("X", "a\u{1}b")],
-    ])
+    @Test(
+        "Ambiguous or malformed heads are 400",
+        arguments: [
+            [("Content-Length", "5"), ("Content-Length", "6")],
+            [("Content-Length", "5"), ("content-length", "5")],
+            [("Content-Length", "5, 5")],
+            [("Content-Length", "+5")],
+            [("Content-Length", "-5")],
+            [("Content-Length", "0x10")],
+            [("Content-Length", "")],
+            [("Content-Length", "5"), ("Transfer-Encoding", "chunked")],
+            [("Transfer-Encoding", "gzip, chunked")],
+            [("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")],
+            [("Transfer-Encoding ", "chunked")],
+            [("Bad Name", "x")],
+            [("X", "a\u{1}b")],
+        ])
     func ambiguousOrMalformedHeadsAre400(_ pairs: [(String, String)]) {
         let error = refusal(pairs)
         #expect(error?.status == 400, "\(pairs)")
         #expect(error?.code == "malformed_request")
     }
 
-    @Test func rawFindingsAre400() {
+    @Test("Raw findings are 400") func rawFindingsAre400() {
         for findings in [
             RequestHeadScanner.Findings(bareLineFeed: true), RequestHeadScanner.Findings(bareCarriageReturn: true),
             RequestHeadScanner.Findings(foldedLine: true), RequestHeadScanner.Findings(nulByte: true),
@@ -102,13 +104,13 @@ struct CheckFramingTests {
         #expect(refusal([], findings: RequestHeadScanner.Findings(overlong: true))?.status == 431)
     }
 
-    @Test func limitsAndExpectations() {
+    @Test("Limits and expectations") func limitsAndExpectations() {
         #expect(refusal([("Content-Length", "1001")])?.code == "body_too_large")
         #expect(refusal([("Content-Length", "99999999999999999999999")])?.status == 413)
         #expect(refusal([("Expect", "something")])?.status == 417)
     }
 
-    @Test func controlCharactersAreEscapedForLogs() {
+    @Test("Control characters are escaped for logs") func controlCharactersAreEscapedForLogs() {
         #expect(escapedForLog("/plain/path?q=1") == "/plain/path?q=1")
         #expect(escapedForLog("/x\u{1B}[2J") == #"/x\x1b[2J"#)
         #expect(escapedForLog("a\r\nb\tc\u{7F}") == #"a\x0d\x0ab\x09c\x7f"#)
@@ -118,7 +120,7 @@ struct CheckFramingTests {
 
 @Suite("Server-wide limit counters")
 struct ServerLimitsTests {
-    @Test func reservationsNeverPassTheLimit() {
+    @Test("Reservations never pass the limit") func reservationsNeverPassTheLimit() {
         let limits = ServerLimits(maxConnections: 2, maxBufferedBodyBytes: 100)
         #expect(limits.admitConnection())
         #expect(limits.admitConnection())
@@ -135,7 +137,7 @@ struct ServerLimitsTests {
         #expect(!limits.reserveBody(Int.max))
     }
 
-    @Test func concurrentReservationsStayUnderTheLimit() {
+    @Test("Concurrent reservations stay under the limit") func concurrentReservationsStayUnderTheLimit() {
         let limits = ServerLimits(maxConnections: 10, maxBufferedBodyBytes: 1000)
         let threads = (0..<8).map { _ in
             WorkerThread {

@@ -18,7 +18,7 @@ struct RouterTests {
         return String(decoding: try handler(HTTPRequest(method: .get, path: "/")).body, as: UTF8.self)
     }
 
-    @Test func parametersAreCapturedAndDecoded() throws {
+    @Test("Parameters are captured and decoded") func parametersAreCapturedAndDecoded() throws {
         guard case .found(_, let pattern, let parameters) = router().match(method: .get, path: "/v1/users/a%2Fb/feed") else {
             Issue.record("no match"); return
         }
@@ -26,12 +26,12 @@ struct RouterTests {
         #expect(parameters == ["id": "a/b"])
     }
 
-    @Test func literalSegmentsWinOverParameters() throws {
+    @Test("Literal segments win over parameters") func literalSegmentsWinOverParameters() throws {
         #expect(try body(router().match(method: .get, path: "/v1/users/me/feed")) == "mine")
         #expect(try body(router().match(method: .get, path: "/v1/users/7/feed")) == "feed")
     }
 
-    @Test func sameLengthDifferentMethodsAreSeparated() throws {
+    @Test("Same length different methods are separated") func sameLengthDifferentMethodsAreSeparated() throws {
         #expect(try body(router().match(method: .post, path: "/v1/users/1/feed/delta")) == "post delta")
         guard case .methodNotAllowed(let allowed) = router().match(method: .put, path: "/v1/users/1/feed/delta") else {
             Issue.record("expected 405"); return
@@ -39,11 +39,11 @@ struct RouterTests {
         #expect(allowed == ["GET", "HEAD", "POST"])
     }
 
-    @Test func unknownPathsAreNotFound() {
+    @Test("Unknown paths are not found") func unknownPathsAreNotFound() {
         guard case .notFound = router().match(method: .get, path: "/v1/users/1") else { Issue.record("expected 404"); return }
     }
 
-    @Test func queryParsingDecodesPlusAndPercentAndKeepsOrder() {
+    @Test("Query parsing decodes plus and percent and keeps order") func queryParsingDecodesPlusAndPercentAndKeepsOrder() {
         let query = QueryParameters("a=1&b=x+y%20z&flag&a=2&bad=%zz")
         #expect(query["a"] == "1")
         #expect(query["b"] == "x y z")
@@ -52,14 +52,14 @@ struct RouterTests {
         #expect(query.pairs.count == 5)
     }
 
-    @Test func targetsSplitIntoPathAndQuery() {
+    @Test("Targets split into path and query") func targetsSplitIntoPathAndQuery() {
         #expect(splitTarget("/a/b?c=d").path == "/a/b")
         #expect(splitTarget("/a/b?c=d").query == "c=d")
         #expect(splitTarget("http://host:80/x?y").path == "/x")
         #expect(splitTarget("/plain").query == "")
     }
 
-    @Test func jsonStringsAreEscaped() {
+    @Test("JSON strings are escaped") func jsonStringsAreEscaped() {
         var writer = JSONWriter()
         writer.string("a\"b\\c\nd\u{01}é")
         #expect(String(decoding: writer.bytes, as: UTF8.self) == #""a\"b\\c\nd\u0001é""#)

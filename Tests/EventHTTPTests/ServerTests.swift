@@ -43,7 +43,7 @@ func withTestServer(
 
 @Suite("HTTP server over real sockets")
 struct ServerTests {
-    @Test func pathParametersAndQueryReachTheHandler() throws {
+    @Test("Path parameters and query reach the handler") func pathParametersAndQueryReachTheHandler() throws {
         try withTestServer { server in
             let client = try RawHTTPClient(port: server.port)
             let response = try client.request("GET", "/hello/w%C3%B6rld?q=a+b%21")
@@ -53,7 +53,7 @@ struct ServerTests {
         }
     }
 
-    @Test func unknownPathIs404WithJSONError() throws {
+    @Test("Unknown path is 404 with JSON error") func unknownPathIs404WithJSONError() throws {
         try withTestServer { server in
             let response = try RawHTTPClient(port: server.port).request("GET", "/nope")
             #expect(response.status == 404)
@@ -62,7 +62,7 @@ struct ServerTests {
         }
     }
 
-    @Test func wrongMethodIs405WithAllowHeader() throws {
+    @Test("Wrong method is 405 with allow header") func wrongMethodIs405WithAllowHeader() throws {
         try withTestServer { server in
             let response = try RawHTTPClient(port: server.port).request("DELETE", "/hello/x")
             #expect(response.status == 405)
@@ -73,7 +73,7 @@ struct ServerTests {
 
     /// TRACE used to be refused by libevent with a 501 HTML page; it is routed like any other
     /// method without a route: 405 with `Allow` on a known path, 404 elsewhere, JSON either way.
-    @Test func traceIsAnsweredByTheRouterNotLibevent() throws {
+    @Test("Trace is answered by the router not libevent") func traceIsAnsweredByTheRouterNotLibevent() throws {
         try withTestServer { server in
             let client = try RawHTTPClient(port: server.port)
             let known = try client.request("TRACE", "/hello/x")
@@ -90,7 +90,7 @@ struct ServerTests {
     /// libevent reads no body for HEAD or TRACE, so a body sent with one used to be parsed as the
     /// next request on the connection (here a smuggled GET /teapot was answered). The server
     /// now closes such a connection after its response.
-    @Test(arguments: ["HEAD", "TRACE"])
+    @Test("Body of a bodiless method is never parsed as a request", arguments: ["HEAD", "TRACE"])
     func bodyOfABodilessMethodIsNeverParsedAsARequest(method: String) throws {
         try withTestServer { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
@@ -108,7 +108,7 @@ struct ServerTests {
         }
     }
 
-    @Test func headIsAnsweredByTheGetRouteWithoutABody() throws {
+    @Test("Head is answered by the get route without a body") func headIsAnsweredByTheGetRouteWithoutABody() throws {
         try withTestServer { server in
             let client = try RawHTTPClient(port: server.port)
             let head = try client.request("HEAD", "/hello/x")
@@ -121,7 +121,7 @@ struct ServerTests {
         }
     }
 
-    @Test func postedBodyIsDeliveredWhole() throws {
+    @Test("Posted body is delivered whole") func postedBodyIsDeliveredWhole() throws {
         try withTestServer { server in
             let body = (0..<100_000).map { UInt8($0 % 251) }
             let response = try RawHTTPClient(port: server.port).request("POST", "/echo", body: body)
@@ -130,14 +130,14 @@ struct ServerTests {
         }
     }
 
-    @Test func bodyOverTheLimitIs413() throws {
+    @Test("Body over the limit is 413") func bodyOverTheLimitIs413() throws {
         try withTestServer(configure: { $0.maxBodySize = 1000 }) { server in
             let response = try RawHTTPClient(port: server.port).request("POST", "/echo", body: Array(repeating: 65, count: 1001))
             #expect(response.status == 413)
         }
     }
 
-    @Test func malformedRequestLineIsRejectedAndServerKeepsServing() throws {
+    @Test("Malformed request line is rejected and server keeps serving") func malformedRequestLineIsRejectedAndServerKeepsServing() throws {
         try withTestServer { server in
             let bad = try RawHTTPClient(port: server.port)
             bad.send("THIS IS NOT HTTP\r\n\r\n")
@@ -149,7 +149,7 @@ struct ServerTests {
         }
     }
 
-    @Test func handlerErrorsBecomeJSONAndInternalsStayHidden() throws {
+    @Test("Handler errors become JSON and internals stay hidden") func handlerErrorsBecomeJSONAndInternalsStayHidden() throws {
         try withTestServer { server in
             let client = try RawHTTPClient(port: server.port)
             let failed = try client.request("GET", "/fail")
@@ -161,7 +161,7 @@ struct ServerTests {
         }
     }
 
-    @Test func requestIDIsEchoedOrGenerated() throws {
+    @Test("Request id is echoed or generated") func requestIDIsEchoedOrGenerated() throws {
         try withTestServer { server in
             let client = try RawHTTPClient(port: server.port)
             let echoed = try client.request("GET", "/hello/x", headers: [("X-Request-Id", "abc-123")])
@@ -175,7 +175,7 @@ struct ServerTests {
         }
     }
 
-    @Test func keepAliveConnectionCarriesManyRequests() throws {
+    @Test("Keep alive connection carries many requests") func keepAliveConnectionCarriesManyRequests() throws {
         try withTestServer { server in
             let client = try RawHTTPClient(port: server.port)
             for index in 0..<200 {
@@ -185,7 +185,7 @@ struct ServerTests {
         }
     }
 
-    @Test func sixtyFourConcurrentClientsAreAllServed() throws {
+    @Test("Sixty four concurrent clients are all served") func sixtyFourConcurrentClientsAreAllServed() throws {
         try withTestServer { server in
             let port = server.port
             let failures = Atomic<Int>(0)
@@ -207,7 +207,7 @@ struct ServerTests {
         }
     }
 
-    @Test func gracefulShutdownFinishesTheRequestInFlight() throws {
+    @Test("Graceful shutdown finishes the request in flight") func gracefulShutdownFinishesTheRequestInFlight() throws {
         let entered = Atomic<Bool>(false)
         var router = Router()
         router.get("/slow") { _ in
@@ -231,7 +231,7 @@ struct ServerTests {
         #expect(throws: RawHTTPClient.Failure.self) { try RawHTTPClient(port: server.port) }
     }
 
-    @Test func slowClientIsClosedAtTheDeadlineWhileOthersAreServed() throws {
+    @Test("Slow client is closed at the deadline while others are served") func slowClientIsClosedAtTheDeadlineWhileOthersAreServed() throws {
         try withTestServer(threads: 1, configure: { $0.requestTimeout = .milliseconds(800) }) { server in
             let slow = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             let started = monotonicNanoseconds()
@@ -251,7 +251,7 @@ struct ServerTests {
         }
     }
 
-    @Test func idleKeepAliveConnectionIsClosedAtTheDeadline() throws {
+    @Test("Idle keep alive connection is closed at the deadline") func idleKeepAliveConnectionIsClosedAtTheDeadline() throws {
         try withTestServer(threads: 1, configure: { $0.requestTimeout = .milliseconds(500) }) { server in
             let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
             #expect(try client.request("GET", "/hello/x").status == 200)
@@ -264,7 +264,7 @@ struct ServerTests {
 struct ProcessSettingsTests {
     /// A client that vanished mid-response used to kill the whole server with SIGPIPE
     /// (exit 141 under wrk during a drain).
-    @Test func startingAServerIgnoresSIGPIPE() throws {
+    @Test("Starting a server ignores SIGPIPE") func startingAServerIgnoresSIGPIPE() throws {
         try withTestServer { _ in
             var current = sigaction()
             sigaction(SIGPIPE, nil, &current)
@@ -277,7 +277,7 @@ struct ProcessSettingsTests {
 @Suite("Shutdown")
 struct ShutdownTests {
     /// Before: the second call activated the stop event the stopped worker had already freed.
-    @Test func shutdownTwiceIsSafe() throws {
+    @Test("Shutdown twice is safe") func shutdownTwiceIsSafe() throws {
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
         configuration.threads = 2

@@ -8,7 +8,7 @@ import Testing
 
 @Suite("SortedKeys, DenseTable, CountingTable, ChangeRing")
 struct IndexStructureTests {
-    @Test func sortedKeysStayInOrderThroughRandomInsertsAndRemovals() {
+    @Test("Sorted keys stay in order through random inserts and removals") func sortedKeysStayInOrderThroughRandomInsertsAndRemovals() {
         var keys = SortedKeys<Int>()
         var reference = Set<Int>()
         var random = SplitMix64(seed: 9)
@@ -25,7 +25,7 @@ struct IndexStructureTests {
         #expect(keys.contains(reference.first ?? -1) == !reference.isEmpty)
     }
 
-    @Test func sortedKeysBuiltFromASortedArrayMatchIt() {
+    @Test("Sorted keys built from a sorted array match it") func sortedKeysBuiltFromASortedArrayMatchIt() {
         let values = Array(stride(from: 0, to: 3_000, by: 3))
         var keys = SortedKeys(sorted: values)
         #expect(Array(keys) == values)
@@ -33,7 +33,7 @@ struct IndexStructureTests {
         #expect(Array(keys.prefix(3)) == [0, 1, 3])
     }
 
-    @Test func denseTableHandlesDenseSparseAndMovedIds() {
+    @Test("Dense table handles dense sparse and moved ids") func denseTableHandlesDenseSparseAndMovedIds() {
         var table = DenseTable<String>()
         table[1] = "a"
         table[3] = "c"
@@ -49,7 +49,7 @@ struct IndexStructureTests {
         #expect(table[-5] == "negative")
     }
 
-    @Test func countingTableCountsAndSkipsExcludedIds() {
+    @Test("Counting table counts and skips excluded ids") func countingTableCountsAndSkipsExcludedIds() {
         var table = CountingTable(expected: 10)
         table.exclude(7)
         for id: Int64 in [1, 2, 2, 7, 7, 3, 2] { table.add(id) }
@@ -58,7 +58,7 @@ struct IndexStructureTests {
         #expect(counts == [1: 1, 2: 3, 3: 1])
     }
 
-    @Test func changeRingReportsWhatItStillCovers() {
+    @Test("Change ring reports what it still covers") func changeRingReportsWhatItStillCovers() {
         var ring = ChangeRing(capacity: 4, startingAt: 10)
         #expect(ring.changes(after: 10) == [])
         for sequence: Int64 in 11...13 { ring.append(.ads, sequence: sequence) }
@@ -78,7 +78,7 @@ struct FeedIndexCatchUpTests {
         return store
     }
 
-    @Test func loadingReadsEverythingAtTheStoreVersion() throws {
+    @Test("Loading reads everything at the store version") func loadingReadsEverythingAtTheStoreVersion() throws {
         let store = try seededStore()
         let index = try FeedIndex(loadingFrom: store)
         let counts = try store.counts()
@@ -88,7 +88,7 @@ struct FeedIndexCatchUpTests {
         #expect(index.sequence == store.changeVersion)
     }
 
-    @Test func deletingAUserRemovesTheirVideosAndEdgesAndMovesOthersCounts() throws {
+    @Test("Deleting a user removes their videos and edges and moves others counts") func deletingAUserRemovesTheirVideosAndEdgesAndMovesOthersCounts() throws {
         let store = try seededStore()
         let index = try FeedIndex(loadingFrom: store)
         let victim: Int64 = 1
@@ -113,7 +113,7 @@ struct FeedIndexCatchUpTests {
         #expect(changes.contains { if case .follow(_, victim, false) = $0 { true } else { false } })
     }
 
-    @Test func writesOfAnotherProcessAreAppliedByTheNextCatchUp() throws {
+    @Test("Writes of another process are applied by the next catch up") func writesOfAnotherProcessAreAppliedByTheNextCatchUp() throws {
         let store = try seededStore()
         let index = try FeedIndex(loadingFrom: store)
         let other = try SQLiteFeedStore(path: store.path)  // a second process on the same file
@@ -125,7 +125,7 @@ struct FeedIndexCatchUpTests {
         #expect(index.differences(from: try FeedIndex(loadingFrom: store)) == [])
     }
 
-    @Test func aLogWithAGapOrAResetReloadsEverything() throws {
+    @Test("A log with a gap or a reset reloads everything") func aLogWithAGapOrAResetReloadsEverything() throws {
         let store = try seededStore()
         let index = try FeedIndex(loadingFrom: store)
         for number in 0..<5 {

@@ -2,14 +2,13 @@ import FeedIndex
 import FeedStore
 import Foundation
 import PostgresStore
+import PostgresTestSupport
 import SQLiteStore
 import Testing
 
-let postgresURL = ProcessInfo.processInfo.environment["DELTAFEED_TEST_POSTGRES"]
-
 /// Two replicas in one process: stores on the same PostgreSQL schema, an index on the first.
 @Suite(
-    "Tailing the PostgreSQL change log", .enabled(if: postgresURL != nil, "DELTAFEED_TEST_POSTGRES is not set: scripts/test starts a PostgreSQL and sets it"))
+    "Tailing the PostgreSQL change log", needsPostgres)
 struct PostgresTailingTests {
     struct Replicas {
         let schema = "test_tail_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)

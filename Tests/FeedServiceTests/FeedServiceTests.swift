@@ -19,7 +19,7 @@ func jsonObject(_ bytes: [UInt8]) throws -> [String: Any] {
 
 @Suite("Feed composition")
 struct FeedCompositionTests {
-    @Test func feedStartsWithHeaderThenGridThenSuggestions() throws {
+    @Test("Feed starts with header then grid then suggestions") func feedStartsWithHeaderThenGridThenSuggestions() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 1, parameters: FeedParameters(limit: 10))
         let kinds = feed.sections.map(\.kind)
@@ -31,7 +31,7 @@ struct FeedCompositionTests {
         #expect(try jsonObject(feed.document.bytes)["snapshot"] as? String == feed.snapshotID)
     }
 
-    @Test func adPositionsAreStableAcrossRefreshesAndNewVideos() throws {
+    @Test("Ad positions are stable across refreshes and new videos") func adPositionsAreStableAcrossRefreshesAndNewVideos() throws {
         let service = try makeService()
         let before = try service.feed(viewer: 1, parameters: FeedParameters(limit: 60))
         let adSlots = before.sections.filter { $0.kind == .ad }.map(\.id)
@@ -46,7 +46,7 @@ struct FeedCompositionTests {
         #expect(after.sections.filter { $0.kind == .ad }.map { $0.items[0].id } == before.sections.filter { $0.kind == .ad }.map { $0.items[0].id })
     }
 
-    @Test func stackedAdsBecomeTheLastItemOfTheirGridSection() throws {
+    @Test("Stacked ads become the last item of their grid section") func stackedAdsBecomeTheLastItemOfTheirGridSection() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 1, parameters: FeedParameters(limit: 60, stackAds: true))
         #expect(!feed.sections.contains { $0.kind == .ad })
@@ -55,7 +55,7 @@ struct FeedCompositionTests {
         #expect(stacked.allSatisfy { $0.items.last?.kind == .ad && $0.items.dropLast().allSatisfy { $0.kind == .video } })
     }
 
-    @Test func widthGivesEveryItemASize() throws {
+    @Test("Width gives every item a size") func widthGivesEveryItemASize() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 1, parameters: FeedParameters(limit: 5, width: 390))
         let sections = try #require(try jsonObject(feed.document.bytes)["sections"] as? [[String: Any]])
@@ -64,13 +64,13 @@ struct FeedCompositionTests {
         #expect(size == ["width": 179, "height": 278])  // (390 - 24 - 8) / 2 = 179; 179 * 4 / 3 + 40
     }
 
-    @Test func viewerWithNoVideosAnywhereGetsTheEmptyState() throws {
+    @Test("Viewer with no videos anywhere gets the empty state") func viewerWithNoVideosAnywhereGetsTheEmptyState() throws {
         let service = try makeService(users: 5, videos: 0, ads: 0)
         let feed = try service.feed(viewer: 1, parameters: FeedParameters())
         #expect(feed.sections.map(\.kind).contains(.empty))
     }
 
-    @Test func pagesFollowTheCursorWithoutOverlap() throws {
+    @Test("Pages follow the cursor without overlap") func pagesFollowTheCursorWithoutOverlap() throws {
         let service = try makeService()
         let first = try service.feed(viewer: 1, parameters: FeedParameters(limit: 5))
         let cursor = try #require(first.nextCursor)
@@ -80,7 +80,7 @@ struct FeedCompositionTests {
         #expect(FeedParameters.offset(fromCursor: "garbage") == nil)
     }
 
-    @Test func unknownViewerIsAnError() throws {
+    @Test("Unknown viewer is an error") func unknownViewerIsAnError() throws {
         let service = try makeService()
         #expect(throws: FeedError.viewerNotFound(999_999)) { try service.feed(viewer: 999_999, parameters: FeedParameters()) }
     }
@@ -88,7 +88,7 @@ struct FeedCompositionTests {
 
 @Suite("Deltas")
 struct DeltaTests {
-    @Test(arguments: DeltaFormat.allCases)
+    @Test("Every format is valid JSON with the new snapshot", arguments: DeltaFormat.allCases)
     func everyFormatIsValidJSONWithTheNewSnapshot(format: DeltaFormat) throws {
         let service = try makeService()
         let before = try service.feed(viewer: 1, parameters: FeedParameters(limit: 8))
@@ -106,13 +106,13 @@ struct DeltaTests {
         #expect(outcome.snapshotID == after.snapshotID)
     }
 
-    @Test func unchangedFeedHasNoDeltaBody() throws {
+    @Test("Unchanged feed has no delta body") func unchangedFeedHasNoDeltaBody() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 1, parameters: FeedParameters())
         #expect(try #require(try service.delta(viewer: 1, since: feed.snapshotID, format: .batch).answer).delta == nil)
     }
 
-    @Test func snapshotOfAnotherViewerIsUnknown() throws {
+    @Test("Snapshot of another viewer is unknown") func snapshotOfAnotherViewerIsUnknown() throws {
         let service = try makeService()
         let feed = try service.feed(viewer: 2, parameters: FeedParameters())
         #expect(throws: FeedError.snapshotUnknown(feed.snapshotID)) {
@@ -121,7 +121,7 @@ struct DeltaTests {
         #expect(try service.delta(viewer: 3, since: feed.snapshotID, format: .batch).answer == nil, "not in memory for viewer 3: the store decides")
     }
 
-    @Test func snapshotIdsAreStableAcrossServiceInstances() throws {
+    @Test("Snapshot ids are stable across service instances") func snapshotIdsAreStableAcrossServiceInstances() throws {
         let store = try SQLiteFeedStore.temporary()
         _ = try store.seed(DemoSeed(users: 20, videos: 100, ads: 2, seed: 5))
         let first = try FeedService(store: store).feed(viewer: 1, parameters: FeedParameters())

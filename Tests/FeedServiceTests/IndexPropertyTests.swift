@@ -13,7 +13,7 @@ import WritePlanning
 /// composed from the index) equals the feed composed from SQL the way it was before the index.
 @Suite("Index and cached feeds stay equal to the store under random writes")
 struct IndexPropertyTests {
-    @Test(arguments: [11, 12, 13] as [UInt64])
+    @Test("Served feeds equal SQL composition after every write", arguments: [11, 12, 13] as [UInt64])
     func servedFeedsEqualSQLCompositionAfterEveryWrite(seed: UInt64) throws {
         let store = try SQLiteFeedStore.temporary()
         try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: seed, followsPerUser: 2...8))

@@ -26,7 +26,7 @@ func makeService(clock: TestClock, perViewer: Int = 16, maxAge: Int64 = 60_000, 
 struct SnapshotRetentionTests {
     /// The defect: a page served again from the cache kept its old save time, so the saves of
     /// 16 other pages pruned it and the next delta since it answered 410 with no write at all.
-    @Test func aSnapshotServedAgainIsKeptAsTheNewest() throws {
+    @Test("A snapshot served again is kept as the newest") func aSnapshotServedAgainIsKeptAsTheNewest() throws {
         let clock = TestClock()
         let service = try makeService(clock: clock)
         let first = try service.feed(viewer: 1, parameters: FeedParameters(limit: 1))
@@ -53,7 +53,7 @@ struct SnapshotRetentionTests {
         }
     }
 
-    @Test func retentionRemovesTheLeastRecentlyServedBeyondTheCount() throws {
+    @Test("Retention removes the least recently served beyond the count") func retentionRemovesTheLeastRecentlyServedBeyondTheCount() throws {
         let clock = TestClock()
         let service = try makeService(clock: clock, perViewer: 3)
         var ids: [String] = []
@@ -68,7 +68,7 @@ struct SnapshotRetentionTests {
         }
     }
 
-    @Test func aSnapshotOlderThanTheMaximumAgeAnswers410() throws {
+    @Test("A snapshot older than the maximum age answers 410") func aSnapshotOlderThanTheMaximumAgeAnswers410() throws {
         let clock = TestClock()
         let service = try makeService(clock: clock, maxAge: 60_000)
         let feed = try service.feed(viewer: 1, parameters: FeedParameters())
@@ -80,7 +80,7 @@ struct SnapshotRetentionTests {
         #expect(throws: FeedError.snapshotUnknown(feed.snapshotID)) { try service.deltaReadingStorage(viewer: 1, since: feed.snapshotID, format: .batch) }
     }
 
-    @Test func snapshotsHandedOutSurviveARestartOnceWritten() throws {
+    @Test("Snapshots handed out survive a restart once written") func snapshotsHandedOutSurviveARestartOnceWritten() throws {
         let clock = TestClock()
         let service = try makeService(clock: clock)
         let feed = try service.feed(viewer: 2, parameters: FeedParameters(limit: 7, width: 390))
@@ -94,7 +94,7 @@ struct SnapshotRetentionTests {
         #expect(try restarted.delta(viewer: 2, since: feed.snapshotID, format: .batch).answer?.delta == nil)
     }
 
-    @Test func snapshotsNotYetWrittenAreLostOnACrashAndAnswer410() throws {
+    @Test("Snapshots not yet written are lost on a crash and answer 410") func snapshotsNotYetWrittenAreLostOnACrashAndAnswer410() throws {
         let clock = TestClock()
         let service = try makeService(clock: clock)
         let feed = try service.feed(viewer: 2, parameters: FeedParameters())
@@ -104,7 +104,7 @@ struct SnapshotRetentionTests {
         }
     }
 
-    @Test func retentionDeletesReachTheStore() throws {
+    @Test("Retention deletes reach the store") func retentionDeletesReachTheStore() throws {
         let clock = TestClock()
         let service = try makeService(clock: clock, perViewer: 2)
         var ids: [String] = []
@@ -117,7 +117,7 @@ struct SnapshotRetentionTests {
         #expect(try service.store.snapshot(id: ids[2], viewer: 1) != nil)
     }
 
-    @Test func cachesStayWithinTheirByteBudgets() throws {
+    @Test("Caches stay within their byte budgets") func cachesStayWithinTheirByteBudgets() throws {
         let clock = TestClock()
         let budget = 256 << 10
         let service = try makeService(
@@ -147,7 +147,7 @@ struct SnapshotBookTests {
             ])
     }
 
-    @Test func newSnapshotsAreQueuedForTheStoreAndRepeatsOnlyWhenStale() {
+    @Test("New snapshots are queued for the store and repeats only when stale") func newSnapshotsAreQueuedForTheStoreAndRepeatsOnlyWhenStale() {
         var book = SnapshotBook(retention: .init(perViewer: 4, maxAge: 16_000, byteBudget: 1 << 20))
         book.served(structure(viewer: 1, limit: 1), id: "a", now: 0)
         #expect(book.takePending().upserts.count == 1)
@@ -157,7 +157,7 @@ struct SnapshotBookTests {
         #expect(book.takePending().upserts[SnapshotBook.Key(viewer: 1, id: "a")]?.servedAt == 1_000, "a sixteenth of the age later: refreshed")
     }
 
-    @Test func shedViewersAreReadBackNotExpired() {
+    @Test("Shed viewers are read back not expired") func shedViewersAreReadBackNotExpired() {
         var book = SnapshotBook(retention: .init(perViewer: 4, maxAge: 60_000, byteBudget: 4_000))
         for viewer in Int64(1)...20 {
             book.served(structure(viewer: viewer, limit: 3), id: "s\(viewer)", now: viewer)
@@ -171,7 +171,7 @@ struct SnapshotBookTests {
         #expect(book.lookup(viewer: 20, id: "s20", now: 100) == .found(structure(viewer: 20, limit: 3)))
     }
 
-    @Test func sheddingDropsOlderSnapshotsBeforeAnyViewersNewest() {
+    @Test("Shedding drops older snapshots before any viewers newest") func sheddingDropsOlderSnapshotsBeforeAnyViewersNewest() {
         var book = SnapshotBook(retention: .init(perViewer: 8, maxAge: 60_000, byteBudget: 3_000))
         for round in Int64(0)..<4 {
             for viewer in Int64(1)...3 {
@@ -186,7 +186,7 @@ struct SnapshotBookTests {
         #expect(book.lookup(viewer: 1, id: "v1r0", now: 100) == .notInMemory)
     }
 
-    @Test func retiredIdsAnswerExpiredUntilTheirDeletionIsWritten() {
+    @Test("Retired ids answer expired until their deletion is written") func retiredIdsAnswerExpiredUntilTheirDeletionIsWritten() {
         var book = SnapshotBook(retention: .init(perViewer: 1, maxAge: 60_000, byteBudget: 1 << 20))
         book.served(structure(viewer: 1, limit: 1), id: "old", now: 0)
         book.served(structure(viewer: 1, limit: 2), id: "new", now: 1)
@@ -200,7 +200,9 @@ struct SnapshotBookTests {
 
 @Suite("Stored snapshot structures")
 struct SnapshotEncodingTests {
-    @Test(arguments: [FeedParameters(), FeedParameters(limit: 7, offset: 3, width: 390, stackAds: true)] as [FeedParameters])
+    @Test(
+        "Encoded structures read back equal and match the codable form",
+        arguments: [FeedParameters(), FeedParameters(limit: 7, offset: 3, width: 390, stackAds: true)] as [FeedParameters])
     func encodedStructuresReadBackEqualAndMatchTheCodableForm(parameters: FeedParameters) throws {
         let structure = SnapshotStructure(
             viewer: -42, parameters: parameters,

@@ -1,11 +1,12 @@
 import FeedStore
 import Foundation
 import PostgresStore
+import PostgresTestSupport
 import Testing
 
 @Suite(
     "PostgreSQL unreachable, lost and back",
-    .enabled(if: postgresURL != nil, "DELTAFEED_TEST_POSTGRES is not set: scripts/test starts a PostgreSQL and sets it"))
+    needsPostgres)
 struct PostgresFailureTests {
     @Test("A server that refuses connections makes the store unavailable, not a storage error")
     func refusedServerIsUnavailable() {

@@ -2,6 +2,7 @@ import FeedStore
 import Foundation
 import GRDB
 import PostgresStore
+import PostgresTestSupport
 import SQLiteStore
 import Testing
 
@@ -28,7 +29,7 @@ struct SchemaParityTests {
 
     @Test(
         "A fresh PostgreSQL schema has the SQLite store's tables, columns, keys and indexes",
-        .enabled(if: postgresURL != nil, "DELTAFEED_TEST_POSTGRES is not set: scripts/test starts a PostgreSQL and sets it"))
+        needsPostgres)
     func postgresMatchesSQLite() throws {
         let store = try makeStore()
         let sqlite = try store.pool.read { db in try Self.describe(db) }

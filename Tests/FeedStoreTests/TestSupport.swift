@@ -1,6 +1,7 @@
 import FeedStore
 import Foundation
 import PostgresStore
+import PostgresTestSupport
 import SQLiteStore
 import Testing
 
@@ -49,7 +50,6 @@ func makeStore(
 
 /// The PostgreSQL server scripts/test starts (it sets the variable); without it the store suites
 /// run on SQLite alone.
-let postgresURL = ProcessInfo.processInfo.environment["DELTAFEED_TEST_POSTGRES"]
 
 /// The backends a store suite runs on: SQLite always, PostgreSQL when scripts/test started one.
 enum Backend: String, CustomTestStringConvertible, Sendable {

@@ -15,26 +15,26 @@ struct ApplyTests {
         }
     }
 
-    @Test func whenAnIndexIsDeletedTwice_thatTheBatchIsRejected() {
+    @Test("When an index is deleted twice that the batch is rejected") func whenAnIndexIsDeletedTwice_thatTheBatchIsRejected() {
         #expect(kind { _ = try BatchUpdate(deletes: [1, 1]).apply(to: old, newElements: cells(ids: [0])) } == .duplicateSource)
     }
 
-    @Test func whenAMovedIndexIsAlsoReloaded_thatTheBatchIsRejected() {
+    @Test("When a moved index is also reloaded that the batch is rejected") func whenAMovedIndexIsAlsoReloaded_thatTheBatchIsRejected() {
         let update = BatchUpdate(moves: [Move(from: 2, to: 0)], reloads: [2])
         #expect(kind { _ = try update.apply(to: old, newElements: old) } == .duplicateSource)
     }
 
-    @Test func whenTwoInsertsShareAPosition_thatTheBatchIsRejected() {
+    @Test("When two inserts share a position that the batch is rejected") func whenTwoInsertsShareAPosition_thatTheBatchIsRejected() {
         let update = BatchUpdate(deletes: [0, 1], inserts: [0, 0])
         #expect(kind { _ = try update.apply(to: old, newElements: old) } == .duplicateDestination)
     }
 
-    @Test func whenAnIndexIsOutOfRange_thatTheBatchIsRejected() {
+    @Test("When an index is out of range that the batch is rejected") func whenAnIndexIsOutOfRange_thatTheBatchIsRejected() {
         #expect(kind { _ = try BatchUpdate(deletes: [3]).apply(to: old, newElements: cells(ids: [0, 1])) } == .indexOutOfRange)
         #expect(kind { _ = try BatchUpdate(inserts: [-1]).apply(to: old, newElements: cells(ids: [0, 1, 2, 3])) } == .indexOutOfRange)
     }
 
-    @Test func whenCountsDoNotAddUp_thatTheBatchIsRejected() {
+    @Test("When counts do not add up that the batch is rejected") func whenCountsDoNotAddUp_thatTheBatchIsRejected() {
         #expect(kind { _ = try BatchUpdate(inserts: [0]).apply(to: old, newElements: old) } == .countMismatch)
     }
 
@@ -43,7 +43,7 @@ struct ApplyTests {
         Group(id: 2, title: 0, items: cells((20, 0))),
     ]
 
-    @Test func whenAnItemOperationNamesAChangedSection_thatTheBatchIsRejected() {
+    @Test("When an item operation names a changed section that the batch is rejected") func whenAnItemOperationNamesAChangedSection_thatTheBatchIsRejected() {
         let sections = Self.sections
         let insertedSection = SectionedBatchUpdate(
             sectionDeletes: [0], sectionInserts: [0], itemInserts: [ItemPath(section: 0, item: 0)])
@@ -59,7 +59,7 @@ struct ApplyTests {
         #expect(kind { _ = try movedSection.apply(to: sections, newSections: swapped) } == .operationInChangedSection)
     }
 
-    @Test func whenItemCountsDoNotAddUpInASection_thatTheBatchIsRejected() {
+    @Test("When item counts do not add up in a section that the batch is rejected") func whenItemCountsDoNotAddUpInASection_thatTheBatchIsRejected() {
         let update = SectionedBatchUpdate(itemDeletes: [ItemPath(section: 0, item: 0)])
         let error: ApplyError?
         do {
@@ -72,7 +72,7 @@ struct ApplyTests {
         #expect(error?.section == 0)
     }
 
-    @Test func whenAnItemMovesAcrossSections_thatTheBatchMovesItLikeUIKit() throws {
+    @Test("When an item moves across sections that the batch moves it like UI kit") func whenAnItemMovesAcrossSections_thatTheBatchMovesItLikeUIKit() throws {
         let new = [
             Group(id: 1, title: 0, items: cells((10, 0))),
             Group(id: 2, title: 0, items: cells((20, 0), (11, 0))),
@@ -83,7 +83,7 @@ struct ApplyTests {
         #expect(rebuilt.map(SectionShape.init) == new.map(SectionShape.init))
     }
 
-    @Test func whenASequentialStepIsOutOfRangeAtItsMoment_thatItIsRejected() {
+    @Test("When a sequential step is out of range at its moment that it is rejected") func whenASequentialStepIsOutOfRangeAtItsMoment_thatItIsRejected() {
         let steps = SequentialUpdate(operations: [.remove(at: 2, count: 1), .remove(at: 2, count: 1)])
         #expect(kind { _ = try steps.apply(to: old, newElements: cells(ids: [0])) } == .indexOutOfRange)
         let empty = SequentialUpdate(operations: [.insert(at: 0, count: 0)])
@@ -92,7 +92,7 @@ struct ApplyTests {
         #expect(kind { _ = try short.apply(to: old, newElements: old) } == .countMismatch)
     }
 
-    @Test func whenAPatchPathIsNotAnIndexOfTheArray_thatItIsRejected() {
+    @Test("When a patch path is not an index of the array that it is rejected") func whenAPatchPathIsNotAnIndexOfTheArray_thatItIsRejected() {
         let outside = JSONPatch(operations: [JSONPatchOperation(kind: .remove, path: "/other/0")])
         #expect(kind { _ = try outside.apply(to: old, newElements: cells(ids: [1, 2]), at: "/items") } == .invalidPath)
         let leadingZero = JSONPatch(operations: [JSONPatchOperation(kind: .remove, path: "/01")])
@@ -108,7 +108,7 @@ struct ApplyTests {
 
 @Suite("JSON Pointer")
 struct JSONPointerTests {
-    @Test func whenTokensHoldSlashesAndTildes_thatTheyAreEscaped() {
+    @Test("When tokens hold slashes and tildes that they are escaped") func whenTokensHoldSlashesAndTildes_thatTheyAreEscaped() {
         let pointer = JSONPointer(tokens: ["a/b", "m~n", "", "0"])
         #expect(pointer.description == "/a~1b/m~0n//0")
         #expect(JSONPointer(parsing: pointer.description) == pointer)
@@ -117,13 +117,13 @@ struct JSONPointerTests {
         #expect(JSONPointer(parsing: "/~01")?.tokens == ["~1"])
     }
 
-    @Test func whenAStringIsNotAPointer_thatParsingFails() {
+    @Test("When a string is not a pointer that parsing fails") func whenAStringIsNotAPointer_thatParsingFails() {
         #expect(JSONPointer(parsing: "a") == nil)
         #expect(JSONPointer(parsing: "/~2") == nil)
         #expect(JSONPointer(parsing: "/a~") == nil)
     }
 
-    @Test func whenATokenIsAnArrayIndex_thatItParses() {
+    @Test("When a token is an array index that it parses") func whenATokenIsAnArrayIndex_thatItParses() {
         #expect(JSONPointer.arrayIndex("0") == 0)
         #expect(JSONPointer.arrayIndex("42") == 42)
         #expect(JSONPointer.arrayIndex("01") == nil)
@@ -132,7 +132,7 @@ struct JSONPointerTests {
         #expect(JSONPointer.arrayIndex("4a") == nil)
     }
 
-    @Test func whenPathsAreConfigured_thatItemArraysNestUnderSections() {
+    @Test("When paths are configured that item arrays nest under sections") func whenPathsAreConfigured_thatItemArraysNestUnderSections() {
         let paths = JSONPatchPaths(sections: "/data/sections", items: "/entries/list")
         #expect(paths.itemsArray(ofSection: 3).description == "/data/sections/3/entries/list")
         #expect(JSONPatchPaths().itemsArray(ofSection: 0).description == "/sections/0/items")

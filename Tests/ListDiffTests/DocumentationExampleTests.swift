@@ -11,7 +11,7 @@ private struct Post: Diffable, Equatable {
 
 @Suite("Documentation example")
 struct DocumentationExampleTests {
-    @Test func whenTheDocumentedExampleRuns_thatItPrintsWhatTheDocsSay() throws {
+    @Test("When the documented example runs that it prints what the docs say") func whenTheDocumentedExampleRuns_thatItPrintsWhatTheDocsSay() throws {
         let old = [Post(id: 1, text: "hello"), Post(id: 2, text: "world"), Post(id: 3, text: "bye")]
         let new = [Post(id: 3, text: "bye"), Post(id: 1, text: "hello!"), Post(id: 4, text: "new")]
 
@@ -42,7 +42,7 @@ struct DocumentationExampleTests {
         #expect(try diff.jsonPatch(at: "/posts").apply(to: old, newElements: new, at: "/posts") == new)
     }
 
-    @Test func whenRowsAreNotDiffable_thatTheClosureEntryPointDiffsThemByKey() {
+    @Test("When rows are not diffable that the closure entry point diffs them by key") func whenRowsAreNotDiffable_thatTheClosureEntryPointDiffsThemByKey() {
         let oldRows: [(key: String, value: Int)] = [("a", 1), ("b", 2)]
         let newRows: [(key: String, value: Int)] = [("b", 3), ("a", 1)]
         let diff = IndexDiff(
@@ -55,7 +55,7 @@ struct DocumentationExampleTests {
 
 @Suite("README example")
 struct ReadmeExampleTests {
-    @Test func whenTheReadmeExampleRuns_thatItPrintsWhatTheReadmeSays() throws {
+    @Test("When the readme example runs that it prints what the readme says") func whenTheReadmeExampleRuns_thatItPrintsWhatTheReadmeSays() throws {
         let old = [Post(id: 1, text: "hello"), Post(id: 2, text: "world"), Post(id: 3, text: "bye")]
         let new = [Post(id: 3, text: "bye"), Post(id: 1, text: "hello!"), Post(id: 4, text: "new")]
         let diff = IndexDiff(old: old, new: new)

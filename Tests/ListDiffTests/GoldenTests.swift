@@ -24,7 +24,8 @@ struct GoldenTests {
     static let heckelNew = tokens(
         "A MASS OF LATIN WORDS FALLS UPON THE RELEVANT FACTS LIKE SOFT SNOW , COVERING UP THE DETAILS .")
 
-    @Test func whenHeckelsPaperExampleIsDiffed_thatThreeMovesAndTheExpectedEditsAreReported() throws {
+    @Test("When heckels paper example is diffed that three moves and the expected edits are reported")
+    func whenHeckelsPaperExampleIsDiffed_thatThreeMovesAndTheExpectedEditsAreReported() throws {
         let diff = IndexDiff(old: Self.heckelOld, new: Self.heckelNew)
         #expect(diff.deletes == [0, 1, 2, 9, 11, 12])
         #expect(diff.inserts == [3, 11])
@@ -42,7 +43,8 @@ struct GoldenTests {
         #expect(try diff.jsonPatch().apply(to: Self.heckelOld, newElements: Self.heckelNew) == Self.heckelNew)
     }
 
-    @Test func whenHeckelsPaperExampleIsDiffedLikeIGListKit_thatTwelveMovesAreReported() throws {
+    @Test("When heckels paper example is diffed like IG list kit that twelve moves are reported")
+    func whenHeckelsPaperExampleIsDiffedLikeIGListKit_thatTwelveMovesAreReported() throws {
         let diff = IndexDiff(old: Self.heckelOld, new: Self.heckelNew, options: DiffOptions(moves: .heckel))
         #expect(diff.moves.map(\.to) == [0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 12, 13])
         #expect(diff.deletes == [0, 1, 2, 9, 11, 12])
@@ -60,7 +62,7 @@ struct GoldenTests {
         func isContentEqual(to other: User) -> Bool { name == other.name }
     }
 
-    @Test func whenUserIsRenamed_thatItIsAnUpdateNotADeleteAndInsert() throws {
+    @Test("When user is renamed that it is an update not a delete and insert") func whenUserIsRenamed_thatItIsAnUpdateNotADeleteAndInsert() throws {
         let old = [User(primaryKey: 1, name: "Ryan"), User(primaryKey: 2, name: "Shayne")]
         let new = [User(primaryKey: 1, name: "Ryan"), User(primaryKey: 2, name: "Ann")]
         let diff = IndexDiff(old: old, new: new)
@@ -71,7 +73,7 @@ struct GoldenTests {
         #expect(try diff.batch.apply(to: old, newElements: new) == new)
     }
 
-    @Test func whenBothListsAreEmpty_thatNothingChanges() {
+    @Test("When both lists are empty that nothing changes") func whenBothListsAreEmpty_thatNothingChanges() {
         let diff = IndexDiff(old: [Cell](), new: [])
         #expect(!diff.hasChanges)
         #expect(diff.changeCount == 0)
@@ -80,7 +82,7 @@ struct GoldenTests {
         #expect(diff.jsonPatch().operations.isEmpty)
     }
 
-    @Test func whenOldIsEmpty_thatEveryElementIsInsertedInOneRun() throws {
+    @Test("When old is empty that every element is inserted in one run") func whenOldIsEmpty_thatEveryElementIsInsertedInOneRun() throws {
         let new = cells(ids: [1, 2, 3])
         let diff = IndexDiff(old: [], new: new)
         #expect(diff.inserts == [0, 1, 2])
@@ -89,7 +91,7 @@ struct GoldenTests {
         #expect(try diff.batch.apply(to: [], newElements: new) == new)
     }
 
-    @Test func whenNewIsEmpty_thatEveryElementIsDeletedInOneRun() throws {
+    @Test("When new is empty that every element is deleted in one run") func whenNewIsEmpty_thatEveryElementIsDeletedInOneRun() throws {
         let old = cells(ids: [1, 2, 3])
         let diff = IndexDiff(old: old, new: [])
         #expect(diff.deletes == [0, 1, 2])
@@ -99,7 +101,7 @@ struct GoldenTests {
         #expect(try diff.jsonPatch().apply(to: old, newElements: []) == [])
     }
 
-    @Test(arguments: [2, 3, 10, 101])
+    @Test("When list is reversed that n minus one moves are reported", arguments: [2, 3, 10, 101])
     func whenListIsReversed_thatNMinusOneMovesAreReported(count: Int) throws {
         let old = cells(ids: Array(0..<count))
         let new = Array(old.reversed())
@@ -113,7 +115,7 @@ struct GoldenTests {
         #expect(try heckel.batch.apply(to: old, newElements: new) == new)
     }
 
-    @Test func whenLastMovesToFront_thatOneMoveIsReported() throws {
+    @Test("When last moves to front that one move is reported") func whenLastMovesToFront_thatOneMoveIsReported() throws {
         let old = cells(ids: Array(0..<10))
         var new = old
         new.insert(new.removeLast(), at: 0)
@@ -124,7 +126,7 @@ struct GoldenTests {
         #expect(diff.jsonPatch().operations == [JSONPatchOperation(kind: .move, path: "/0", from: "/9")])
     }
 
-    @Test func whenLastMovesToFrontLikeIGListKit_thatEveryElementIsMoved() throws {
+    @Test("When last moves to front like IG list kit that every element is moved") func whenLastMovesToFrontLikeIGListKit_thatEveryElementIsMoved() throws {
         let old = cells(ids: Array(0..<10))
         var new = old
         new.insert(new.removeLast(), at: 0)
@@ -134,17 +136,17 @@ struct GoldenTests {
         #expect(try diff.batch.apply(to: old, newElements: new) == new)
     }
 
-    @Test func whenAdjacentPairIsSwapped_thatOneMoveIsReported() {
+    @Test("When adjacent pair is swapped that one move is reported") func whenAdjacentPairIsSwapped_thatOneMoveIsReported() {
         let diff = IndexDiff(old: cells(ids: [0, 1, 2, 3]), new: cells(ids: [0, 2, 1, 3]))
         #expect(diff.moves.count == 1)  // 4 common − LIS 3 (0 1 3 or 0 2 3)
     }
 
-    @Test func whenDistantPairIsSwapped_thatTwoMovesAreReported() {
+    @Test("When distant pair is swapped that two moves are reported") func whenDistantPairIsSwapped_thatTwoMovesAreReported() {
         let diff = IndexDiff(old: cells(ids: [0, 1, 2, 3, 4]), new: cells(ids: [0, 3, 2, 1, 4]))
         #expect(diff.moves.count == 2)  // 5 common − LIS 3 (0 2 4, or 0 1 4, ...)
     }
 
-    @Test func whenDuplicatesAreAtTheTop_thatKthOccurrencesAreMatched() throws {
+    @Test("When duplicates are at the top that kth occurrences are matched") func whenDuplicatesAreAtTheTop_thatKthOccurrencesAreMatched() throws {
         // Ids 7 7 7 at the top of the old list, 7 7 in the new one: old 0 ↔ new 0,
         // old 1 ↔ new 1; old 2 is deleted. Content decides per pair.
         let old = cells((7, 0), (7, 1), (7, 2), (1, 0))
@@ -161,7 +163,7 @@ struct GoldenTests {
         #expect(try diff.batch.apply(to: old, newElements: new) == new)
     }
 
-    @Test func whenEveryIdentifierIsTheSame_thatOccurrencesPairInOrder() throws {
+    @Test("When every identifier is the same that occurrences pair in order") func whenEveryIdentifierIsTheSame_thatOccurrencesPairInOrder() throws {
         let old = (0..<500).map { Cell(id: 0, content: $0 % 3) }
         let new = (0..<300).map { Cell(id: 0, content: $0 % 2) }
         let diff = IndexDiff(old: old, new: new)
@@ -171,7 +173,9 @@ struct GoldenTests {
         #expect(try diff.sequential.apply(to: old, newElements: new) == new)
     }
 
-    @Test func whenMovedElementIsAlsoUpdated_thatTheBatchDeletesAndInsertsIt() throws {
+    @Test("When moved element is also updated that the batch deletes and inserts it") func whenMovedElementIsAlsoUpdated_thatTheBatchDeletesAndInsertsIt()
+        throws
+    {
         let old = cells((1, 0), (2, 0), (3, 0))
         let new = cells((3, 1), (1, 0), (2, 0))
         let diff = IndexDiff(old: old, new: new)
@@ -183,7 +187,7 @@ struct GoldenTests {
         #expect(try diff.batch.apply(to: old, newElements: new) == new)
     }
 
-    @Test func whenAFewEditsAreMade_thatEachFormListsTheExpectedSteps() throws {
+    @Test("When a few edits are made that each form lists the expected steps") func whenAFewEditsAreMade_thatEachFormListsTheExpectedSteps() throws {
         // A B C D E → E A C' X D: B deleted, X inserted, C updated, E moved.
         let old = cells((1, 0), (2, 0), (3, 0), (4, 0), (5, 0))
         let new = cells((5, 0), (1, 0), (3, 1), (9, 0), (4, 0))
@@ -203,7 +207,7 @@ struct GoldenTests {
         #expect(try diff.jsonPatch().apply(to: old, newElements: new) == new)
     }
 
-    @Test func whenRunsAreAdjacent_thatSequentialStepsAreCoalesced() {
+    @Test("When runs are adjacent that sequential steps are coalesced") func whenRunsAreAdjacent_thatSequentialStepsAreCoalesced() {
         let old = cells(ids: [1, 2, 3, 4, 5, 6])
         let new = cells((1, 1), (2, 1), (9, 0), (8, 0), (6, 0))
         let diff = IndexDiff(old: old, new: new)
@@ -213,7 +217,7 @@ struct GoldenTests {
             ])
     }
 
-    @Test func whenIdentityModeComparesValues_thatEveryMatchedPairIsAnUpdate() {
+    @Test("When identity mode compares values that every matched pair is an update") func whenIdentityModeComparesValues_thatEveryMatchedPairIsAnUpdate() {
         let old = cells((1, 0), (2, 0))
         let new = cells((2, 0), (1, 0))
         let diff = IndexDiff(old: old, new: new, options: DiffOptions(mode: .identity))
@@ -223,7 +227,9 @@ struct GoldenTests {
         #expect(diff.batch.moves.isEmpty)
     }
 
-    @Test func whenIdentityModeComparesObjects_thatOnlyOtherInstancesAreUpdates() throws {
+    @Test("When identity mode compares objects that only other instances are updates") func whenIdentityModeComparesObjects_thatOnlyOtherInstancesAreUpdates()
+        throws
+    {
         let a = Box(1, 0)
         let b = Box(2, 0)
         let old = [a, b]
@@ -236,7 +242,8 @@ struct GoldenTests {
         #expect(rebuilt[0] === a && rebuilt[1] === new[1])
     }
 
-    @Test func whenElementsAreNotDiffable_thatClosuresIdentifyAndCompareThem() throws {
+    @Test("When elements are not diffable that closures identify and compare them") func whenElementsAreNotDiffable_thatClosuresIdentifyAndCompareThem() throws
+    {
         let old: [(key: String, value: Int)] = [("a", 1), ("b", 2), ("c", 3)]
         let new: [(key: String, value: Int)] = [("c", 3), ("a", 1), ("b", 5), ("d", 0)]
         let diff = IndexDiff(old: old, new: new, identifier: { $0.key }, isContentEqual: { $0.value == $1.value })

@@ -9,7 +9,8 @@ struct CollidingID: Hashable {
 
 @Suite("Identifier lookups")
 struct IdentifierTableTests {
-    @Test func whenIdentifiersAreStrings_thatLookupsFindFirstOccurrencesAcrossGrowth() {
+    @Test("When identifiers are strings that lookups find first occurrences across growth")
+    func whenIdentifiersAreStrings_thatLookupsFindFirstOccurrencesAcrossGrowth() {
         // 50 old identifiers, 5,000 new ones: inserted identifiers grow the table
         // far past the capacity reserved for the old list.
         let old = (0..<50).map { "id-\($0 * 2)" }
@@ -22,7 +23,7 @@ struct IdentifierTableTests {
         #expect(diff.inserts.count == 5_001 - 50)
     }
 
-    @Test func whenEveryHashCollides_thatMatchingIsStillExact() throws {
+    @Test("When every hash collides that matching is still exact") func whenEveryHashCollides_thatMatchingIsStillExact() throws {
         let old = (0..<300).map { CollidingID(value: $0) }
         let new = old.reversed().filter { $0.value % 3 != 0 } + [CollidingID(value: 1_000)]
         let diff = IndexDiff(old: old, new: new, identifier: { $0 }, isContentEqual: ==)
@@ -32,7 +33,7 @@ struct IdentifierTableTests {
         #expect(try diff.batch.apply(to: old, newElements: new) == new)
     }
 
-    @Test func whenOldIdentifierIsDeleted_thatItHasNoNewIndex() {
+    @Test("When old identifier is deleted that it has no new index") func whenOldIdentifierIsDeleted_thatItHasNoNewIndex() {
         let diff = IndexDiff(old: cells(ids: [1, 2, 2]), new: cells(ids: [2]))
         #expect(diff.oldIndex(for: 1) == 0)
         #expect(diff.newIndex(for: 1) == nil)

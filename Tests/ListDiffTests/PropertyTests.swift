@@ -6,7 +6,7 @@ import Testing
 /// so `SplitMix64(seed:)` and the loop below reproduce it.
 @Suite("Random lists")
 struct PropertyTests {
-    @Test func whenSmallRandomListsAreDiffed_thatEveryFormRebuildsTheNewList() {
+    @Test("When small random lists are diffed that every form rebuilds the new list") func whenSmallRandomListsAreDiffed_thatEveryFormRebuildsTheNewList() {
         let seed: UInt64 = 0x5EED_F1A7
         var random = SplitMix64(seed: seed)
         for iteration in 0..<10_000 {
@@ -18,7 +18,8 @@ struct PropertyTests {
         }
     }
 
-    @Test func whenLargerShuffledListsAreDiffed_thatMovesStayMinimalAndFormsApply() {
+    @Test("When larger shuffled lists are diffed that moves stay minimal and forms apply")
+    func whenLargerShuffledListsAreDiffed_thatMovesStayMinimalAndFormsApply() {
         let seed: UInt64 = 0x5EED_B16
         var random = SplitMix64(seed: seed)
         for iteration in 0..<300 {
@@ -32,7 +33,8 @@ struct PropertyTests {
         }
     }
 
-    @Test func whenObjectsAreDiffedInIdentityMode_thatFormsRebuildTheSameInstances() throws {
+    @Test("When objects are diffed in identity mode that forms rebuild the same instances")
+    func whenObjectsAreDiffedInIdentityMode_thatFormsRebuildTheSameInstances() throws {
         let seed: UInt64 = 0x5EED_0B1
         var random = SplitMix64(seed: seed)
         for iteration in 0..<1_000 {
@@ -59,7 +61,8 @@ struct PropertyTests {
         }
     }
 
-    @Test func whenRandomSectionedListsAreDiffed_thatEveryFormRebuildsTheNewList() {
+    @Test("When random sectioned lists are diffed that every form rebuilds the new list")
+    func whenRandomSectionedListsAreDiffed_thatEveryFormRebuildsTheNewList() {
         let seed: UInt64 = 0x5EED_5EC7
         var random = SplitMix64(seed: seed)
         for iteration in 0..<2_500 {

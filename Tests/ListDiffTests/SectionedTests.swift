@@ -20,7 +20,9 @@ struct SectionedTests {
         Group(id: 2, title: 1, items: cells((20, 0))),
     ]
 
-    @Test func whenMovedSectionHasItemChanges_thatTheBatchDeletesAndInsertsIt() throws {
+    @Test("When moved section has item changes that the batch deletes and inserts it") func whenMovedSectionHasItemChanges_thatTheBatchDeletesAndInsertsIt()
+        throws
+    {
         let diff = SectionedDiff(oldSections: Self.old, newSections: Self.new)
         #expect(diff.sections.moves == [Move(from: 2, to: 0)])
         #expect(diff.sections.updates == [1])
@@ -33,7 +35,8 @@ struct SectionedTests {
         #expect(rebuilt.map(SectionShape.init) == Self.new.map(SectionShape.init))
     }
 
-    @Test func whenSectionsChange_thatSequentialStepsNameSectionsAsTheyStand() throws {
+    @Test("When sections change that sequential steps name sections as they stand") func whenSectionsChange_thatSequentialStepsNameSectionsAsTheyStand() throws
+    {
         let diff = SectionedDiff(oldSections: Self.old, newSections: Self.new)
         #expect(
             diff.sequential.operations == [
@@ -46,7 +49,7 @@ struct SectionedTests {
         #expect(rebuilt.map(SectionShape.init) == Self.new.map(SectionShape.init))
     }
 
-    @Test func whenSectionsChange_thatTheJSONPatchUsesSectionAndItemPaths() throws {
+    @Test("When sections change that the JSON patch uses section and item paths") func whenSectionsChange_thatTheJSONPatchUsesSectionAndItemPaths() throws {
         let diff = SectionedDiff(oldSections: Self.old, newSections: Self.new)
         #expect(
             diff.jsonPatch().operations == [
@@ -59,7 +62,9 @@ struct SectionedTests {
         #expect(diff.jsonPatch(paths: paths).operations.last?.path.description == "/feed/1/cards/1")
     }
 
-    @Test func whenItemLeavesOneSectionForAnother_thatItIsADeleteAndAnInsert() throws {
+    @Test("When item leaves one section for another that it is a delete and an insert") func whenItemLeavesOneSectionForAnother_thatItIsADeleteAndAnInsert()
+        throws
+    {
         let old = [Group(id: 1, title: 0, items: cells((10, 0), (11, 0))), Group(id: 2, title: 0, items: cells((20, 0)))]
         let new = [Group(id: 1, title: 0, items: cells((10, 0))), Group(id: 2, title: 0, items: cells((11, 0), (20, 0)))]
         let diff = SectionedDiff(oldSections: old, newSections: new)
@@ -72,7 +77,7 @@ struct SectionedTests {
         #expect(diff.changeCount == 2)
     }
 
-    @Test func whenMovedSectionKeepsItsItems_thatTheBatchMovesIt() throws {
+    @Test("When moved section keeps its items that the batch moves it") func whenMovedSectionKeepsItsItems_thatTheBatchMovesIt() throws {
         let old = [Group(id: 1, title: 0, items: cells((10, 0))), Group(id: 2, title: 0, items: cells((20, 0)))]
         let new = [Group(id: 2, title: 0, items: cells((20, 0))), Group(id: 1, title: 0, items: cells((10, 1)))]
         let diff = SectionedDiff(oldSections: old, newSections: new)
@@ -86,7 +91,7 @@ struct SectionedTests {
         #expect(rebuilt.map(SectionShape.init) == new.map(SectionShape.init))
     }
 
-    @Test func whenSectionIsInsertedOrDeleted_thatNoItemOperationNamesIt() throws {
+    @Test("When section is inserted or deleted that no item operation names it") func whenSectionIsInsertedOrDeleted_thatNoItemOperationNamesIt() throws {
         let old = [Group(id: 1, title: 0, items: cells((10, 0)))]
         let new = [Group(id: 2, title: 0, items: cells((20, 0), (21, 0)))]
         let diff = SectionedDiff(oldSections: old, newSections: new)
@@ -95,7 +100,7 @@ struct SectionedTests {
         #expect(diff.jsonPatch().operations.last?.value == .section(0))
     }
 
-    @Test func whenSectionsAreGivenByClosures_thatTheDiffMatchesTheProtocolOne() {
+    @Test("When sections are given by closures that the diff matches the protocol one") func whenSectionsAreGivenByClosures_thatTheDiffMatchesTheProtocolOne() {
         let viaClosures = SectionedDiff(
             oldSections: Self.old, newSections: Self.new,
             sectionIdentifier: { $0.id }, isSectionContentEqual: { $0.title == $1.title },

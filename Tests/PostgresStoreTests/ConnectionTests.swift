@@ -1,11 +1,11 @@
 import Foundation
 import PostgresStore
+import PostgresTestSupport
 import Testing
 
 /// The server scripts/test starts; these suites need one (scripts/test always sets it).
-let postgresURL = ProcessInfo.processInfo.environment["DELTAFEED_TEST_POSTGRES"]
 
-@Suite("PostgreSQL connection", .enabled(if: postgresURL != nil, "DELTAFEED_TEST_POSTGRES is not set: scripts/test starts a PostgreSQL and sets it"))
+@Suite("PostgreSQL connection", needsPostgres)
 struct ConnectionTests {
     @Test("Values travel as parameters and come back as text, NULL as nil")
     func parametersRoundTrip() throws {

@@ -1,8 +1,9 @@
 import Foundation
 import PostgresStore
+import PostgresTestSupport
 import Testing
 
-@Suite("PostgreSQL schema", .enabled(if: postgresURL != nil, "DELTAFEED_TEST_POSTGRES is not set: scripts/test starts a PostgreSQL and sets it"))
+@Suite("PostgreSQL schema", needsPostgres)
 struct PostgresSchemaTests {
     /// A connection whose search path is a new, empty schema of its own.
     func freshSchema() throws -> (PostgresConnection, String) {

@@ -11,7 +11,7 @@ import Darwin
 
 @Suite("Retrying interrupted system calls")
 struct RetryingInterruptsTests {
-    @Test func aCallInterruptedBySignalsIsMadeAgainUntilItAnswers() {
+    @Test("A call interrupted by signals is made again until it answers") func aCallInterruptedBySignalsIsMadeAgainUntilItAnswers() {
         var calls = 0
         let result = retryingInterrupts { () -> Int32 in
             calls += 1
@@ -25,7 +25,7 @@ struct RetryingInterruptsTests {
         #expect(calls == 3)
     }
 
-    @Test func aRealFailureIsReturnedWithItsErrnoAndNotRetried() {
+    @Test("A real failure is returned with its errno and not retried") func aRealFailureIsReturnedWithItsErrnoAndNotRetried() {
         var calls = 0
         let result = retryingInterrupts { () -> Int in
             calls += 1
@@ -36,7 +36,7 @@ struct RetryingInterruptsTests {
         #expect(calls == 1)
     }
 
-    @Test func aRealCallThatFailsReportsTheKernelsErrno() {
+    @Test("A real call that fails reports the kernels errno") func aRealCallThatFailsReportsTheKernelsErrno() {
         // Closing a descriptor that is not open fails with EBADF, not EINTR: returned at once.
         let result = retryingInterrupts { close(-1) }
         #expect(result == .failure(SystemCallError(code: EBADF)))

@@ -22,7 +22,7 @@ struct WritePlannerTests {
 
     static let everyKind = WriteMix(uniqueKeysWithValues: WriteKind.allCases.map { ($0, 1) })
 
-    @Test func theSameSeedPlansTheSameWrites() {
+    @Test("The same seed plans the same writes") func theSameSeedPlansTheSameWrites() {
         var first = WritePlanner(seed: 42, mix: .endToEnd)
         var second = WritePlanner(seed: 42, mix: .endToEnd)
         let options = Self.richOptions()
@@ -33,7 +33,7 @@ struct WritePlannerTests {
         #expect((0..<200).compactMap { _ in other.next(options) } != a)
     }
 
-    @Test func aSeedPlansTheSameWritesOnEveryMachine() {
+    @Test("A seed plans the same writes on every machine") func aSeedPlansTheSameWritesOnEveryMachine() {
         // `--seed` reproduces a run of simulate or prove: the sequence must not depend on the
         // platform, the hash seed or the order of a dictionary.
         var planner = WritePlanner(seed: 7, mix: .simulate)
@@ -48,7 +48,7 @@ struct WritePlannerTests {
         #"POST /v1/videos {"author_id":2,"duration_seconds":28,"like_count":2035,"thumbnail_url":"https://cdn.example/thumbs/4-111877.jpg","title":"street rain #4-111877"}"#,
     ]
 
-    @Test func everyKindOfTheMixIsDrawn() {
+    @Test("Every kind of the mix is drawn") func everyKindOfTheMixIsDrawn() {
         var planner = WritePlanner(seed: 1, mix: Self.everyKind)
         var seen: Set<String> = []
         for _ in 0..<2000 {
@@ -58,7 +58,7 @@ struct WritePlannerTests {
         #expect(seen.count == 15, "drew only \(seen.sorted())")
     }
 
-    @Test func writesAreOnlyOnIdsTheCallerGave() {
+    @Test("Writes are only on ids the caller gave") func writesAreOnlyOnIdsTheCallerGave() {
         var planner = WritePlanner(seed: 3, mix: Self.everyKind)
         let options = Self.richOptions()
         let videos = Set(options.videos + options.preferredVideos)
@@ -84,7 +84,7 @@ struct WritePlannerTests {
         }
     }
 
-    @Test func kindsWithNothingToDrawFromAreLeftOut() {
+    @Test("Kinds with nothing to draw from are left out") func kindsWithNothingToDrawFromAreLeftOut() {
         var planner = WritePlanner(seed: 5, mix: .simulate)
         #expect(planner.next(WriteOptions()) == nil, "simulate's kinds all need a feed")
         var options = WriteOptions()
@@ -95,7 +95,7 @@ struct WritePlannerTests {
         }
     }
 
-    @Test func aKnownLikeCountOnlyGoesUp() {
+    @Test("A known like count only goes up") func aKnownLikeCountOnlyGoesUp() {
         var planner = WritePlanner(seed: 9, mix: [.like: 1])
         var options = WriteOptions()
         options.videos = [10]
@@ -106,7 +106,7 @@ struct WritePlannerTests {
         }
     }
 
-    @Test func aFeedPageGivesItsVideosAuthorsSuggestionsAndAds() throws {
+    @Test("A feed page gives its videos authors suggestions and ads") func aFeedPageGivesItsVideosAuthorsSuggestionsAndAds() throws {
         let feed = FeedDocument(
             snapshot: "s", viewer: 1,
             sections: [
@@ -132,7 +132,7 @@ struct WritePlannerTests {
         #expect(options.ads == [20])
     }
 
-    @Test func writesWithoutARouteHaveNoRequest() {
+    @Test("Writes without a route have no request") func writesWithoutARouteHaveNoRequest() {
         #expect(PlannedWrite.addLikes(video: 1, likes: 2).request == nil)
         #expect(PlannedWrite.renameUser(1, displayName: "x").request == nil)
         #expect(PlannedWrite.toggleFollow(follower: 1, followee: 2).request == nil)

@@ -1,5 +1,5 @@
-import DeltaFeedClient
 import Foundation
+import JSONBytes
 import Testing
 
 /// JSONBytes keeps every number exactly: `Int64` when written as one, `Double` when a `Double`
