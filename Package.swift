@@ -137,6 +137,8 @@ let package = Package(
         // The PostgreSQL the store suites run against (DELTAFEED_TEST_POSTGRES), and the trait of
         // the tests that need it.
         .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),
+        // The golden delta fixtures (Tests/Fixtures/deltas) every apply implementation must pass.
+        .target(name: "DeltaFixtures", dependencies: ["JSONBytes"], path: "Tests/DeltaFixtures"),
         .testTarget(
             name: "EventHTTPTests",
             dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
@@ -144,10 +146,10 @@ let package = Package(
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         .testTarget(name: "DeterministicTests", dependencies: ["Deterministic"]),
         .testTarget(name: "JSONBytesTests", dependencies: ["JSONBytes"]),
-        .testTarget(name: "FeedWireTests", dependencies: ["FeedWire", "JSONBytes", "ListDiff"]),
+        .testTarget(name: "FeedWireTests", dependencies: ["DeltaFixtures", "FeedWire", "JSONBytes", "ListDiff"]),
         .testTarget(name: "DeltaFeedClientTests", dependencies: ["DeltaFeedClient"]),
         .testTarget(name: "WritePlanningTests", dependencies: ["WritePlanning", "FeedWire", "JSONBytes"]),
-        .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic"]),
+        .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic", "DeltaFixtures", "FeedWire", "JSONBytes"]),
         .testTarget(
             name: "FeedStoreTests",
             dependencies: [

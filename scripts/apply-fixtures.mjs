@@ -1,0 +1,53 @@
+// Applies the golden delta fixtures (Tests/Fixtures/deltas/*.json) with the web client's own
+// apply functions, as the demo page runs them: the sequential form step by step to the document
+// (calling a ListUpdateCallback-style listener) and the JSON Patch form (RFC 6902) to a copy.
+// Both must give the fixture's page after. FeedWire's and ListDiff's test targets apply the same
+// files. Run by scripts/test; `node scripts/apply-fixtures.mjs` on its own. Exits 1 on a mismatch.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { applyJSONPatch, applySequential, documentDifference, jsonEqual } from '../Sources/DeltaFeedServer/Demo/feed-client.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const directory = join(root, 'Tests', 'Fixtures', 'deltas');
+const names = readdirSync(directory).filter((name) => name.endsWith('.json')).sort();
+let passed = 0;
+let failed = 0;
+
+function check(name, form, rebuilt, after) {
+  const difference = documentDifference(rebuilt, after) ?? (jsonEqual(rebuilt, after) ? null : 'the documents differ');
+  if (difference === null) {
+    passed += 1;
+  } else {
+    failed += 1;
+    console.error(`FAIL ${name} ${form}: ${difference}`);
+  }
+}
+
+for (const name of names) {
+  const fixture = JSON.parse(readFileSync(join(directory, name), 'utf8'));
+  for (const [form, apply] of [
+    ['sequential', (before, delta) => {
+      let calls = 0;
+      const listener = new Proxy({}, { get: () => () => { calls += 1; } });
+      const rebuilt = applySequential(before, delta, listener);
+      if (delta.operations.length > 0 && calls === 0) throw new Error('the listener was never called');
+      return rebuilt;
+    }],
+    ['jsonpatch', (before, delta) => applyJSONPatch(before, delta.patch)],
+  ]) {
+    try {
+      const before = structuredClone(fixture.before);
+      check(name, form, apply(before, fixture.deltas[form]), fixture.after);
+    } catch (error) {
+      failed += 1;
+      console.error(`FAIL ${name} ${form}: ${error.message}`);
+    }
+  }
+}
+if (names.length === 0) {
+  failed += 1;
+  console.error(`no fixtures in ${directory}`);
+}
+console.log(`apply fixtures (web client): ${passed} passed, ${failed} failed, ${names.length} fixtures`);
+process.exit(failed === 0 ? 0 : 1);
