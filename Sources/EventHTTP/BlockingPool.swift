@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// A fixed set of threads for work that must not run on an event loop: storage transactions,
 /// fsync, long CPU work. The queue in front of them is bounded, so a burst of slow work is
 /// refused at once (the server answers 503) instead of piling up without limit.
@@ -18,13 +12,12 @@ import Musl
 /// }
 /// ```
 public final class BlockingPool: @unchecked Sendable {
-    // @unchecked: every mutable field is guarded by `mutex`; the threads are joined once.
+    // @unchecked: every mutable field is guarded by `lock`; the threads are joined once.
     /// A name for logs and thread titles.
     public let name: String
     /// The most jobs waiting (not counting the ones running) before ``trySubmit(_:)`` refuses.
     public let queueCapacity: Int
-    private var mutex = pthread_mutex_t()
-    private var wake = pthread_cond_t()
+    private let lock = ConditionLock()
     private var queue: [(@Sendable () -> Void)?] = []
     private var head = 0
     private var waiting = 0
@@ -37,8 +30,6 @@ public final class BlockingPool: @unchecked Sendable {
     public init(name: String, threads: Int, queueCapacity: Int) {
         self.name = name
         self.queueCapacity = max(0, queueCapacity)
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&wake, nil)
         queue = Array(repeating: nil, count: max(1, self.queueCapacity + 1))
         // The threads keep the pool alive until ``shutdown()`` lets them end.
         self.threads = (0..<max(1, threads)).map { _ in
@@ -46,49 +37,42 @@ public final class BlockingPool: @unchecked Sendable {
         }
     }
 
-    deinit {
-        pthread_cond_destroy(&wake)
-        pthread_mutex_destroy(&mutex)
-    }
-
     /// Queues `job`; returns false without queueing it when `queueCapacity` jobs already wait,
     /// or after ``shutdown()``.
     @discardableResult
     public func trySubmit(_ job: @escaping @Sendable () -> Void) -> Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         // A job may always start when a thread is idle, even with a zero-length queue.
         let idle = threads.count - running - waiting
         guard !stopping, waiting < queueCapacity || (waiting == 0 && idle > 0) else { return false }
         queue[(head + waiting) % queue.count] = job
         waiting += 1
-        pthread_cond_signal(&wake)
+        lock.signal()
         return true
     }
 
     /// Jobs waiting and running now (a gauge for metrics and tests).
     public var load: (waiting: Int, running: Int) {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return (waiting, running)
+        lock.withLock { (waiting, running) }
     }
 
     /// Refuses new jobs, lets the queued ones finish and joins the threads. Safe to call more
     /// than once and from any thread but the pool's own.
     public func shutdown() {
-        pthread_mutex_lock(&mutex)
-        stopping = true
-        pthread_cond_broadcast(&wake)
-        let threads = self.threads
-        pthread_mutex_unlock(&mutex)
+        let threads = lock.withLock {
+            stopping = true
+            lock.broadcast()
+            return self.threads
+        }
         for thread in threads { thread.join() }
     }
 
     private func runJobs() {
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         while true {
             while waiting == 0 && !stopping {
-                pthread_cond_wait(&wake, &mutex)
+                lock.wait()
             }
             if waiting == 0 && stopping { break }
             let job = queue[head]!
@@ -96,11 +80,11 @@ public final class BlockingPool: @unchecked Sendable {
             head = (head + 1) % queue.count
             waiting -= 1
             running += 1
-            pthread_mutex_unlock(&mutex)
+            lock.unlock()
             job()
-            pthread_mutex_lock(&mutex)
+            lock.lock()
             running -= 1
         }
-        pthread_mutex_unlock(&mutex)
+        lock.unlock()
     }
 }
