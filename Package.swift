@@ -157,6 +157,9 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        .testTarget(
+            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "FeedStore", "StoreOracle", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "PostgresTestSupport"]),
         .testTarget(
             name: "FeedIndexTests",

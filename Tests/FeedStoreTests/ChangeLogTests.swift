@@ -59,19 +59,6 @@ struct ChangeLogTests {
         #expect(try store.read { reader in try reader.oldestChangeSequence() } == 8)
         #expect(try store.read { reader in try reader.changes(after: 0) }.map(\.sequence) == [8, 9, 10])
     }
-
-    @Test("Durability full is the default and sets synchronous FULL on the connection writes use; normal is offered")
-    func durabilityChoosesSynchronousMode() throws {
-        // Writes go through the pool's one writer connection; readers never commit, so the
-        // setting that decides whether a commit is synced is the writer's.
-        func writerSynchronous(_ store: SQLiteFeedStore) throws -> Int? {
-            try store.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
-        }
-        let full = try SQLiteFeedStore.temporary()
-        #expect(try writerSynchronous(full) == 2)
-        let normal = try SQLiteFeedStore.temporary(options: StorageOptions(durability: .normal))
-        #expect(try writerSynchronous(normal) == 1)
-    }
 }
 
 @Suite("Change log under concurrent writers")

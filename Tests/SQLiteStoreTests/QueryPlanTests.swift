@@ -9,7 +9,7 @@ import Testing
 struct QueryPlanTests {
     /// A seeded store, so the planner sees realistic tables.
     static func seededStore() throws -> SQLiteFeedStore {
-        let store = try makeStore()
+        let store = try SQLiteFeedStore.temporary()
         try store.seed(DemoSeed(users: 100, videos: 2000, ads: 10, seed: 1))
         return store
     }

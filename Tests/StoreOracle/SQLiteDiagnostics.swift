@@ -1,24 +1,24 @@
 import FeedStore
-import GRDB
-import SQLiteStore
+public import GRDB
+public import SQLiteStore
 
-// What the SQLite store's tests look at beyond what the store offers: its journal mode,
+// What tests look at in the SQLite store beyond what the store offers: its journal mode,
 // migrations, schema objects and query plans. Nothing outside these tests reads them.
 
 extension SQLiteFeedStore {
     /// SQLite's journal mode of the store's connections (`"wal"` for every store of this module).
-    func journalMode() throws -> String {
+    public func journalMode() throws -> String {
         try pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
     }
 
     /// The identifiers of the migrations applied to the database, in order.
-    func appliedMigrations() throws -> [String] {
+    public func appliedMigrations() throws -> [String] {
         try pool.read { db in try Schema.migrator.appliedMigrations(db) }
     }
 
     /// The `EXPLAIN QUERY PLAN` lines of `sql` run with `arguments` (the `detail` column, one line
     /// per plan step), to check that a query uses an index.
-    func queryPlan(_ sql: String, arguments: StatementArguments = []) throws -> [String] {
+    public func queryPlan(_ sql: String, arguments: StatementArguments = []) throws -> [String] {
         try pool.read { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { row in
                 row["detail"]
@@ -27,7 +27,7 @@ extension SQLiteFeedStore {
     }
 
     /// The names of the tables, indexes and triggers of the schema, sorted.
-    func schemaObjects() throws -> [String] {
+    public func schemaObjects() throws -> [String] {
         try pool.read { db in
             try String.fetchAll(
                 db,

@@ -8,7 +8,7 @@ import Testing
 struct SchemaTests {
     @Test("A fresh database is migrated to the latest schema with every table, index and trigger")
     func freshDatabaseIsFullyMigrated() throws {
-        let store = try makeStore()
+        let store = try SQLiteFeedStore.temporary()
         #expect(try store.appliedMigrations() == ["v1: users, videos, ads, follows, snapshots, store_meta", "v2: change_log"])
         let objects = try store.schemaObjects()
         for expected in [
@@ -27,7 +27,7 @@ struct SchemaTests {
 
     @Test("The store runs in WAL journal mode")
     func journalModeIsWAL() throws {
-        let store = try makeStore()
+        let store = try SQLiteFeedStore.temporary()
         #expect(try store.journalMode() == "wal")
     }
 
@@ -40,7 +40,7 @@ struct SchemaTests {
         do {
             let store = try SQLiteFeedStore(path: path)
             user = try store.createUser(handle: "alice", displayName: "Alice")
-            try makeVideo(store, author: user.id)
+            try store.createVideo(authorID: user.id, title: "A video", thumbnailURL: "https://cdn.example/t.jpg", durationSeconds: 30)
             #expect(store.changeVersion == 2)
         }
         #expect(FileManager.default.fileExists(atPath: path))
@@ -67,7 +67,7 @@ struct SchemaTests {
 
     @Test("A temporary store deletes its folder when released")
     func temporaryStoreCleansUp() throws {
-        var store: SQLiteFeedStore? = try makeStore()
+        var store: SQLiteFeedStore? = try SQLiteFeedStore.temporary()
         let folder = URL(fileURLWithPath: store!.path).deletingLastPathComponent().path
         try store!.createUser(handle: "bob", displayName: "Bob")
         #expect(FileManager.default.fileExists(atPath: folder))
