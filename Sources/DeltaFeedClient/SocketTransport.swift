@@ -132,15 +132,34 @@ private struct Socket {
             #if canImport(Darwin)
             _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
             #endif
-            switch retryingInterrupts({ Glue.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) }) {
-            case .success:
-                return .success(Socket(descriptor: descriptor))
-            case .failure(let error):
+            if let error = connectOnce(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen, timeout: timeout) {
                 lastError = "connect to \(host):\(port): \(error)"
+            } else {
+                return .success(Socket(descriptor: descriptor))
             }
             _ = Glue.close(descriptor)
         }
         return .failure(SocketError(reason: lastError))
+    }
+
+    /// Connects, once. A connect a signal interrupts goes on in the kernel (calling it again
+    /// answers EALREADY or EISCONN), so after EINTR this waits for its outcome instead.
+    private static func connectOnce(
+        _ descriptor: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t, timeout: TimeInterval
+    ) -> SystemCallError? {
+        if Glue.connect(descriptor, address, length) == 0 { return nil }
+        let code = errno
+        guard code == EINTR else { return SystemCallError(code: code) }
+        var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        switch retryingInterrupts({ poll(&poller, 1, Int32(max(1, timeout * 1000))) }) {
+        case .failure(let error): return error
+        case .success(0): return SystemCallError(code: ETIMEDOUT)
+        case .success: break
+        }
+        var pending: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &pending, &size) == 0 else { return SystemCallError(code: errno) }
+        return pending == 0 ? nil : SystemCallError(code: pending)
     }
 
     func write(_ bytes: [UInt8]) -> Result<Void, SocketError> {

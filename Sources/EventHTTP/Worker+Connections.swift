@@ -102,7 +102,11 @@ extension Worker {
         head += "X-Request-Id: \(requestIDs.next(clientID: nil))\r\nConnection: close\r\nContent-Length: \(error.jsonBody.count)\r\n\r\n"
         let bytes = Array(head.utf8) + error.jsonBody
         // A fresh socket's send buffer takes this whole; if not, the client gets a close.
+        #if canImport(Glibc)
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        #else
+        _ = bytes.withUnsafeBytes { Musl.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        #endif
         shutdownSocket(fd)
         refusedSinceLog += 1
         let now = monotonicNanoseconds()
