@@ -1,6 +1,12 @@
 import CLibevent
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 // The sweep (connection deadlines, a blocked loop, the end of a drain) and the graceful drain a
 // stop begins.
 
