@@ -6,9 +6,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { applyJSONPatch, applySequential, documentDifference, jsonEqual } from '../Sources/DeltaFeedServer/Demo/feed-client.js';
-
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// The module as the page loads it, imported from its text: a `.js` file outside a
+// `"type": "module"` package is CommonJS to older Node releases, a data: URL is a module to all.
+const clientSource = readFileSync(join(root, 'Sources', 'DeltaFeedServer', 'Demo', 'feed-client.js'), 'utf8');
+const { applyJSONPatch, applySequential, documentDifference, jsonEqual } = await import(
+  `data:text/javascript;charset=utf-8,${encodeURIComponent(clientSource)}`
+);
 const directory = join(root, 'Tests', 'Fixtures', 'deltas');
 const names = readdirSync(directory).filter((name) => name.endsWith('.json')).sort();
 let passed = 0;
