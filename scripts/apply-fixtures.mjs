@@ -1,7 +1,8 @@
 // Applies the golden delta fixtures (Tests/Fixtures/deltas/*.json) with the web client's own
 // apply functions, as the demo page runs them: the sequential form step by step to the document
 // (calling a ListUpdateCallback-style listener) and the JSON Patch form (RFC 6902) to a copy.
-// Both must give the fixture's page after. FeedWire's and ListDiff's test targets apply the same
+// Both must give the fixture's page after, and every item of both pages must hash to its version
+// as the client computes it. FeedWire's and ListDiff's test targets apply the same
 // files. Run by scripts/test; `node scripts/apply-fixtures.mjs` on its own. Exits 1 on a mismatch.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,7 +11,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // The module as the page loads it, imported from its text: a `.js` file outside a
 // `"type": "module"` package is CommonJS to older Node releases, a data: URL is a module to all.
 const clientSource = readFileSync(join(root, 'Sources', 'DeltaFeedServer', 'Demo', 'feed-client.js'), 'utf8');
-const { applyJSONPatch, applySequential, documentDifference, jsonEqual } = await import(
+const { applyJSONPatch, applySequential, documentDifference, itemVersion, jsonEqual } = await import(
   `data:text/javascript;charset=utf-8,${encodeURIComponent(clientSource)}`
 );
 const directory = join(root, 'Tests', 'Fixtures', 'deltas');
@@ -30,6 +31,15 @@ function check(name, form, rebuilt, after) {
 
 for (const name of names) {
   const fixture = JSON.parse(readFileSync(join(directory, name), 'utf8'));
+  // Every item the server sent hashes to its version as the client computes it (what a patch
+  // is checked against).
+  const mismatched = [fixture.before, fixture.after].flatMap((page) => page.sections.flatMap((section) => section.items))
+    .filter((item) => itemVersion(item) !== item.version).map((item) => `${item.id} ${item.version} ≠ ${itemVersion(item)}`);
+  if (mismatched.length === 0) passed += 1;
+  else {
+    failed += 1;
+    console.error(`FAIL ${name} item versions: ${mismatched.join(', ')}`);
+  }
   for (const [form, apply] of [
     ['sequential', (before, delta) => {
       let calls = 0;

@@ -4,7 +4,9 @@ import ListDiff
 extension DeltaDocument {
     /// The delta from a snapshot's structure to the current page: section ids and kinds, item ids
     /// and versions diffed here, payloads taken from `current`'s shared items when written.
-    init(format: DeltaFormat, from old: SnapshotStructure, oldID: String, to current: RenderedFeed) {
+    /// An item replaced in place travels as a patch when `renderedItem` still has the version
+    /// the snapshot holds (by its version text) and only fields of its data changed.
+    init(format: DeltaFormat, from old: SnapshotStructure, oldID: String, to current: RenderedFeed, renderedItem: (String) -> FeedItem?) {
         let new = current.structure
         let diff = SectionedDiff(
             oldSections: old.sections, newSections: new.sections,
@@ -18,9 +20,19 @@ extension DeltaDocument {
         let kept = diff.itemDiffs.filter {
             $0.items.hasChanges && old.sections[$0.oldSection].kind == page[$0.newSection].kind.rawValue
         }
+        var patches: [ItemPath: ItemPatch] = [:]
+        for sectionDiff in diff.itemDiffs {
+            for oldIndex in sectionDiff.items.updates {
+                guard let newIndex = sectionDiff.items.newIndex(forOldIndex: oldIndex),
+                    let previous = renderedItem(old.sections[sectionDiff.oldSection].items[oldIndex].version)
+                else { continue }
+                let path = ItemPath(section: sectionDiff.newSection, item: newIndex)
+                patches[path] = ItemPatch(from: previous, to: page[path.section].items[path.item])
+            }
+        }
         self.init(
             format: format, since: oldID, snapshot: current.snapshotID, nextCursor: current.nextCursor, page: page,
-            layout: current.layout, diff: diff, keptSectionsWithChangedItems: kept.map(\.newSection))
+            layout: current.layout, diff: diff, keptSectionsWithChangedItems: kept.map(\.newSection), itemPatches: patches)
     }
 
     /// An estimate of the memory the delta holds beyond the page's shared items, for the cache.

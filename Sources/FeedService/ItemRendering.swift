@@ -9,6 +9,10 @@ import Synchronization
 /// delta that shows the same video (with the same author) reuses the same bytes. Validity is
 /// checked against the index revisions of the records the bytes were made from, so a change
 /// re-renders only what it touched. Bounded in bytes.
+///
+/// Every rendering is also kept by its version (``rendered(version:)``), past the record's next
+/// change, so a delta can send the fields that changed since the version a snapshot holds
+/// instead of the whole item. That archive takes a quarter of the budget.
 package final class ItemCache: Sendable {
     private struct Stamp: Hashable {
         var revision: Int64
@@ -28,19 +32,34 @@ package final class ItemCache: Sendable {
     }
 
     private let cache: Mutex<ByteBoundedCache<Key, Cached>>
+    private let archive: Mutex<ByteBoundedCache<String, FeedItem>>
 
-    /// A cache holding at most `budget` bytes of rendered items.
+    /// A cache holding at most `budget` bytes: three quarters of rendered items, a quarter of
+    /// renderings by version.
     package init(budget: Int) {
-        cache = Mutex(ByteBoundedCache(budget: budget))
+        cache = Mutex(ByteBoundedCache(budget: budget - budget / 4))
+        archive = Mutex(ByteBoundedCache(budget: budget / 4))
     }
 
     /// Bytes held now.
-    package var bytes: Int { cache.withLock { $0.totalCost } }
+    package var bytes: Int { cache.withLock { $0.totalCost } + archive.withLock { $0.totalCost } }
+
+    /// The rendering whose version text is `version`, if it is still kept.
+    package func rendered(version: String) -> FeedItem? {
+        archive.withLock { $0.value(for: version) }
+    }
+
+    private func keep(_ items: some Sequence<FeedItem>) {
+        archive.withLock { archive in
+            for item in items { archive.insert(item, for: item.versionText, cost: item.json.count + 64) }
+        }
+    }
 
     private func cached(_ key: Key, stamp: Stamp, render: () -> FeedItem) -> FeedItem {
         if let hit = cache.withLock({ $0.value(for: key) }), hit.stamp == stamp { return hit.item }
         let item = render()
         cache.withLock { $0.insert(Cached(stamp: stamp, item: item), for: key, cost: item.json.count + 96) }
+        keep(CollectionOfOne(item))
         return item
     }
 
@@ -63,6 +82,7 @@ package final class ItemCache: Sendable {
             cache.withLock { cache in
                 for (key, value) in rendered { cache.insert(value, for: key, cost: value.item.json.count + 96) }
             }
+            keep(rendered.lazy.map(\.1.item))
         }
         return found.map { $0! }
     }

@@ -30,7 +30,7 @@ public enum DeltaApplyError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A batch moves an item from one section to another (items never change sections).
     case itemMoveAcrossSections(from: ItemPath, to: ItemPath)
     /// A step's `count` differs from the number of values it carries, or `section_versions`
-    /// from the number of sections.
+    /// names a section the result does not have.
     case countMismatch(String)
     /// A batch's payloads do not match its operations: an insert or reload without its section
     /// or item, a payload for a position no operation names, or at another position than the
@@ -39,8 +39,12 @@ public enum DeltaApplyError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A JSON Patch value is not a section or an item, or a field it replaces not of its type.
     case invalidDocument(String)
     /// A JSON Patch applied, but the result disagrees with the delta's own header (its section
-    /// versions, snapshot or cursor).
+    /// versions, snapshot or cursor), or fields of an item were replaced without its version.
     case resultMismatch(String)
+    /// An item patched field by field does not hash to the version the delta announces for it
+    /// (``FeedDocument/Item/computedVersion``): the patch met another version of the item than
+    /// the one the server patched from.
+    case itemVersionMismatch(item: String, announced: String, computed: String)
 
     /// A sentence saying what is wrong.
     public var description: String {
@@ -52,6 +56,8 @@ public enum DeltaApplyError: Error, Hashable, Sendable, CustomStringConvertible 
         case .payloadMismatch(let reason): "payloads do not match the operations: \(reason)"
         case .invalidDocument(let reason): "not a feed value: \(reason)"
         case .resultMismatch(let reason): "the result disagrees with the delta's header: \(reason)"
+        case .itemVersionMismatch(let item, let announced, let computed):
+            "item \(item) hashes to version \(computed) after its patch, the delta announces \(announced)"
         }
     }
 }
@@ -77,9 +83,10 @@ extension FeedDocument {
     /// reloaded sections and items taken from the payloads.
     ///
     /// Every payload must be named by exactly one operation, and a reload's payload must say
-    /// the position the batch gives it; items never move between sections. Finally every
-    /// section's version is set from `section_versions`, and the snapshot and cursor from the
-    /// header.
+    /// the position the batch gives it; items never move between sections. A reload that is a
+    /// patch applies to the item at its old path, and the result must hash to the version it
+    /// announces. Finally the sections named in `section_versions` take their new version, and
+    /// the document the header's snapshot and cursor.
     ///
     /// - Returns: The document after the batch.
     /// - Throws: ``DeltaApplyError``.
@@ -89,7 +96,22 @@ extension FeedDocument {
         let insertedSections = try payloads(batch.insertedSections, \.position, "inserted_sections", "sections.inserts", update.sectionInserts)
         let reloadedSections = try payloads(batch.reloadedSections, \.oldPosition, "reloaded_sections", "sections.reloads", update.sectionReloads)
         let insertedItems = try payloads(batch.insertedItems, \.position, "inserted_items", "items.inserts", update.itemInserts)
-        let reloadedItems = try payloads(batch.reloadedItems, \.oldPosition, "reloaded_items", "items.reloads", update.itemReloads)
+        var wholeReloads: [FeedDelta.ItemPayload] = []
+        for (offset, reload) in batch.reloadedItems.enumerated() {
+            let name = "reloaded_items[\(offset)]"
+            guard let old = reload.oldPosition else { throw .payloadMismatch("\(name) has no old position") }
+            let value: FeedDocument.Item
+            if case .item(let item) = reload.value {
+                value = item
+            } else {
+                guard sections.indices.contains(old.section), sections[old.section].items.indices.contains(old.item) else {
+                    throw .payloadMismatch("\(name) patches \(old), which names no item")
+                }
+                value = try reload.value.applied(to: sections[old.section].items[old.item], name: name)
+            }
+            wholeReloads.append(FeedDelta.ItemPayload(oldPosition: old, position: reload.position, value: value))
+        }
+        let reloadedItems = try payloads(wholeReloads, \.oldPosition, "reloaded_items", "items.reloads", update.itemReloads)
 
         // Sections: ListDiff places the old ones; the others come from the payloads.
         let sectionCount = sections.count - update.sectionDeletes.count + update.sectionInserts.count
@@ -139,8 +161,10 @@ extension FeedDocument {
     /// ``SequentialUpdate/apply(to:newElements:)`` checks and applies it, with the values the
     /// step carries.
     ///
-    /// Item steps name their section by its index at that moment. Finally every section's
-    /// version is set from `section_versions`, and the snapshot and cursor from the header.
+    /// Item steps name their section by its index at that moment; a change may carry patches of
+    /// the items it replaces, each checked against the version it announces. Finally the sections
+    /// named in `section_versions` take their new version, and the document the header's
+    /// snapshot and cursor.
     ///
     /// - Returns: The document after every step.
     /// - Throws: ``DeltaApplyError``: a step out of range at its moment, a count below one or
@@ -154,8 +178,20 @@ extension FeedDocument {
             switch operation {
             case .sections(let step, let values):
                 try runStep(step, values: values, on: &result.sections, name: name)
-            case .items(let section, let step, let values):
+            case .items(let section, let step, let changes):
                 try result.checkSection(section, name: name, "\(step)")
+                let items = result.sections[section].items
+                var values: [FeedDocument.Item] = []
+                for (offset, change) in changes.enumerated() {
+                    if case .item(let item) = change {
+                        values.append(item)
+                        continue
+                    }
+                    guard case .change(let at, _) = step, items.indices.contains(at + offset) else {
+                        throw .payloadMismatch("\(name) carries a patch for no item it replaces (\(step), value \(offset))")
+                    }
+                    values.append(try change.applied(to: items[at + offset], name: "\(name).items[\(offset)]"))
+                }
                 try runStep(step, values: values, on: &result.sections[section].items, name: name)
             }
         }
@@ -168,19 +204,26 @@ extension FeedDocument {
     /// Applies a JSON Patch delta: ListDiff's operations on the sections (`/sections/3`) and on
     /// the items of one section (`/sections/3/items/2`), each as ListDiff's
     /// ``JSONPatch/apply(to:newElements:at:)`` checks and applies it with the operation's value;
-    /// and replaces of a section's `version`, `/snapshot` and `/next_cursor`, which the feed
-    /// adds. Any other operation or location is refused.
+    /// replaces of a section's `version`, `/snapshot` and `/next_cursor`, which the feed adds;
+    /// and an item patched field by field: replaces of existing values under its `data`, then of
+    /// its `version`, where the item must hash to that version. Any other operation or location
+    /// is refused.
     ///
-    /// Afterwards the result is checked against the delta's header: its section versions,
-    /// snapshot and cursor must be the header's.
+    /// Afterwards the result is checked against the delta's header: its snapshot and cursor (and
+    /// section versions, if it names any) must be the header's, and no item may be left with
+    /// replaced fields but no new version.
     ///
     /// - Returns: The document after the patch.
     /// - Throws: ``DeltaApplyError``.
     public func applying(jsonPatch: FeedDelta.JSONPatch) throws(DeltaApplyError) -> FeedDocument {
         try checkStart(jsonPatch.header)
         var result = self
+        var fieldsReplaced: Set<ItemPath> = []
         for (offset, operation) in jsonPatch.operations.enumerated() {
-            try result.apply(operation, name: "patch[\(offset)]")
+            try result.apply(operation, name: "patch[\(offset)]", fieldsReplaced: &fieldsReplaced)
+        }
+        if let item = fieldsReplaced.min(by: { ($0.section, $0.item) < ($1.section, $1.item) }) {
+            throw .resultMismatch("/sections/\(item.section)/items/\(item.item) had fields replaced but not its version")
         }
         let header = jsonPatch.header
         guard result.snapshot == header.snapshot else {
@@ -189,18 +232,19 @@ extension FeedDocument {
         guard result.nextCursor == header.nextCursor else {
             throw .resultMismatch("/next_cursor is \(result.nextCursor ?? "null"), the header says \(header.nextCursor ?? "null")")
         }
-        let versions = result.sections.map(\.version)
-        guard versions.count == header.sectionVersions.count else {
-            throw .resultMismatch("the patched document has \(versions.count) sections, section_versions \(header.sectionVersions.count)")
-        }
-        if let index = versions.indices.first(where: { versions[$0] != header.sectionVersions[$0] }) {
-            throw .resultMismatch(
-                "/sections/\(index) (\(result.sections[index].id)) has version \(versions[index]), section_versions says \(header.sectionVersions[index])")
+        for (index, version) in header.sectionVersions.sorted(by: { $0.key < $1.key }) {
+            guard result.sections.indices.contains(index) else {
+                throw .resultMismatch("section_versions names section \(index), the patched document has \(result.sections.count)")
+            }
+            guard result.sections[index].version == version else {
+                throw .resultMismatch(
+                    "/sections/\(index) (\(result.sections[index].id)) has version \(result.sections[index].version), section_versions says \(version)")
+            }
         }
         return result
     }
 
-    private mutating func apply(_ operation: PatchOperation, name: String) throws(DeltaApplyError) {
+    private mutating func apply(_ operation: PatchOperation, name: String, fieldsReplaced: inout Set<ItemPath>) throws(DeltaApplyError) {
         let tokens = operation.path.tokens
         func string(_ value: JSONValue, nullable: Bool = false) throws(DeltaApplyError) -> String? {
             if case .string(let string) = value { return string }
@@ -220,6 +264,33 @@ extension FeedDocument {
             if tokens.count == 3, tokens[0] == "sections", tokens[2] == "version", let section = JSONPointer.arrayIndex(tokens[1]) {
                 try checkSection(section, name: name, "\(operation.path)")
                 sections[section].version = try string(value)!
+                return
+            }
+            // A field of an item's data, or the item's version after its fields.
+            if tokens.count >= 5, tokens[0] == "sections", tokens[2] == "items", let section = JSONPointer.arrayIndex(tokens[1]),
+                let item = JSONPointer.arrayIndex(tokens[3]), tokens[4] == "data" || (tokens[4] == "version" && tokens.count == 5)
+            {
+                try checkSection(section, name: name, "\(operation.path)")
+                guard sections[section].items.indices.contains(item) else {
+                    throw .invalidOperations(
+                        name, ApplyError(.indexOutOfRange, section: section, "\(operation.path) names no item (count \(sections[section].items.count))"))
+                }
+                let path = ItemPath(section: section, item: item)
+                if tokens[4] == "version" {
+                    sections[section].items[item].version = try string(value)!
+                    try sections[section].items[item].checkVersion()
+                    fieldsReplaced.remove(path)
+                    return
+                }
+                let field = Array(tokens[5...])
+                guard !field.isEmpty,
+                    let data = ItemPatch(version: "", changes: [ItemPatch.Change(path: field, value: value)]).applied(
+                        to: sections[section].items[item].data)
+                else {
+                    throw .invalidDocument("\(name): \(operation.path) is not a value the item has")
+                }
+                sections[section].items[item].data = data
+                fieldsReplaced.insert(path)
                 return
             }
         }
@@ -266,14 +337,14 @@ extension FeedDocument {
         }
     }
 
-    /// Copies the header into a document whose sections are in their final order: every
-    /// section's version from `section_versions`, the snapshot and the cursor.
+    /// Copies the header into a document whose sections are in their final order: the versions
+    /// `section_versions` names, the snapshot and the cursor.
     private mutating func finish(with header: FeedDelta.Header) throws(DeltaApplyError) {
-        guard header.sectionVersions.count == sections.count else {
-            throw .countMismatch("section_versions has \(header.sectionVersions.count) versions for \(sections.count) sections")
-        }
-        for index in sections.indices {
-            sections[index].version = header.sectionVersions[index]
+        for (index, version) in header.sectionVersions.sorted(by: { $0.key < $1.key }) {
+            guard sections.indices.contains(index) else {
+                throw .countMismatch("section_versions names section \(index) of \(sections.count)")
+            }
+            sections[index].version = version
         }
         snapshot = header.snapshot
         nextCursor = header.nextCursor

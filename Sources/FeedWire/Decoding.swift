@@ -77,6 +77,24 @@ struct JSONObjectReader {
     func array<Element>(_ key: String, _ element: WireDecoder<Element>) throws(FeedDecodingError) -> [Element] {
         try value(key) { value, path throws(FeedDecodingError) in try decodeArray(value, path: path, element) }
     }
+
+    /// The array member `key`, or no elements when it is absent (a delta leaves empty lists out).
+    func optionalArray<Element>(_ key: String, _ element: WireDecoder<Element>) throws(FeedDecodingError) -> [Element] {
+        guard members[key] != nil else { return [] }
+        return try array(key, element)
+    }
+
+    /// The object member `key` read by `decode`, or nil when it is absent.
+    func optionalObject<Value>(_ key: String, _ decode: WireDecoder<Value>) throws(FeedDecodingError) -> Value? {
+        guard members[key] != nil else { return nil }
+        return try value(key, decode)
+    }
+
+    /// Whether the object has member `key`.
+    func has(_ key: String) -> Bool { members[key] != nil }
+
+    /// The member names.
+    var keys: Dictionary<String, JSONValue>.Keys { members.keys }
 }
 
 func decodeArray<Element>(_ value: JSONValue, path: String, _ element: WireDecoder<Element>) throws(FeedDecodingError) -> [Element] {

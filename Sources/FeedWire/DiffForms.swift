@@ -63,6 +63,41 @@ extension JSONWriter {
         raw("}")
     }
 
+    /// `,"name":{"deletes":[…],"inserts":[…],"moves":[…],"reloads":[…]}` as a delta writes it:
+    /// each list only when it has something, the member only when one does.
+    mutating func batchLists<Position>(
+        _ name: String, deletes: [Position], inserts: [Position], moves: [Move<Position>], reloads: [Position],
+        position: (inout JSONWriter, Position) -> Void
+    ) {
+        guard !(deletes.isEmpty && inserts.isEmpty && moves.isEmpty && reloads.isEmpty) else { return }
+        raw(",\"\(name)\":{")
+        var first = true
+        func list<Element>(_ key: String, _ elements: [Element], _ element: (inout JSONWriter, Element) -> Void) {
+            guard !elements.isEmpty else { return }
+            raw(first ? "\"\(key)\":" : ",\"\(key)\":")
+            first = false
+            array(elements, element: element)
+        }
+        list("deletes", deletes, position)
+        list("inserts", inserts, position)
+        list("moves", moves) { json, move in
+            json.raw("[")
+            position(&json, move.from)
+            json.raw(",")
+            position(&json, move.to)
+            json.raw("]")
+        }
+        list("reloads", reloads, position)
+        raw("}")
+    }
+
+    /// `,"name":[…]` when `elements` has any, each written by `element`; nothing otherwise.
+    mutating func member<Element>(_ name: String, _ elements: [Element], element: (inout JSONWriter, Element) -> Void) {
+        guard !elements.isEmpty else { return }
+        raw(",\"\(name)\":")
+        array(elements, element: element)
+    }
+
     /// `[section,item]`.
     public mutating func path(_ path: ItemPath) {
         raw("[\(path.section),\(path.item)]")

@@ -5,10 +5,12 @@ public import ListDiff
 /// a client reads it: what changed between the snapshot it holds and the feed now, in one of the
 /// three forms ``DeltaDocument`` writes.
 ///
-/// Every form carries a ``Header`` (the new snapshot id, the next cursor and the version of every
-/// section of the new page); the changes are ListDiff's, with the sections and items they insert
-/// or replace: a UIKit batch (``Batch``), ordered Android-style steps (``Sequential``) or an RFC
-/// 6902 patch (``JSONPatch``). Apply any of them with ``FeedDocument/applying(_:)``.
+/// Every form carries a ``Header`` (the new snapshot id, the next cursor and the new versions of
+/// the sections kept in place whose items changed); the changes are ListDiff's, with the sections
+/// and items they insert or replace: a UIKit batch (``Batch``), ordered Android-style steps
+/// (``Sequential``) or an RFC 6902 patch (``JSONPatch``). An item replaced in place comes whole
+/// or, when only fields of its data changed, as an ``ItemPatch`` (``ItemChange``). Apply any of
+/// them with ``FeedDocument/applying(_:)``.
 ///
 ///     let delta = try FeedDelta(parsing: responseBody)
 ///     document = try document.applying(delta)
@@ -35,14 +37,16 @@ public enum FeedDelta: Hashable, Sendable {
         public var snapshot: String
         /// The next page's cursor after the delta (null on the last page).
         public var nextCursor: String?
-        /// The version of every section of the new page, in order.
-        public var sectionVersions: [String]
+        /// The new versions of the sections kept in place whose items changed, by their index in
+        /// the new page (`section_versions`, absent when none). Inserted and reloaded sections
+        /// carry their own version; a JSON Patch replaces versions in the document instead.
+        public var sectionVersions: [Int: String]
         /// How many changes the delta holds (inserts, deletes, moves and updates of sections and
         /// items), as the server counted them.
         public var changeCount: Int
 
         /// Creates a header.
-        public init(since: String, snapshot: String, nextCursor: String?, sectionVersions: [String], changeCount: Int) {
+        public init(since: String, snapshot: String, nextCursor: String?, sectionVersions: [Int: String] = [:], changeCount: Int) {
             self.since = since
             self.snapshot = snapshot
             self.nextCursor = nextCursor
@@ -94,14 +98,14 @@ public enum FeedDelta: Hashable, Sendable {
         /// The new items, one per ``SectionedBatchUpdate/itemInserts`` path.
         public var insertedItems: [ItemPayload]
         /// The replacements of reloaded items, one per ``SectionedBatchUpdate/itemReloads`` path
-        /// (their ``Payload/oldPosition``).
-        public var reloadedItems: [ItemPayload]
+        /// (their ``Payload/oldPosition``): the whole item or a patch of the one at the old path.
+        public var reloadedItems: [ItemReload]
 
         /// Creates a batch delta.
         public init(
             header: Header, update: SectionedBatchUpdate = SectionedBatchUpdate(),
             insertedSections: [SectionPayload] = [], reloadedSections: [SectionPayload] = [],
-            insertedItems: [ItemPayload] = [], reloadedItems: [ItemPayload] = []
+            insertedItems: [ItemPayload] = [], reloadedItems: [ItemReload] = []
         ) {
             self.header = header
             self.update = update
@@ -132,8 +136,10 @@ public enum FeedDelta: Hashable, Sendable {
 
     /// A section a batch inserts or reloads, by section index.
     public typealias SectionPayload = Payload<Int, FeedDocument.Section>
-    /// An item a batch inserts or reloads, by path.
+    /// An item a batch inserts, by path.
     public typealias ItemPayload = Payload<ItemPath, FeedDocument.Item>
+    /// An item a batch reloads, by path: whole, or a patch of the item at its old path.
+    public typealias ItemReload = Payload<ItemPath, ItemChange>
 
     /// Steps applied strictly in order, each position valid at the moment it is applied
     /// (Android's `ListUpdateCallback`): ListDiff's ``SectionedSequentialUpdate`` with the values
@@ -169,8 +175,9 @@ public enum FeedDelta: Hashable, Sendable {
     public enum Operation: Hashable, Sendable {
         /// A step on the list of sections.
         case sections(SequentialOperation, values: [FeedDocument.Section] = [])
-        /// A step on the items of section `section` (its index at that moment).
-        case items(section: Int, SequentialOperation, values: [FeedDocument.Item] = [])
+        /// A step on the items of section `section` (its index at that moment). An insert's values
+        /// are whole items; a change's may be patches of the items it replaces.
+        case items(section: Int, SequentialOperation, values: [ItemChange] = [])
 
         /// The step without its values.
         public var step: SectionedSequentialOperation {
@@ -181,6 +188,45 @@ public enum FeedDelta: Hashable, Sendable {
         }
     }
 
+}
+
+/// What replaces an item in place: the whole item, or the fields of its data that changed.
+public enum ItemChange: Hashable, Sendable {
+    /// The whole item.
+    case item(FeedDocument.Item)
+    /// The item it replaces with these fields changed, at this new version.
+    case patch(ItemPatch)
+
+    /// The item after the change, from the one it replaces.
+    ///
+    /// - Throws: ``DeltaApplyError/payloadMismatch(_:)`` when a patched field is not in the old
+    ///   item, ``DeltaApplyError/itemVersionMismatch(item:announced:computed:)`` when the patched
+    ///   item does not hash to the version the patch announces.
+    public func applied(to old: FeedDocument.Item, name: String) throws(DeltaApplyError) -> FeedDocument.Item {
+        switch self {
+        case .item(let item):
+            return item
+        case .patch(let patch):
+            guard let data = patch.applied(to: old.data) else {
+                throw .payloadMismatch("\(name) patches a field that item \(old.id) does not have as a value")
+            }
+            var item = old
+            item.data = data
+            item.version = patch.version
+            try item.checkVersion()
+            return item
+        }
+    }
+}
+
+extension FeedDocument.Item {
+    /// Checks that the item's data hashes to its version (``computedVersion``).
+    ///
+    /// - Throws: ``DeltaApplyError/itemVersionMismatch(item:announced:computed:)``.
+    public func checkVersion() throws(DeltaApplyError) {
+        let computed = computedVersion
+        guard computed == version else { throw .itemVersionMismatch(item: id, announced: version, computed: computed) }
+    }
 }
 
 /// One RFC 6902 operation of the feed's JSON Patch: ListDiff's operation with its value as sent.
@@ -216,24 +262,25 @@ extension FeedDelta: JSONConvertible {
         let header = Header(
             since: try object.string("since"), snapshot: try object.string("snapshot"),
             nextCursor: try object.optionalString("next_cursor"),
-            sectionVersions: try object.array("section_versions", decodeString), changeCount: try object.index("change_count"))
+            sectionVersions: try object.optionalObject("section_versions", decodeSectionVersions) ?? [:],
+            changeCount: try object.index("change_count"))
         switch format {
         case .batch:
-            let sections = try decodeBatchLists(try object.object("sections"), decodeIndex)
-            let items = try decodeBatchLists(try object.object("items"), decodeItemPath)
+            let sections = try decodeBatchLists(object, "sections", decodeIndex)
+            let items = try decodeBatchLists(object, "items", decodeItemPath)
             let update = SectionedBatchUpdate(
                 sectionDeletes: sections.deletes, sectionInserts: sections.inserts, sectionMoves: sections.moves,
                 sectionReloads: sections.reloads, itemDeletes: items.deletes, itemInserts: items.inserts, itemMoves: items.moves,
                 itemReloads: items.reloads)
             let section = { (reload: Bool) in decodePayload(reload: reload, decodeIndex, "index", FeedDocument.Section.init(json:path:), "section") }
-            let item = { (reload: Bool) in decodePayload(reload: reload, decodeItemPath, "path", FeedDocument.Item.init(json:path:), "item") }
+            let item = decodePayload(reload: false, decodeItemPath, "path", FeedDocument.Item.init(json:path:), "item")
             self = .batch(
                 Batch(
                     header: header, update: update,
-                    insertedSections: try object.array("inserted_sections", section(false)),
-                    reloadedSections: try object.array("reloaded_sections", section(true)),
-                    insertedItems: try object.array("inserted_items", item(false)),
-                    reloadedItems: try object.array("reloaded_items", item(true))))
+                    insertedSections: try object.optionalArray("inserted_sections", section(false)),
+                    reloadedSections: try object.optionalArray("reloaded_sections", section(true)),
+                    insertedItems: try object.optionalArray("inserted_items", item),
+                    reloadedItems: try object.optionalArray("reloaded_items", decodeItemReload)))
         case .sequential:
             self = .sequential(Sequential(header: header, operations: try object.array("operations", Operation.init(json:path:))))
         case .jsonpatch:
@@ -256,18 +303,24 @@ extension FeedDelta: JSONConvertible {
             "since": .string(header.since),
             "snapshot": .string(header.snapshot),
             "next_cursor": header.nextCursor.map(JSONValue.string) ?? .null,
-            "section_versions": .array(header.sectionVersions.map(JSONValue.string)),
             "change_count": header.changeCount.json,
         ]
+        if !header.sectionVersions.isEmpty {
+            members["section_versions"] = .object(
+                Dictionary(uniqueKeysWithValues: header.sectionVersions.map { (String($0.key), JSONValue.string($0.value)) }))
+        }
+        func list(_ name: String, _ values: [JSONValue]) {
+            if !values.isEmpty { members[name] = .array(values) }
+        }
         switch self {
         case .batch(let batch):
             let update = batch.update
             members["sections"] = batchListsJSON(update.sectionDeletes, update.sectionInserts, update.sectionMoves, update.sectionReloads)
             members["items"] = batchListsJSON(update.itemDeletes, update.itemInserts, update.itemMoves, update.itemReloads)
-            members["inserted_sections"] = .array(batch.insertedSections.map { $0.json("index", "section") })
-            members["reloaded_sections"] = .array(batch.reloadedSections.map { $0.json("index", "section") })
-            members["inserted_items"] = .array(batch.insertedItems.map { $0.json("path", "item") })
-            members["reloaded_items"] = .array(batch.reloadedItems.map { $0.json("path", "item") })
+            list("inserted_sections", batch.insertedSections.map { $0.json("index", "section") })
+            list("reloaded_sections", batch.reloadedSections.map { $0.json("index", "section") })
+            list("inserted_items", batch.insertedItems.map { $0.json("path", "item") })
+            list("reloaded_items", batch.reloadedItems.map(\.json))
         case .sequential(let sequential):
             members["operations"] = .array(sequential.operations.map(\.json))
         case .jsonPatch(let patch):
@@ -286,25 +339,103 @@ private func decodeName<Name>(_ known: @escaping (String) -> Name?, _ names: Str
     }
 }
 
-/// A batch's four lists at one level, `{"deletes","inserts","moves","reloads"}`.
+/// A batch's four lists at one level, member `name` = `{"deletes","inserts","moves","reloads"}`,
+/// each absent when empty (and the member when all are).
 private func decodeBatchLists<Position>(
-    _ object: JSONObjectReader, _ position: @escaping WireDecoder<Position>
+    _ delta: JSONObjectReader, _ name: String, _ position: @escaping WireDecoder<Position>
 ) throws(FeedDecodingError) -> (deletes: [Position], inserts: [Position], moves: [Move<Position>], reloads: [Position]) {
-    (
-        try object.array("deletes", position), try object.array("inserts", position), try object.array("moves", decodeMove(position)),
-        try object.array("reloads", position)
+    guard let object = try delta.optionalObject(name, { value, path throws(FeedDecodingError) in try JSONObjectReader(value, path: path) })
+    else { return ([], [], [], []) }
+    return (
+        try object.optionalArray("deletes", position), try object.optionalArray("inserts", position),
+        try object.optionalArray("moves", decodeMove(position)), try object.optionalArray("reloads", position)
     )
 }
 
+/// The four lists as the server writes them: only those with something in them; nil when none has.
 private func batchListsJSON<Position: Hashable & WireJSON>(
     _ deletes: [Position], _ inserts: [Position], _ moves: [Move<Position>], _ reloads: [Position]
-) -> JSONValue {
-    .object([
-        "deletes": .array(deletes.map(\.json)),
-        "inserts": .array(inserts.map(\.json)),
-        "moves": .array(moves.map { .array([$0.from.json, $0.to.json]) }),
-        "reloads": .array(reloads.map(\.json)),
-    ])
+) -> JSONValue? {
+    var members: [String: JSONValue] = [:]
+    if !deletes.isEmpty { members["deletes"] = .array(deletes.map(\.json)) }
+    if !inserts.isEmpty { members["inserts"] = .array(inserts.map(\.json)) }
+    if !moves.isEmpty { members["moves"] = .array(moves.map { .array([$0.from.json, $0.to.json]) }) }
+    if !reloads.isEmpty { members["reloads"] = .array(reloads.map(\.json)) }
+    return members.isEmpty ? nil : .object(members)
+}
+
+/// `section_versions`: `{"<new section index>":"<version>"}`.
+private func decodeSectionVersions(_ value: JSONValue, path: String) throws(FeedDecodingError) -> [Int: String] {
+    let object = try JSONObjectReader(value, path: path)
+    var versions: [Int: String] = [:]
+    for key in object.keys {
+        guard let index = JSONPointer.arrayIndex(key) else {
+            throw FeedDecodingError(path: object.memberPath(key), reason: "must be named by a section index")
+        }
+        versions[index] = try object.string(key)
+    }
+    return versions
+}
+
+/// `{"old_path","path","item"}` or `{"old_path","path","version","patch"}`.
+private func decodeItemReload(_ json: JSONValue, path: String) throws(FeedDecodingError) -> FeedDelta.ItemReload {
+    let object = try JSONObjectReader(json, path: path)
+    return FeedDelta.ItemReload(
+        oldPosition: try object.value("old_path", decodeItemPath), position: try object.value("path", decodeItemPath),
+        value: try ItemChange(object))
+}
+
+extension ItemChange {
+    /// Reads `{"item":{…}}`-style members: `item`, or `version` and `patch` (when `patch` is there).
+    fileprivate init(_ object: JSONObjectReader) throws(FeedDecodingError) {
+        guard object.has("patch") else {
+            self = .item(try object.value("item", FeedDocument.Item.init(json:path:)))
+            return
+        }
+        self = .patch(try ItemPatch(object))
+    }
+
+    /// A sequential change's value: an item, or `{"version","patch"}`.
+    fileprivate init(json: JSONValue, path: String) throws(FeedDecodingError) {
+        let object = try JSONObjectReader(json, path: path)
+        self = object.has("patch") ? .patch(try ItemPatch(object)) : .item(try FeedDocument.Item(json: json, path: path))
+    }
+
+    /// The value as a sequential change carries it.
+    var json: JSONValue {
+        switch self {
+        case .item(let item): item.json
+        case .patch(let patch): .object(patch.members)
+        }
+    }
+}
+
+extension ItemPatch {
+    /// Reads `version` and `patch` (a merge patch of fields: no nulls, no empty objects).
+    fileprivate init(_ object: JSONObjectReader) throws(FeedDecodingError) {
+        let version = try object.string("version")
+        let mergePatch = try object.required("patch")
+        guard let patch = ItemPatch(version: version, mergePatch: mergePatch) else {
+            throw FeedDecodingError(path: object.memberPath("patch"), reason: "must be an object of changed fields, without null or empty objects")
+        }
+        self = patch
+    }
+
+    /// `version` and `patch`.
+    fileprivate var members: [String: JSONValue] { ["version": .string(version), "patch": mergePatch] }
+}
+
+extension FeedDelta.ItemReload {
+    /// `{"old_path","path"}` with `item`, or `version` and `patch`.
+    fileprivate var json: JSONValue {
+        var members: [String: JSONValue] = ["path": position.json]
+        if let oldPosition { members["old_path"] = oldPosition.json }
+        switch value {
+        case .item(let item): members["item"] = item.json
+        case .patch(let patch): members.merge(patch.members) { $1 }
+        }
+        return .object(members)
+    }
 }
 
 /// A position as JSON: an index, or `[section, item]`.
@@ -360,7 +491,7 @@ extension FeedDelta.Operation {
             self = .sections(step, values: carriesValues ? try object.array("sections", FeedDocument.Section.init(json:path:)) : [])
         case .items:
             let section = try object.index("section")
-            self = .items(section: section, step, values: carriesValues ? try object.array("items", FeedDocument.Item.init(json:path:)) : [])
+            self = .items(section: section, step, values: carriesValues ? try object.array("items", ItemChange.init(json:path:)) : [])
         }
     }
 

@@ -65,64 +65,70 @@ public protocol FollowResourceFields {
 
 extension JSONWriter {
     // MARK: Inside feed items
+    //
+    // An item's data is written in its canonical form: members sorted by name, no spaces,
+    // strings escaped as `JSONWriter.string` does (RFC 8785's rules for the strings and integers
+    // a feed holds). The item's version hashes exactly these bytes, so a client that patches
+    // fields of an item can serialize its data the same way and check it reached the version the
+    // server announced (`FeedDocument.Item.computedVersion`).
 
-    /// `{"id":…,"handle":…,"display_name":…,"avatar_url":…|null}`.
+    /// `{"avatar_url":…|null,"display_name":…,"handle":…,"id":…}`.
     public mutating func user(_ user: some UserFields) {
-        raw("{\"id\":")
-        int(user.id)
-        raw(",\"handle\":")
-        string(user.handle)
+        raw("{\"avatar_url\":")
+        optionalString(user.avatarURL)
         raw(",\"display_name\":")
         string(user.displayName)
-        raw(",\"avatar_url\":")
-        optionalString(user.avatarURL)
+        raw(",\"handle\":")
+        string(user.handle)
+        raw(",\"id\":")
+        int(user.id)
         raw("}")
     }
 
-    /// A video item's data: `{"video":{…},"author":{user}|null}`.
+    /// A video item's data: `{"author":{user}|null,"video":{…}}`.
     public mutating func videoData(_ video: some VideoFields, author: (any UserFields)?) {
-        raw("{\"video\":{\"id\":")
-        int(video.id)
-        raw(",\"title\":")
-        string(video.title)
-        raw(",\"thumbnail_url\":")
-        string(video.thumbnailURL)
+        raw("{\"author\":")
+        if let author { user(author) } else { null() }
+        raw(",\"video\":{\"created_at\":")
+        int(video.createdAt)
         raw(",\"duration_seconds\":")
         int(video.durationSeconds)
+        raw(",\"id\":")
+        int(video.id)
         raw(",\"like_count\":")
         int(video.likeCount)
+        raw(",\"thumbnail_url\":")
+        string(video.thumbnailURL)
+        raw(",\"title\":")
+        string(video.title)
         raw(",\"view_count\":")
         int(video.viewCount)
-        raw(",\"created_at\":")
-        int(video.createdAt)
-        raw("},\"author\":")
-        if let author { user(author) } else { null() }
-        raw("}")
+        raw("}}")
     }
 
-    /// An ad item's data: `{"id":…,"advertiser":…,"title":…,"image_url":…,"target_url":…}`.
+    /// An ad item's data: `{"advertiser":…,"id":…,"image_url":…,"target_url":…,"title":…}`.
     public mutating func adData(_ ad: some AdFields) {
-        raw("{\"id\":")
-        int(ad.id)
-        raw(",\"advertiser\":")
+        raw("{\"advertiser\":")
         string(ad.advertiser)
-        raw(",\"title\":")
-        string(ad.title)
+        raw(",\"id\":")
+        int(ad.id)
         raw(",\"image_url\":")
         string(ad.imageURL)
         raw(",\"target_url\":")
         string(ad.targetURL)
+        raw(",\"title\":")
+        string(ad.title)
         raw("}")
     }
 
-    /// A suggested user's data: `{"user":{user},"follower_count":…,"mutual_followees":…}`.
+    /// A suggested user's data: `{"follower_count":…,"mutual_followees":…,"user":{user}}`.
     public mutating func suggestionData(_ suggested: some UserFields, followerCount: Int64, mutualFollowees: Int64) {
-        raw("{\"user\":")
-        user(suggested)
-        raw(",\"follower_count\":")
+        raw("{\"follower_count\":")
         int(followerCount)
         raw(",\"mutual_followees\":")
         int(mutualFollowees)
+        raw(",\"user\":")
+        user(suggested)
         raw("}")
     }
 
@@ -134,7 +140,7 @@ extension JSONWriter {
     }
 
     /// The empty state's data.
-    public static let emptyStateData = Array(#"{"title":"Nothing here yet","message":"Follow people to fill your feed with their videos."}"#.utf8)
+    public static let emptyStateData = Array(#"{"message":"Follow people to fill your feed with their videos.","title":"Nothing here yet"}"#.utf8)
 
     // MARK: Envelopes
 
@@ -167,9 +173,11 @@ extension JSONWriter {
     }
 
     /// The members every delta form starts with, left open for the form's own:
-    /// `{"format":…,"since":…,"snapshot":…,"next_cursor":…,"section_versions":[…],"change_count":…`.
+    /// `{"format":…,"since":…,"snapshot":…,"next_cursor":…,"section_versions":{"3":"…"},"change_count":…`,
+    /// `section_versions` (new section index → version) only when it has any.
     public mutating func openDelta(
-        format: String, since: String, snapshot: String, nextCursor: String?, sectionVersions: [String], changeCount: Int
+        format: String, since: String, snapshot: String, nextCursor: String?, sectionVersions: [(index: Int, version: String)],
+        changeCount: Int
     ) {
         raw("{\"format\":")
         string(format)
@@ -179,8 +187,14 @@ extension JSONWriter {
         string(snapshot)
         raw(",\"next_cursor\":")
         optionalString(nextCursor)
-        raw(",\"section_versions\":")
-        array(sectionVersions) { $0.string($1) }
+        if !sectionVersions.isEmpty {
+            raw(",\"section_versions\":{")
+            for (position, entry) in sectionVersions.enumerated() {
+                raw(position == 0 ? "\"\(entry.index)\":" : ",\"\(entry.index)\":")
+                string(entry.version)
+            }
+            raw("}")
+        }
         raw(",\"change_count\":")
         int(changeCount)
     }

@@ -1,8 +1,9 @@
 /// A minimal append-only JSON byte writer: enough to render error bodies and small documents
 /// without Foundation on the hot path.
 ///
-/// Strings are escaped per RFC 8259: `"` `\` and control characters; everything else is written
-/// as UTF-8 unchanged.
+/// Strings are escaped per RFC 8259 the way RFC 8785 (and JavaScript's `JSON.stringify`) does:
+/// `"` `\` and control characters (`\b` `\f` `\n` `\r` `\t`, the others as `\u00xx`);
+/// everything else is written as UTF-8 unchanged.
 public struct JSONWriter: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8] = []
@@ -67,7 +68,8 @@ public struct JSONWriter: Sendable {
 }
 
 /// Appends `value` as a JSON string literal per RFC 8259: quoted, with `"`, `\` and control
-/// characters escaped and everything else written as UTF-8. The one escaper of this module.
+/// characters escaped as RFC 8785 does (so a client's `JSON.stringify` writes the same bytes)
+/// and everything else written as UTF-8. The one escaper of this module.
 func appendJSONString(_ value: String, to output: inout [UInt8]) {
     let hex = Array("0123456789abcdef".utf8)
     output.append(UInt8(ascii: "\""))
@@ -75,6 +77,8 @@ func appendJSONString(_ value: String, to output: inout [UInt8]) {
         switch byte {
         case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
         case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+        case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+        case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
         case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
         case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
         case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])

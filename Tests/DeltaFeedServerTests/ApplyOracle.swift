@@ -26,16 +26,58 @@ enum ApplyOracle {
                 throw Refusal("\(error)")
             }
             // The patch carries versions, snapshot and cursor itself: they must be the header's.
-            guard result.sections.map(\.version) == patch.header.sectionVersions, result.snapshot == patch.header.snapshot,
-                result.nextCursor == patch.header.nextCursor
+            guard patch.header.sectionVersions.allSatisfy({ result.sections.indices.contains($0.key) && result.sections[$0.key].version == $0.value }),
+                result.snapshot == patch.header.snapshot, result.nextCursor == patch.header.nextCursor
             else { throw Refusal("the result disagrees with the header") }
+            // Every item the patch changed (its data or its version) hashes to the version it ends with.
+            for section in result.sections {
+                for item in section.items where item.computedVersion != item.version {
+                    guard document.sections.contains(where: { $0.items.contains(item) }) else {
+                        throw Refusal("item \(item.id) was patched to data that does not hash to its version")
+                    }
+                }
+            }
             return result
         }
-        guard delta.header.sectionVersions.count == result.sections.count else { throw Refusal("section_versions count") }
-        for index in result.sections.indices { result.sections[index].version = delta.header.sectionVersions[index] }
+        for (index, version) in delta.header.sectionVersions {
+            guard result.sections.indices.contains(index) else { throw Refusal("section_versions names no section") }
+            result.sections[index].version = version
+        }
         result.snapshot = delta.header.snapshot
         result.nextCursor = delta.header.nextCursor
         return result
+    }
+
+    // MARK: Item patches
+
+    /// The item a reload or change leaves: the whole item, or `old` merged with the patch as
+    /// RFC 7396 merges (every patched member must be a value `old` has), hashing to the patch's
+    /// version.
+    private static func patched(_ old: FeedDocument.Item, with change: ItemChange) throws(Refusal) -> FeedDocument.Item {
+        let patch: ItemPatch
+        switch change {
+        case .item(let item): return item
+        case .patch(let found): patch = found
+        }
+        func merge(_ target: JSONValue, _ patch: JSONValue) throws(Refusal) -> JSONValue {
+            guard case .object(let patchMembers) = patch else { return patch }
+            guard case .object(var members) = target else { throw Refusal("patch of a value that is not an object") }
+            for (key, value) in patchMembers {
+                guard let current = members[key] else { throw Refusal("patch of a member the item does not have") }
+                if case .object = value {
+                    members[key] = try merge(current, value)
+                } else {
+                    if case .object = current { throw Refusal("patch replaces an object") }
+                    members[key] = value
+                }
+            }
+            return .object(members)
+        }
+        var item = old
+        item.data = try merge(old.data, patch.mergePatch)
+        item.version = patch.version
+        guard item.computedVersion == patch.version else { throw Refusal("patched item hashes to another version") }
+        return item
     }
 
     // MARK: Batch
@@ -93,7 +135,7 @@ enum ApplyOracle {
                 guard reload.position == ItemPath(section: newSection, item: itemLevel.newIndexOfOld[oldItem]!) else {
                     throw Refusal("reloaded item at another position")
                 }
-                itemLevel.elements[reload.position.item] = reload.value
+                itemLevel.elements[reload.position.item] = try patched(old[oldSection].items[oldItem], with: reload.value)
             }
             result.sections[newSection].items = itemLevel.elements
         }
@@ -167,8 +209,18 @@ enum ApplyOracle {
             switch operation {
             case .sections(let step, let values):
                 try apply(step, values: values, to: &result.sections)
-            case .items(let section, let step, let values):
+            case .items(let section, let step, let changes):
                 guard result.sections.indices.contains(section) else { throw Refusal("no section \(section)") }
+                let items = result.sections[section].items
+                var values: [FeedDocument.Item] = []
+                for (offset, change) in changes.enumerated() {
+                    switch (change, step) {
+                    case (.item(let item), _): values.append(item)
+                    case (.patch, .change(let index, _)) where items.indices.contains(index + offset):
+                        values.append(try patched(items[index + offset], with: change))
+                    case (.patch, _): throw Refusal("a patch where no item is replaced")
+                    }
+                }
                 try apply(step, values: values, to: &result.sections[section].items)
             }
         }

@@ -8,7 +8,7 @@ import Testing
 /// between them in all three forms, exactly as this server sends them.
 ///
 /// Regenerate after a change to the wire format: `DELTAFEED_WRITE_FIXTURES=1 swift test --filter
-/// "golden delta fixtures"`. Without the variable it does nothing.
+/// GoldenDeltaFixtureWriter`. Without the variable it does nothing.
 @Suite("Golden delta fixtures")
 struct GoldenDeltaFixtureWriter {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -38,6 +38,20 @@ struct GoldenDeltaFixtureWriter {
                 "like", "a like count changes: one item updated in place",
                 { document in
                     _ = try ok(try server.request("PATCH", "/v1/videos/\(videos(document)[0])", json: ["like_count": 4321]))
+                }
+            ),
+            (
+                "counts", "a like count and a view count change on one video: two fields of one item",
+                { document in
+                    _ = try ok(try server.request("PATCH", "/v1/videos/\(videos(document)[1])", json: ["like_count": 7, "view_count": 12_345]))
+                }
+            ),
+            (
+                "ad-title", "an ad shown on the page is retitled: one full-width item updated in place",
+                { document in
+                    let shown = document.sections.flatMap(\.items).first { $0.kind == "ad" }?.data["id"]?.int64Value
+                    let ad = try #require(shown, "no ad on the page")
+                    _ = try ok(try server.request("PATCH", "/v1/ads/\(ad)", json: ["title": "Now 20 % off"]))
                 }
             ),
             (

@@ -150,7 +150,7 @@ struct ProveTests {
         .jsonPatch(
             FeedDelta.JSONPatch(
                 header: FeedDelta.Header(
-                    since: before.snapshot, snapshot: after.snapshot, nextCursor: nil, sectionVersions: target.sections.map(\.version), changeCount: 1),
+                    since: before.snapshot, snapshot: after.snapshot, nextCursor: nil, sectionVersions: [0: target.sections[0].version], changeCount: 1),
                 operations: [
                     PatchOperation(op: .replace, path: "/sections/0", value: target.sections[0].json),
                     PatchOperation(op: .replace, path: "/snapshot", value: .string(after.snapshot)),

@@ -22,9 +22,11 @@ private func document(_ sections: [FeedDocument.Section]) -> FeedDocument {
     FeedDocument(snapshot: "old", viewer: 1, sections: sections, nextCursor: "o4")
 }
 
-/// A header from snapshot "old" to "new" whose section versions are `v-<id>` of `ids`.
+/// A header from snapshot "old" to "new" that names the version of every section, `v-<id>` of `ids`.
 private func header(_ ids: [String], cursor: String? = nil) -> FeedDelta.Header {
-    FeedDelta.Header(since: "old", snapshot: "new", nextCursor: cursor, sectionVersions: ids.map { "v-\($0)" }, changeCount: 1)
+    FeedDelta.Header(
+        since: "old", snapshot: "new", nextCursor: cursor,
+        sectionVersions: Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($0.offset, "v-\($0.element)") }), changeCount: 1)
 }
 
 /// `expected` with the versions and snapshot a header from ``header(_:cursor:)`` gives.
@@ -105,8 +107,8 @@ struct BatchApplyTests {
             insertedSections: [FeedDelta.SectionPayload(position: 0, value: section("N", ["n1"]))],
             insertedItems: [FeedDelta.ItemPayload(position: path(2, 3), value: item("b5"))],
             reloadedItems: [
-                FeedDelta.ItemPayload(oldPosition: path(0, 1), position: path(1, 1), value: item("a2", "2")),
-                FeedDelta.ItemPayload(oldPosition: path(1, 2), position: path(2, 2), value: item("b3", "2")),
+                FeedDelta.ItemReload(oldPosition: path(0, 1), position: path(1, 1), value: .item(item("a2", "2"))),
+                FeedDelta.ItemReload(oldPosition: path(1, 2), position: path(2, 2), value: .item(item("b3", "2"))),
             ])
         let expected = finished([
             section("N", ["n1"]),
@@ -147,7 +149,7 @@ struct BatchApplyTests {
         }
         rejects("sections", .indexOutOfRange, index: 9) {
             $0.update.sectionDeletes = [9]
-            $0.header.sectionVersions = ["v-A", "v-B", "v-C"]
+            $0.header.sectionVersions = [0: "v-A", 1: "v-B", 2: "v-C"]
         }
         rejects("sections", .duplicateSource, index: 1) {
             $0.update.sectionDeletes = [1]
@@ -165,7 +167,7 @@ struct BatchApplyTests {
             $0.insertedItems = [FeedDelta.ItemPayload(position: path(0, 2), value: item("a3"))]
         }
         rejects(.payloadMismatch("reloaded_items has an entry for [1, 0] but items.reloads does not name it")) {
-            $0.reloadedItems = [FeedDelta.ItemPayload(oldPosition: path(1, 0), position: path(1, 0), value: item("b1", "2"))]
+            $0.reloadedItems = [FeedDelta.ItemReload(oldPosition: path(1, 0), position: path(1, 0), value: .item(item("b1", "2")))]
         }
         rejects(.payloadMismatch("inserted_items has two entries for [1, 1]")) {
             $0.update.itemInserts = [path(1, 1)]
@@ -180,10 +182,10 @@ struct BatchApplyTests {
         rejects("items", .operationInChangedSection, section: 3, index: 0) {
             $0.update.sectionMoves = [Move(from: 3, to: 0)]
             $0.update.itemReloads = [path(3, 0)]
-            $0.reloadedItems = [FeedDelta.ItemPayload(oldPosition: path(3, 0), position: path(0, 0), value: item("d1", "2"))]
+            $0.reloadedItems = [FeedDelta.ItemReload(oldPosition: path(3, 0), position: path(0, 0), value: .item(item("d1", "2")))]
         }
-        rejects(.countMismatch("section_versions has 2 versions for 4 sections")) {
-            $0.header.sectionVersions = ["v-A", "v-B"]
+        rejects(.countMismatch("section_versions names section 4 of 4")) {
+            $0.header.sectionVersions = [0: "v-A", 4: "v-E"]
         }
         rejects(.snapshotMismatch(document: "old", since: "older")) {
             $0.header.since = "older"
@@ -206,8 +208,8 @@ struct SequentialApplyTests {
                 .sections(.change(at: 2, count: 1), values: [newN]),  // C B N'
                 .items(section: 1, .remove(at: 0, count: 1)),  // b2 b3
                 .items(section: 1, .move(from: 1, to: 0)),  // b3 b2
-                .items(section: 1, .insert(at: 2, count: 1), values: [item("b4")]),  // b3 b2 b4
-                .items(section: 1, .change(at: 0, count: 1), values: [item("b3", "2")]),  // b3' b2 b4
+                .items(section: 1, .insert(at: 2, count: 1), values: [.item(item("b4"))]),  // b3 b2 b4
+                .items(section: 1, .change(at: 0, count: 1), values: [.item(item("b3", "2"))]),  // b3' b2 b4
             ])
         let expected = finished([section("C", ["c1"]), section("B", [item("b3", "2"), item("b2"), item("b4")]), newN])
         #expect(try old.applying(sequential: sequential) == expected)
@@ -227,19 +229,21 @@ struct SequentialApplyTests {
             try apply([.items(section: 0, .remove(at: 1, count: 2))])
         }
         #expect(throws: DeltaApplyError.countMismatch("operations[0]: count 2 but 1 values")) {
-            try apply([.items(section: 1, .insert(at: 0, count: 2), values: [item("b0")])])
+            try apply([.items(section: 1, .insert(at: 0, count: 2), values: [.item(item("b0"))])])
         }
         expectRefusal("operations[0]", .malformedOperation) { () throws(DeltaApplyError) in
             try apply([.items(section: 1, .remove(at: 0, count: 0))])
         }
         expectRefusal("operations[0]", .indexOutOfRange, section: 2) { () throws(DeltaApplyError) in
-            try apply([.items(section: 2, .change(at: 0, count: 1), values: [item("x")])])
+            try apply([.items(section: 2, .change(at: 0, count: 1), values: [.item(item("x"))])])
         }
         expectRefusal("operations[0]", .indexOutOfRange, index: 2) { () throws(DeltaApplyError) in
             try apply([.items(section: 0, .move(from: 0, to: 2))])
         }
-        #expect(throws: DeltaApplyError.countMismatch("section_versions has 2 versions for 3 sections")) {
-            try apply([.sections(.insert(at: 2, count: 1), values: [section("C", ["c1"])])])
+        #expect(throws: DeltaApplyError.countMismatch("section_versions names section 2 of 2")) {
+            var header = header(["A", "B"])
+            header.sectionVersions[2] = "v-C"
+            return try old.applying(sequential: FeedDelta.Sequential(header: header, operations: [.items(section: 0, .remove(at: 0, count: 1))]))
         }
     }
 }
@@ -300,7 +304,7 @@ struct JSONPatchApplyTests {
 @Suite("Decoding deltas and JSON")
 struct DecodingTests {
     static let batchText = """
-        {"format":"batch","since":"old","snapshot":"new","next_cursor":null,"section_versions":["v-N","v-A"],"change_count":2,
+        {"format":"batch","since":"old","snapshot":"new","next_cursor":null,"section_versions":{"0":"v-N","1":"v-A"},"change_count":2,
          "sections":{"deletes":[],"inserts":[0],"moves":[],"reloads":[]},
          "items":{"deletes":[[0,1]],"inserts":[],"moves":[],"reloads":[]},
          "inserted_sections":[{"index":0,"section":{"id":"N","kind":"ad","version":"v-N","columns":1,
@@ -333,33 +337,39 @@ struct DecodingTests {
         "Malformed deltas are rejected at decoding, naming the member",
         arguments: [
             (
-                #"{"format":"batch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"sections":{"deletes":[[1]],"inserts":[],"moves":[],"reloads":[]}}"#,
+                #"{"format":"batch","since":"a","snapshot":"b","change_count":0,"sections":{"deletes":[[1]],"inserts":[],"moves":[],"reloads":[]}}"#,
                 "sections.deletes[0]"
             ),
             (
-                #"{"format":"batch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"sections":{"deletes":[],"inserts":[],"moves":[[0,1]],"reloads":[]},"items":{"deletes":[[0,"1"]],"inserts":[],"moves":[],"reloads":[]}}"#,
+                #"{"format":"batch","since":"a","snapshot":"b","change_count":0,"sections":{"deletes":[],"inserts":[],"moves":[[0,1]],"reloads":[]},"items":{"deletes":[[0,"1"]],"inserts":[],"moves":[],"reloads":[]}}"#,
                 "items.deletes[0][1]"
             ),
-            (#"{"format":"diff","since":"a","snapshot":"b","section_versions":[],"change_count":0}"#, "format"),
+            (#"{"format":"diff","since":"a","snapshot":"b","change_count":0}"#, "format"),
             (
-                #"{"format":"sequential","since":"a","snapshot":"b","section_versions":[],"change_count":0,"operations":[{"op":"explode","target":"sections","index":0,"count":1}]}"#,
+                #"{"format":"sequential","since":"a","snapshot":"b","change_count":0,"operations":[{"op":"explode","target":"sections","index":0,"count":1}]}"#,
                 "operations[0].op"
             ),
             (
-                #"{"format":"sequential","since":"a","snapshot":"b","section_versions":[],"change_count":0,"operations":[{"op":"remove","target":"items","index":0,"count":1}]}"#,
+                #"{"format":"sequential","since":"a","snapshot":"b","change_count":0,"operations":[{"op":"remove","target":"items","index":0,"count":1}]}"#,
                 "operations[0].section"
             ),
-            (#"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"patch":[{"op":"add","path":"/x"}]}"#, "patch[0].value"),
+            (#"{"format":"jsonpatch","since":"a","snapshot":"b","change_count":0,"patch":[{"op":"add","path":"/x"}]}"#, "patch[0].value"),
             // The feed's patch is ListDiff's operations: no test or copy.
             (
-                #"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"patch":[{"op":"test","path":"/snapshot","value":"a"}]}"#,
+                #"{"format":"jsonpatch","since":"a","snapshot":"b","change_count":0,"patch":[{"op":"test","path":"/snapshot","value":"a"}]}"#,
                 "patch[0].op"
             ),
             (
-                #"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":[],"change_count":0,"patch":[{"op":"remove","path":"x"}]}"#,
+                #"{"format":"jsonpatch","since":"a","snapshot":"b","change_count":0,"patch":[{"op":"remove","path":"x"}]}"#,
                 "patch[0].path"
             ),
-            (#"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":["x",1],"change_count":0,"patch":[]}"#, "section_versions[1]"),
+            (#"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":{"0":"x","1":1},"change_count":0,"patch":[]}"#, "section_versions.1"),
+            (#"{"format":"batch","since":"a","snapshot":"b","section_versions":{"first":"x"},"change_count":0}"#, "section_versions.first"),
+            (#"{"format":"batch","since":"a","snapshot":"b","section_versions":["x"],"change_count":0}"#, "section_versions"),
+            (
+                #"{"format":"batch","since":"a","snapshot":"b","change_count":1,"items":{"reloads":[[0,0]]},"reloaded_items":[{"old_path":[0,0],"path":[0,0],"version":"1","patch":{"video":{"title":null}}}]}"#,
+                "reloaded_items[0].patch"
+            ),
         ])
     func malformedDeltasAreRejected(text: String, path: String) {
         let error = #expect(throws: FeedDecodingError.self) { try FeedDelta(parsing: Array(text.utf8)) }

@@ -25,7 +25,8 @@ function setStatus(text) {
 function describeStep(step) {
   const where = step.target === 'items' ? `s${step.section} items` : 'sections';
   const values = step.items ?? step.sections;
-  const ids = values ? ` ${values.map((value) => value.id).join(', ')}` : '';
+  const describe = (value) => (value.patch ? `patch ${JSON.stringify(value.patch)}` : value.id);
+  const ids = values ? ` ${values.map(describe).join(', ')}` : '';
   if (step.op === 'move') return `${step.op} ${where} ${step.from} → ${step.to}`;
   return `${step.op} ${where} @${step.index}×${step.count}${ids}`;
 }

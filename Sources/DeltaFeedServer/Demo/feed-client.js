@@ -11,7 +11,9 @@
 //
 // The rules mirror the reference Swift client (DeltaFeedClient): every position is checked at
 // the moment its step runs, counts must match the values carried, and a delta must start from
-// the snapshot held. Anything else is a DeltaApplyError naming the step.
+// the snapshot held. An item whose fields changed may come as a patch (its new version and the
+// changed fields): the patched item must hash to that version (itemVersion), which proves the
+// patch met the item the server patched. Anything else is a DeltaApplyError naming the step.
 
 /** A delta that does not apply to the document held; `operation` names the failing step. */
 export class DeltaApplyError extends Error {
@@ -52,6 +54,65 @@ export function jsonEqual(a, b) {
 }
 
 const clone = (value) => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
+
+// MARK: - Item versions
+
+/** `value` as canonical JSON: members sorted by name, no spaces (the server's item data bytes). */
+export function canonicalJSON(value) {
+  if (Array.isArray(value)) return `[${value.map(canonicalJSON).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalJSON(value[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+const FNV_OFFSET = 0xcbf29ce484222325n;
+const FNV_PRIME = 0x100000001b3n;
+const UINT64 = 0xffffffffffffffffn;
+
+/**
+ * The version an item's kind and data hash to: 64-bit FNV-1a over the kind's UTF-8, a 0xFF
+ * byte and the data's canonical JSON, as 16 hex digits (the server's StableHasher).
+ */
+export function itemVersion(item) {
+  const encoder = new TextEncoder();
+  let hash = FNV_OFFSET;
+  const mix = (byte) => { hash = ((hash ^ BigInt(byte)) * FNV_PRIME) & UINT64; };
+  for (const byte of encoder.encode(item.kind)) mix(byte);
+  mix(0xff);
+  for (const byte of encoder.encode(canonicalJSON(item.data))) mix(byte);
+  return hash.toString(16).padStart(16, '0');
+}
+
+function checkItemVersion(item, name) {
+  const computed = itemVersion(item);
+  if (computed !== item.version) {
+    throw new DeltaApplyError(`item ${item.id} hashes to version ${computed} after its patch, the delta announces ${item.version}`, name);
+  }
+}
+
+/**
+ * `item` with `change.patch` (an RFC 7396 merge patch of changed fields) merged into its data
+ * and `change.version` as its version, checked against that version. Every patched member must
+ * be a value the item has; a patch never holds null.
+ */
+function patchedItem(item, change, name) {
+  const merge = (target, patch, path) => {
+    if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw new DeltaApplyError(`patch ${path} must be an object`, name);
+    for (const [key, value] of Object.entries(patch)) {
+      if (!Object.prototype.hasOwnProperty.call(target, key)) throw new DeltaApplyError(`item ${item.id} has no field ${path}/${key}`, name);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) merge(target[key], value, `${path}/${key}`);
+      else if (value === null || Array.isArray(value) || (target[key] !== null && typeof target[key] === 'object')) {
+        throw new DeltaApplyError(`patch ${path}/${key} does not replace a value with a value`, name);
+      } else target[key] = value;
+    }
+  };
+  const result = clone(item);
+  merge(result.data, change.patch, '');
+  result.version = change.version;
+  checkItemVersion(result, name);
+  return result;
+}
 
 // MARK: - JSON Patch (RFC 6902)
 
@@ -166,6 +227,9 @@ export function applyJSONPatch(document, operations) {
     } catch (error) {
       throw new DeltaApplyError(`${operation.op} ${operation.path}: ${error.message}`, `patch[${offset}]`);
     }
+    // An item patched field by field ends with its new version: it must hash to it.
+    const version = /^\/sections\/(\d+)\/items\/(\d+)\/version$/.exec(operation.path);
+    if (operation.op === 'replace' && version) checkItemVersion(result.sections[Number(version[1])].items[Number(version[2])], `patch[${offset}]`);
   });
   return result;
 }
@@ -191,8 +255,9 @@ function checkRange(index, lower, upper, what, name) {
  * applied to the copy (ListUpdateCallback style): `removed(section, index, count)`,
  * `inserted(section, index, values)`, `moved(section, from, to)`, `changed(section, index,
  * values)`, where `section` is null for steps on the section list and otherwise the index of
- * the section at that moment. Finally section versions, the snapshot and the cursor are taken
- * from the delta's header.
+ * the section at that moment. A change's value may be a patch (`{version, patch}`) of the item
+ * it replaces. Finally the versions `section_versions` names, the snapshot and the cursor are
+ * taken from the delta's header.
  * @throws {DeltaApplyError} for a delta from another snapshot, an unknown section, a position
  *   out of range at the moment of its step, or a count that differs from the values carried.
  */
@@ -224,6 +289,7 @@ export function applySequential(document, delta, listener = null) {
         break;
       case 'insert':
         checkCount(step.count, values, name);
+        if (values.some((value) => value && 'patch' in value)) throw new DeltaApplyError('an insert carries a patch', name);
         checkRange(step.index, 0, list.length, 'index', name);
         list.splice(step.index, 0, ...clone(values));
         listener?.inserted(section, step.index, list.slice(step.index, step.index + step.count));
@@ -239,17 +305,21 @@ export function applySequential(document, delta, listener = null) {
       case 'change':
         checkCount(step.count, values, name);
         checkRange(step.index, 0, list.length - step.count, 'index', name);
-        list.splice(step.index, step.count, ...clone(values));
+        list.splice(step.index, step.count, ...values.map((value, at) => (
+          section !== null && value && 'patch' in value ? patchedItem(list[step.index + at], value, name) : clone(value))));
         listener?.changed(section, step.index, list.slice(step.index, step.index + step.count));
         break;
       default:
         throw new DeltaApplyError(`unknown op ${JSON.stringify(step.op)}`, name);
     }
   });
-  if (!Array.isArray(delta.section_versions) || delta.section_versions.length !== result.sections.length) {
-    throw new DeltaApplyError(`the result has ${result.sections.length} sections, section_versions ${delta.section_versions?.length}`);
+  for (const [key, version] of Object.entries(delta.section_versions ?? {})) {
+    const index = Number(key);
+    if (!/^(0|[1-9][0-9]*)$/.test(key) || index >= result.sections.length) {
+      throw new DeltaApplyError(`section_versions names section ${key} of ${result.sections.length}`);
+    }
+    result.sections[index].version = version;
   }
-  result.sections.forEach((section, index) => { section.version = delta.section_versions[index]; });
   result.snapshot = delta.snapshot;
   result.next_cursor = delta.next_cursor ?? null;
   return result;
