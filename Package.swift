@@ -39,6 +39,14 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // zlib (pkg-config zlib, apt zlib1g-dev), for gzip bodies.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        // gzip bodies: the server's compressed answers and the client's reading of them.
+        .target(name: "Gzip", dependencies: ["CZlib"]),
         // JSON without Foundation: a strict parser into JSONValue, and a byte writer for error
         // bodies, feed and delta payloads. Shared by the server and the reference client.
         .target(name: "JSONBytes"),
@@ -48,7 +56,7 @@ let package = Package(
         .target(
             name: "EventHTTP",
             dependencies: [
-                "CLibevent", "JSONBytes", "SystemCalls",
+                "CLibevent", "Gzip", "JSONBytes", "SystemCalls",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -93,7 +101,7 @@ let package = Package(
         .target(
             name: "DeltaFeedServer",
             dependencies: [
-                "EventHTTP", "FeedIndex", "FeedService", "FeedStore", "FeedWire", "ListDiff", "JSONBytes",
+                "EventHTTP", "FeedIndex", "FeedService", "FeedStore", "FeedWire", "Gzip", "ListDiff", "JSONBytes",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -107,7 +115,7 @@ let package = Package(
         .target(name: "WritePlanning", dependencies: ["Deterministic", "FeedWire", "JSONBytes"]),
         // Reference client: fetch a feed, apply deltas (FeedWire's types and apply functions, re-exported),
         // keep a copy. No server code.
-        .target(name: "DeltaFeedClient", dependencies: ["FeedWire", "JSONBytes", "ListDiff", "SystemCalls"]),
+        .target(name: "DeltaFeedClient", dependencies: ["FeedWire", "Gzip", "JSONBytes", "ListDiff", "SystemCalls"]),
         .executableTarget(
             name: "deltafeed",
             dependencies: [
@@ -141,9 +149,10 @@ let package = Package(
         .target(name: "DeltaFixtures", dependencies: ["JSONBytes"], path: "Tests/DeltaFixtures"),
         .testTarget(
             name: "EventHTTPTests",
-            dependencies: ["EventHTTP", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["EventHTTP", "Gzip", "JSONBytes", "HTTPTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
+        .testTarget(name: "GzipTests", dependencies: ["Gzip"]),
         .testTarget(name: "DeterministicTests", dependencies: ["Deterministic"]),
         .testTarget(name: "JSONBytesTests", dependencies: ["JSONBytes"]),
         .testTarget(name: "FeedWireTests", dependencies: ["DeltaFixtures", "FeedWire", "JSONBytes", "ListDiff"]),

@@ -1,4 +1,5 @@
 public import Foundation
+import Gzip
 import SystemCalls
 
 #if canImport(Glibc)
@@ -13,9 +14,11 @@ import Darwin
 ///
 /// Each request opens a connection (`TCP_NODELAY`), writes the request in one go with
 /// `Connection: close`, reads the response to its end (`Content-Length`, chunked, or until the
-/// server closes) and closes the connection. No TLS, no redirects, no proxies, no
-/// compression: it is for talking to a deltafeed server on the same host or network (tests,
-/// tools, server-to-server), where it is both faster and more predictable than `URLSession`.
+/// server closes) and closes the connection. It asks for gzip (`Accept-Encoding: gzip`, unless the
+/// request names its own) and hands back the body decoded, with `content-encoding` still telling
+/// how it travelled. No TLS, no redirects, no proxies: it is for talking to a deltafeed server on
+/// the same host or network (tests, tools, server-to-server), where it is both faster and more
+/// predictable than `URLSession`.
 ///
 /// Why it exists next to ``URLSessionTransport`` (which works on Linux and is the default): it
 /// needs nothing but the C library (no libcurl, no FoundationNetworking) and behaves the same on
@@ -57,6 +60,9 @@ public struct SocketTransport: FeedHTTPTransport {
         let hostHeader = host.contains(":") ? "[\(host)]" : host
         head += "Host: \(hostHeader)\(components.port.map { ":\($0)" } ?? "")\r\n"
         head += "Connection: close\r\n"
+        if !request.headers.keys.contains(where: { $0.lowercased() == "accept-encoding" }) {
+            head += "Accept-Encoding: gzip\r\n"
+        }
         let body = request.body ?? []
         if request.body != nil || ["POST", "PUT", "PATCH"].contains(request.method) {
             head += "Content-Length: \(body.count)\r\n"
@@ -75,11 +81,20 @@ public struct SocketTransport: FeedHTTPTransport {
         defer { socket.close() }
         try socket.write(Array(head.utf8) + body).get(orThrow: failure)
         let raw = try socket.readToEnd(limit: maximumResponseSize).get(orThrow: failure)
+        var response: FeedHTTPResponse
         do {
-            return try HTTPResponseParser.parse(raw, method: request.method)
+            response = try HTTPResponseParser.parse(raw, method: request.method)
         } catch {
             throw failure(error.reason)
         }
+        if !response.body.isEmpty, let coding = response.header("Content-Encoding")?.lowercased(), coding == "gzip" || coding == "x-gzip" {
+            do {
+                response.body = try Gzip.decompress(response.body, limit: maximumResponseSize)
+            } catch {
+                throw failure("the gzip body does not decode: \(error)")
+            }
+        }
+        return response
     }
 }
 

@@ -1,7 +1,9 @@
 import EventHTTP
 import FeedService
 import FeedWire
+import Gzip
 import JSONBytes
+import Synchronization
 
 /// The read side: a viewer's feed and the deltas between its snapshots. Answered on the event
 /// loop from memory; only a snapshot that is no longer in memory is read from the store, on the
@@ -11,6 +13,10 @@ struct FeedRoutes {
     let service: FeedService
     let viewers: ViewerAuthorization
     let storageReads: BlockingPool
+    /// How the server compresses, so a page served again is gzipped once.
+    let compression: ResponseCompression
+    /// Gzipped pages by snapshot id (which names the viewer, the parameters and the content).
+    let gzippedPages = GzippedPages(budget: 16 << 20)
     /// The most sections a posted client snapshot may hold, and items per section.
     static let maxPostedSections = 400
     static let maxPostedItems = 100
@@ -19,6 +25,8 @@ struct FeedRoutes {
         let service = self.service
         let storageReads = self.storageReads
         let viewers = self.viewers
+        let compression = self.compression
+        let gzippedPages = self.gzippedPages
         // GET /v1/users/{id}/feed?limit=&cursor=&width=&stack_ads=
         router.get("/v1/users/{id}/feed") { request in
             let viewer = try request.id("id")
@@ -32,6 +40,9 @@ struct FeedRoutes {
             var response = HTTPResponse.json(feed.document.bytes)
             response.headers.append(("ETag", etag))
             response.headers.append(("Cache-Control", "private, no-cache"))
+            if compression.gzips(for: request), response.body.count >= compression.minimumSize {
+                response.gzippedBody = gzippedPages.bytes(for: feed.snapshotID, level: compression.level) { response.body }
+            }
             return response
         }
         // GET /v1/users/{id}/feed/delta?since=&format=
@@ -109,5 +120,36 @@ struct FeedRoutes {
             shapes.append(SnapshotStructure.Section(id: id, kind: kind, items: itemShapes))
         }
         return SnapshotStructure(viewer: viewer, parameters: parameters, sections: shapes)
+    }
+}
+
+/// Feed pages gzipped once and kept by snapshot id: a page served again (another device of the
+/// viewer, a client that lost its copy, a viewer whose feed did not change) is not compressed
+/// again. Least recently stored first out past a byte budget.
+final class GzippedPages: Sendable {
+    private let pages: Mutex<(bytes: [String: [UInt8]], order: [String], total: Int)>
+    private let budget: Int
+
+    init(budget: Int) {
+        self.budget = budget
+        pages = Mutex(([:], [], 0))
+    }
+
+    /// The gzipped page `id`, compressing `body()` at `level` on a miss; nil when zlib refuses.
+    func bytes(for id: String, level: Int, body: () -> [UInt8]) -> [UInt8]? {
+        if let hit = pages.withLock({ $0.bytes[id] }) { return hit }
+        guard let compressed = Gzip.compress(body(), level: level) else { return nil }
+        pages.withLock { pages in
+            guard pages.bytes.updateValue(compressed, forKey: id) == nil else { return }
+            pages.order.append(id)
+            pages.total += compressed.count
+            var dropped = 0
+            while pages.total > budget, dropped < pages.order.count {
+                if let old = pages.bytes.removeValue(forKey: pages.order[dropped]) { pages.total -= old.count }
+                dropped += 1
+            }
+            pages.order.removeFirst(dropped)
+        }
+        return compressed
     }
 }

@@ -9,6 +9,9 @@ public struct HTTPResponse: Sendable {
     public var headers: [(String, String)]
     /// The body; for HEAD requests only its length is sent.
     public var body: [UInt8]
+    /// ``body`` gzipped already, for bytes answered many times (a feed page): sent instead of
+    /// compressing ``body`` again when the client accepts gzip (see ``ResponseCompression``).
+    public var gzippedBody: [UInt8]?
     /// Work that produces the real answer on a ``BlockingPool``; see ``deferred(to:_:)``.
     var deferred: DeferredWork?
 

@@ -73,20 +73,35 @@ extension Worker {
 
     func send(_ response: HTTPResponse, to request: OpaquePointer, requestID: String, isHead: Bool, close: Bool) {
         let output = evhttp_request_get_output_headers(request)
+        let hasBody = response.status != 204 && response.status != 304 && !(100..<200).contains(response.status)
+        var body = response.body
+        var gzipped = false
+        let compression = configuration.compression
+        let compressible = compression.isEnabled && ResponseCompression.isCompressible(contentType: response.header("Content-Type"))
+        if compressible && hasBody {
+            let acceptEncoding = evhttp_find_header(evhttp_request_get_input_headers(request), "Accept-Encoding").map { String(cString: $0) }
+            (body, gzipped) = compression.encode(response, acceptEncoding: acceptEncoding)
+        }
         for (name, value) in response.headers {
             evhttp_add_header(output, name, value)
+        }
+        // A 304 stands for the answer a GET would get: the same Vary.
+        if compressible || (response.status == 304 && compression.isEnabled) {
+            evhttp_add_header(output, "Vary", "Accept-Encoding")
+        }
+        if gzipped {
+            evhttp_add_header(output, "Content-Encoding", "gzip")
         }
         evhttp_add_header(output, "X-Request-Id", requestID)
         if draining || close {
             evhttp_add_header(output, "Connection", "close")
         }
-        let hasBody = response.status != 204 && response.status != 304 && !(100..<200).contains(response.status)
         if hasBody {
-            evhttp_add_header(output, "Content-Length", String(response.body.count))
+            evhttp_add_header(output, "Content-Length", String(body.count))
         }
-        if hasBody && !isHead && !response.body.isEmpty {
+        if hasBody && !isHead && !body.isEmpty {
             let buffer = evhttp_request_get_output_buffer(request)
-            response.body.withUnsafeBytes { raw in
+            body.withUnsafeBytes { raw in
                 _ = evbuffer_add(buffer, raw.baseAddress, raw.count)
             }
         }

@@ -36,6 +36,14 @@ struct HTTPOptions: ParsableArguments {
     @Option(help: "Seconds a shutdown waits for requests in flight", .env("DELTAFEED_SHUTDOWN_GRACE", default: 10.0))
     var shutdownGrace: Setting<Double>
 
+    @Option(
+        help: "gzip level (1 fastest … 9 smallest) of answers to clients that send Accept-Encoding: gzip; 0 sends every body as it is",
+        .env("DELTAFEED_COMPRESSION_LEVEL", default: 6))
+    var compressionLevel: Setting<Int>
+
+    @Option(help: "Smallest body in bytes that is gzipped; shorter ones go as they are", .env("DELTAFEED_COMPRESSION_MIN_BYTES", default: 256))
+    var compressionMinBytes: Setting<Int>
+
     /// Made once logging is set up: it holds the "deltafeed.http" logger.
     func configuration() throws -> HTTPServerConfiguration {
         var http = HTTPServerConfiguration()
@@ -47,7 +55,10 @@ struct HTTPOptions: ParsableArguments {
         http.maxConnections = try maxConnections.value
         http.requestTimeout = .seconds(try requestTimeout.value)
         http.shutdownGracePeriod = .seconds(try shutdownGrace.value)
+        http.compression = ResponseCompression(level: try compressionLevel.value, minimumSize: try compressionMinBytes.value)
         try check("port", http.port, in: 0...65535)
+        try check("compression-level", http.compression.level, in: 0...9)
+        guard http.compression.minimumSize >= 0 else { throw ValidationError("compression-min-bytes must not be negative.") }
         try check("threads", http.threads, in: 1...256)
         guard http.maxBodySize > 0 else { throw ValidationError("max-body-bytes must be positive.") }
         guard http.maxBufferedBodyBytes >= http.maxBodySize else {

@@ -11,7 +11,8 @@ struct DemoRouteTests {
     func pageIsHTMLWithETag() throws {
         let server = try TestServer(seed: .init(users: 5, videos: 10, ads: 1, seed: 1))
         defer { server.stop() }
-        let page = try server.request("GET", "/demo", token: nil)
+        let identity = ["Accept-Encoding": "identity"]
+        let page = try server.request("GET", "/demo", token: nil, headers: identity)
         #expect(page.status == 200)
         #expect(page.header("Content-Type") == "text/html; charset=utf-8")
         #expect(page.header("Cache-Control") == "no-cache")
@@ -21,15 +22,19 @@ struct DemoRouteTests {
         let etag = try #require(page.header("ETag"))
         #expect(etag.wholeMatch(of: /"[0-9a-f]{16}"/) != nil)
 
-        let again = try server.request("GET", "/demo", token: nil, headers: ["If-None-Match": etag])
+        let again = try server.request("GET", "/demo", token: nil, headers: ["If-None-Match": etag, "Accept-Encoding": "identity"])
         #expect(again.status == 304)
         #expect(again.body.isEmpty)
         #expect(again.header("ETag") == etag)
         let stale = try server.request("GET", "/demo", token: nil, headers: ["If-None-Match": "\"0000000000000000\""])
         #expect(stale.status == 200)
         #expect(stale.body == page.body)
+        // Gzipped (the client asks for gzip unless told otherwise): the same page and ETag.
+        #expect(stale.header("Content-Encoding") == "gzip")
+        #expect(stale.header("ETag") == etag)
+        #expect(stale.header("Vary") == "Accept-Encoding")
 
-        let head = try server.request("HEAD", "/demo", token: nil)
+        let head = try server.request("HEAD", "/demo", token: nil, headers: identity)
         #expect(head.status == 200)
         #expect(head.body.isEmpty)
         #expect(head.header("ETag") == etag)

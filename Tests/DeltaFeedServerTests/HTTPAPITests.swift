@@ -15,6 +15,7 @@ struct HTTPAPITests {
         #expect(first.status == 200)
         let etag = try #require(first.header("ETag"))
         let snapshot = try FeedDocument(parsing: first.body).snapshot
+        #expect(first.header("Content-Encoding") == "gzip")
         #expect(etag == "\"\(snapshot)\"")
 
         let again = try server.request("GET", "/v1/users/3/feed?limit=10", token: nil, headers: ["If-None-Match": etag])

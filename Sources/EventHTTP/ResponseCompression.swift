@@ -1,0 +1,114 @@
+import Gzip
+
+/// How the server compresses answers: gzip (RFC 9110 §8.4.1.3), negotiated per request from
+/// `Accept-Encoding`, for bodies of a compressible type (JSON, text, JavaScript, YAML, SVG) of at
+/// least ``minimumSize`` bytes that gzip makes smaller. Every answer of a compressible type says
+/// `Vary: Accept-Encoding`, compressed or not (and so does a 304, which stands for such an
+/// answer), so a cache keeps the two apart. `ETag`s are left as the handler set them: deltafeed's
+/// name the feed's state (a snapshot id, a file's hash), the same in either coding, and the
+/// server answers no range requests, the one place a strong validator must tell codings apart. A handler that answers the same bytes many times can hand them over compressed
+/// already (``HTTPResponse/gzippedBody``).
+public struct ResponseCompression: Sendable, Hashable {
+    /// zlib's level, 1 (fastest) … 9 (smallest); 0 turns compression off.
+    public var level: Int
+    /// Bodies shorter than this go as they are: below it gzip's 18 bytes of framing and the CPU
+    /// are not worth what it saves.
+    public var minimumSize: Int
+
+    /// Compression at `level` for bodies of at least `minimumSize` bytes.
+    public init(level: Int = 6, minimumSize: Int = 256) {
+        self.level = level
+        self.minimumSize = minimumSize
+    }
+
+    /// Whether answers are ever compressed.
+    public var isEnabled: Bool { level > 0 }
+
+    /// Whether `request`'s answer will be gzipped if its body is large enough: compression is on
+    /// and the client accepts gzip. A handler that keeps gzipped bytes asks this first.
+    public func gzips(for request: HTTPRequest) -> Bool {
+        isEnabled && AcceptEncoding(request.headers["Accept-Encoding"]).accepts(.gzip)
+    }
+
+    /// Whether a body of `contentType` is worth compressing (not images, not already compressed
+    /// formats).
+    static func isCompressible(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = contentType.prefix { $0 != ";" }.lowercased().trimmingCharacters(in: " ")
+        return type.hasPrefix("text/") || type == "application/json" || type.hasSuffix("+json") || type == "application/javascript"
+            || type == "application/yaml" || type == "application/x-yaml" || type == "image/svg+xml"
+    }
+
+    /// The body to send for a request that accepts `acceptEncoding`: the gzipped bytes and true,
+    /// or the body as it is and false.
+    func encode(_ response: HTTPResponse, acceptEncoding: String?) -> (body: [UInt8], gzipped: Bool) {
+        guard isEnabled, response.body.count >= minimumSize, response.header("Content-Encoding") == nil,
+            AcceptEncoding(acceptEncoding).accepts(.gzip)
+        else { return (response.body, false) }
+        guard let compressed = response.gzippedBody ?? Gzip.compress(response.body, level: level), compressed.count < response.body.count
+        else { return (response.body, false) }
+        return (compressed, true)
+    }
+}
+
+/// An `Accept-Encoding` header (RFC 9110 §12.5.3): codings with q-values. A coding is acceptable
+/// when it is listed with q > 0, or not listed and `*` is (with q > 0); `identity` is acceptable
+/// unless refused. Malformed entries are ignored; a missing header accepts only identity here
+/// (the RFC allows any coding then, but a client that sends none rarely expects gzip).
+struct AcceptEncoding: Sendable {
+    enum Coding: Hashable {
+        case gzip
+    }
+
+    /// q-values by lowercased coding name.
+    private var weights: [String: Double] = [:]
+
+    init(_ header: String?) {
+        guard let header else { return }
+        for entry in header.split(separator: ",") {
+            let parts = entry.split(separator: ";")
+            guard let first = parts.first else { continue }
+            let name = first.trimmingCharacters(in: " \t").lowercased()
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "*" || $0 == "_" || $0 == "." }) else { continue }
+            var weight = 1.0
+            var valid = true
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: " \t").lowercased() }
+                guard pair.count == 2, pair[0] == "q", let value = Double(pair[1]), (0...1).contains(value),
+                    pair[1].allSatisfy({ $0.isNumber || $0 == "." })
+                else {
+                    valid = false
+                    break
+                }
+                weight = value
+            }
+            guard valid else { continue }
+            // The first mention of a coding counts.
+            if weights[name] == nil { weights[name] = weight }
+        }
+    }
+
+    func accepts(_ coding: Coding) -> Bool {
+        let names: [String] =
+            switch coding {
+            case .gzip: ["gzip", "x-gzip"]
+            }
+        for name in names { if let weight = weights[name] { return weight > 0 } }
+        if let any = weights["*"] { return any > 0 }
+        return false
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        let characters = Set(set)
+        var slice = Substring(self)
+        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
+        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
+        return String(slice)
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: String) -> String { String(self).trimmingCharacters(in: set) }
+}
