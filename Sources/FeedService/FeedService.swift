@@ -59,8 +59,8 @@ public final class FeedService: Sendable {
     private let pages: PageCache
     private let deltas: Mutex<ByteBoundedCache<DeltaKey, DeltaDocument>>
     private let book: Mutex<SnapshotBook>
-    /// Serialises ``persistSnapshots()``.
-    private let persisting = Mutex(())
+    /// Serialises ``persistSnapshots()``, and holds the bases it stores snapshots against.
+    private let persisting: Mutex<SnapshotBases>
 
     /// Creates a service over `store` and `index` (loaded from the store when nil).
     ///
@@ -76,6 +76,7 @@ public final class FeedService: Sendable {
         items = ItemCache(budget: options.itemCacheBytes)
         pages = PageCache(index: self.index, items: items, budget: options.pageCacheBytes)
         deltas = Mutex(ByteBoundedCache(budget: options.deltaCacheBytes))
+        persisting = Mutex(SnapshotBases(budget: options.snapshotBytes / 4))
         let retention = store.options.snapshotRetention
         book = Mutex(
             SnapshotBook(
@@ -161,7 +162,7 @@ public final class FeedService: Sendable {
             throw .storage(error)
         }
         let now = self.now
-        guard let stored, let structure = try? SnapshotStructure.decode(stored.structure), structure.viewer == viewer,
+        guard let stored, let structure = try readStored(stored.structure, viewer: viewer), structure.viewer == viewer,
             book.withLock({ $0.isFresh(servedAt: stored.createdAt, now: now) })
         else { throw .snapshotUnknown(since) }
         book.withLock { $0.adopt(structure, id: since, servedAt: stored.createdAt) }
@@ -196,30 +197,70 @@ public final class FeedService: Sendable {
     /// deletes those retention removed. Blocking; the maintenance thread calls it every second
     /// and at shutdown.
     ///
+    /// Each snapshot is stored as the difference from its feed's base (``SnapshotCoding``'s
+    /// delta form: a like is a few dozen bytes), the base being a full structure kept in the
+    /// store's snapshot bases. A feed takes a new base (this snapshot, stored in full as a base)
+    /// when it has none in memory, when the difference would be over a third of the full form, or
+    /// when its base is older than ``FeedStore/StorageOptions/SnapshotRetention/baseUseMilliseconds``.
+    ///
     /// - Returns: how many rows were written or deleted.
     /// - Throws: ``FeedStore/FeedStoreError``; the batch is queued again then.
     @discardableResult
     public func persistSnapshots() throws(FeedStoreError) -> Int {
-        try persisting.withLock { _ throws(FeedStoreError) -> Int in
+        let retention = store.options.snapshotRetention
+        return try persisting.withLock { bases throws(FeedStoreError) -> Int in
             let pending = book.withLock { $0.takePending() }
             guard !pending.isEmpty else { return 0 }
+            let now = self.now
             var upserts: [StoredSnapshot] = []
             upserts.reserveCapacity(pending.upserts.count)
+            var added: [SnapshotBases.Key: SnapshotBases.Base] = [:]
+            var newBases: [StoredSnapshot] = []
             for (key, value) in pending.upserts {
+                let structure = value.structure
+                let baseKey = SnapshotBases.Key(viewer: key.viewer, parameters: structure.parameters)
+                var encoded: [UInt8]?
+                if let base = added[baseKey] ?? bases.base(for: baseKey), now - base.createdAt < retention.baseUseMilliseconds {
+                    encoded = SnapshotCoding.encode(structure, against: base.structure, baseID: base.id)
+                }
+                if encoded == nil {
+                    // This snapshot becomes its feed's base: stored in full there, as an empty
+                    // difference here.
+                    let full = SnapshotCoding.encode(structure)
+                    newBases.append(StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: now, structure: Data(full)))
+                    added[baseKey] = SnapshotBases.Base(id: key.id, structure: structure, createdAt: now, cost: full.count * 4 + 256)
+                    encoded = SnapshotCoding.encode(structure, against: structure, baseID: key.id)
+                }
                 upserts.append(
-                    StoredSnapshot(
-                        id: key.id, viewerID: key.viewer, createdAt: value.servedAt, structure: value.structure.encoded()))
+                    StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: value.servedAt, structure: Data(encoded ?? SnapshotCoding.encode(structure))))
             }
             do throws(FeedStoreError) {
                 try store.persistSnapshots(
                     upserts: upserts, deletions: pending.deletions.map { ($0.viewer, $0.id) }, prune: pending.prune,
-                    keepPerViewer: 2 * store.options.snapshotRetention.maxPerViewer)
+                    keepPerViewer: 2 * retention.maxPerViewer, bases: newBases)
             } catch {
                 book.withLock { $0.requeue(pending) }
                 throw error
             }
+            // Only bases the store now holds are used for later snapshots.
+            for (key, base) in added { bases.insert(base, for: key) }
             return upserts.count + pending.deletions.count
         }
+    }
+
+    /// A stored structure read back: the full form as it is, the delta form against its base
+    /// (read from the store). Nil when the bytes or the base are missing or malformed.
+    private func readStored(_ bytes: Data, viewer: Int64) throws(FeedError) -> SnapshotStructure? {
+        let bytes = Array(bytes)
+        guard let baseID = try? SnapshotCoding.baseID(of: bytes) else { return try? SnapshotStructure.decode(Data(bytes)) }
+        let stored: StoredSnapshot?
+        do {
+            stored = try store.snapshotBase(id: baseID, viewer: viewer)
+        } catch {
+            throw .storage(error)
+        }
+        guard let stored, let base = try? SnapshotStructure.decode(stored.structure) else { return nil }
+        return try? SnapshotCoding.decode(bytes, base: base)
     }
 
     /// Frees snapshot memory past its budget (older snapshots first; they stay in the store).

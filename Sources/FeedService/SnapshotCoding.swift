@@ -9,12 +9,22 @@ import FeedWire
 /// Integers are LEB128 varints (zigzag for the viewer); strings are a varint length and UTF-8
 /// bytes; an item version of 16 lowercase hex digits is 8 bytes after a 0x00 tag, any other
 /// text is a 0x01 tag and a string.
-enum SnapshotCoding {
+///
+/// A snapshot that differs little from an earlier one of the same feed (a like changed one
+/// item's version) is stored as that base's id and the difference, tens of bytes instead of
+/// kilobytes (``encode(_:against:baseID:)``):
+///
+///     0x02 baseID sectionCount
+///       { 0x00 baseSection                                    -- the base's section, as it was
+///       | 0x01 baseSection changeCount { itemIndex version }  -- the same items, some versions new
+///       | 0x02 id kind itemCount { id version } }              -- a section written out
+package enum SnapshotCoding {
     static let formatByte: UInt8 = 0x01
+    static let deltaFormatByte: UInt8 = 0x02
 
     struct Malformed: Error {}
 
-    static func encode(_ structure: SnapshotStructure) -> [UInt8] {
+    package static func encode(_ structure: SnapshotStructure) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(64 + structure.sections.reduce(0) { $0 + 24 + $1.items.count * 24 })
         out.append(formatByte)
@@ -25,22 +35,105 @@ enum SnapshotCoding {
         varint(structure.parameters.width.map { UInt64(max(0, $0)) + 1 } ?? 0, to: &out)
         out.append(structure.parameters.stackAds ? 1 : 0)
         varint(UInt64(structure.sections.count), to: &out)
+        for section in structure.sections { write(section, to: &out) }
+        return out
+    }
+
+    /// `id kind itemCount { id version }`.
+    private static func write(_ section: SnapshotStructure.Section, to out: inout [UInt8]) {
+        string(section.id, to: &out)
+        string(section.kind, to: &out)
+        varint(UInt64(section.items.count), to: &out)
+        for item in section.items {
+            string(item.id, to: &out)
+            version(item.version, to: &out)
+        }
+    }
+
+    /// 0x00 and 8 bytes for 16 lowercase hex digits, else 0x01 and the text.
+    private static func version(_ text: String, to out: inout [UInt8]) {
+        if let version = hexValue(text) {
+            out.append(0)
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: version >> UInt64(shift))) }
+        } else {
+            out.append(1)
+            string(text, to: &out)
+        }
+    }
+
+    /// `structure` as the difference from `base` (whose id is `baseID`), or nil when that is not
+    /// worth it: another viewer or parameters, or a difference over a third of the full form.
+    package static func encode(_ structure: SnapshotStructure, against base: SnapshotStructure, baseID: String) -> [UInt8]? {
+        guard structure.viewer == base.viewer, structure.parameters == base.parameters else { return nil }
+        var out: [UInt8] = [deltaFormatByte]
+        string(baseID, to: &out)
+        varint(UInt64(structure.sections.count), to: &out)
+        var baseIndex: [String: Int] = [:]
+        for (index, section) in base.sections.enumerated() where baseIndex[section.id] == nil { baseIndex[section.id] = index }
         for section in structure.sections {
-            string(section.id, to: &out)
-            string(section.kind, to: &out)
-            varint(UInt64(section.items.count), to: &out)
-            for item in section.items {
-                string(item.id, to: &out)
-                if let version = hexValue(item.version) {
-                    out.append(0)
-                    for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: version >> UInt64(shift))) }
-                } else {
-                    out.append(1)
-                    string(item.version, to: &out)
+            if let index = baseIndex[section.id], base.sections[index].kind == section.kind,
+                base.sections[index].items.count == section.items.count,
+                zip(base.sections[index].items, section.items).allSatisfy({ $0.id == $1.id })
+            {
+                let changed = section.items.indices.filter { section.items[$0].version != base.sections[index].items[$0].version }
+                out.append(changed.isEmpty ? 0 : 1)
+                varint(UInt64(index), to: &out)
+                if !changed.isEmpty {
+                    varint(UInt64(changed.count), to: &out)
+                    for item in changed {
+                        varint(UInt64(item), to: &out)
+                        version(section.items[item].version, to: &out)
+                    }
                 }
+            } else {
+                out.append(2)
+                write(section, to: &out)
             }
         }
-        return out
+        return out.count * 3 <= encode(structure).count ? out : nil
+    }
+
+    /// The base a stored delta form names, or nil for a full form.
+    package static func baseID(of bytes: [UInt8]) throws -> String? {
+        guard bytes.first == deltaFormatByte else { return nil }
+        var reader = Reader(bytes: bytes, position: 1)
+        return try reader.string()
+    }
+
+    /// Reads a delta form back against its base.
+    package static func decode(_ bytes: [UInt8], base: SnapshotStructure) throws -> SnapshotStructure {
+        guard bytes.first == deltaFormatByte else { throw Malformed() }
+        var reader = Reader(bytes: bytes, position: 1)
+        _ = try reader.string()
+        let sectionCount = Int(try reader.varint())
+        guard sectionCount <= bytes.count else { throw Malformed() }
+        var sections: [SnapshotStructure.Section] = []
+        sections.reserveCapacity(sectionCount)
+        for _ in 0..<sectionCount {
+            let tag = try reader.byte()
+            switch tag {
+            case 0, 1:
+                let index = Int(try reader.varint())
+                guard base.sections.indices.contains(index) else { throw Malformed() }
+                var section = base.sections[index]
+                if tag == 1 {
+                    let changes = Int(try reader.varint())
+                    guard changes <= section.items.count else { throw Malformed() }
+                    for _ in 0..<changes {
+                        let item = Int(try reader.varint())
+                        guard section.items.indices.contains(item) else { throw Malformed() }
+                        section.items[item].version = try reader.version()
+                    }
+                }
+                sections.append(section)
+            case 2:
+                sections.append(try reader.section())
+            default:
+                throw Malformed()
+            }
+        }
+        guard reader.position == bytes.count else { throw Malformed() }
+        return SnapshotStructure(viewer: base.viewer, parameters: base.parameters, sections: sections)
     }
 
     package static func decode(_ bytes: [UInt8]) throws -> SnapshotStructure {
@@ -57,30 +150,7 @@ enum SnapshotCoding {
         guard sectionCount <= bytes.count else { throw Malformed() }
         var sections: [SnapshotStructure.Section] = []
         sections.reserveCapacity(sectionCount)
-        for _ in 0..<sectionCount {
-            let id = try reader.string()
-            let kind = try reader.string()
-            let itemCount = Int(try reader.varint())
-            guard itemCount <= bytes.count else { throw Malformed() }
-            var items: [SnapshotStructure.Item] = []
-            items.reserveCapacity(itemCount)
-            for _ in 0..<itemCount {
-                let itemID = try reader.string()
-                let version: String
-                switch try reader.byte() {
-                case 0:
-                    var value: UInt64 = 0
-                    for _ in 0..<8 { value = value << 8 | UInt64(try reader.byte()) }
-                    version = hex16(value)
-                case 1:
-                    version = try reader.string()
-                default:
-                    throw Malformed()
-                }
-                items.append(SnapshotStructure.Item(id: itemID, version: version))
-            }
-            sections.append(SnapshotStructure.Section(id: id, kind: kind, items: items))
-        }
+        for _ in 0..<sectionCount { sections.append(try reader.section()) }
         guard reader.position == bytes.count else { throw Malformed() }
         return SnapshotStructure(viewer: viewer, parameters: parameters, sections: sections)
     }
@@ -140,6 +210,33 @@ enum SnapshotCoding {
                 value |= UInt64(next & 0x7F) << shift
                 if next & 0x80 == 0 { return value }
                 shift += 7
+            }
+        }
+
+        mutating func section() throws -> SnapshotStructure.Section {
+            let id = try string()
+            let kind = try string()
+            let itemCount = Int(try varint())
+            guard itemCount <= bytes.count else { throw Malformed() }
+            var items: [SnapshotStructure.Item] = []
+            items.reserveCapacity(itemCount)
+            for _ in 0..<itemCount {
+                let itemID = try string()
+                items.append(SnapshotStructure.Item(id: itemID, version: try version()))
+            }
+            return SnapshotStructure.Section(id: id, kind: kind, items: items)
+        }
+
+        mutating func version() throws -> String {
+            switch try byte() {
+            case 0:
+                var value: UInt64 = 0
+                for _ in 0..<8 { value = value << 8 | UInt64(try byte()) }
+                return hex16(value)
+            case 1:
+                return try string()
+            default:
+                throw Malformed()
             }
         }
 

@@ -47,12 +47,15 @@ public protocol FeedStorage: AnyObject, Sendable {
     func saveSnapshot(id: String, viewer: Int64, structure: Data) throws(FeedStoreError) -> StoredSnapshot
 
     /// Writes a batch of snapshots in one transaction, off the request path (see
-    /// `SQLiteFeedStore.persistSnapshots(upserts:deletions:prune:keepPerViewer:)`).
+    /// `SQLiteFeedStore.persistSnapshots(upserts:deletions:prune:keepPerViewer:bases:)`):
+    /// `bases` are snapshot bases to keep (inserted unless there), in the same transaction.
     func persistSnapshots(
-        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int
+        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int, bases: [StoredSnapshot]
     ) throws(FeedStoreError)
 
-    /// Deletes every snapshot older than the retention's maximum age; returns how many.
+    /// Deletes every snapshot older than the retention's maximum age, and every snapshot base
+    /// older than one and a half times it (see ``StorageOptions/SnapshotRetention/baseMaxAgeMilliseconds``);
+    /// returns how many snapshots.
     @discardableResult
     func pruneExpiredSnapshots() throws(FeedStoreError) -> Int
 
@@ -87,6 +90,8 @@ public protocol FeedStoreReader {
     func isFollowing(follower: Int64, followee: Int64) throws(FeedStoreError) -> Bool
     /// The snapshot `id` saved for `viewer`, or nil.
     func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot?
+    /// The snapshot base `id` kept for `viewer`, or nil.
+    func snapshotBase(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot?
     /// Calls `body` with every row of `Record`'s table in primary-key order, streaming (the
     /// index load: no array of every row in between).
     func forEach<Record: StoredRecord>(_ type: Record.Type, _ body: (Record) throws -> Void) throws(FeedStoreError)
@@ -126,6 +131,18 @@ extension FeedStorage {
     /// The snapshot `id` saved for `viewer`, or nil (never saved, or pruned).
     public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
         try reading { reader throws(FeedStoreError) in try reader.snapshot(id: id, viewer: viewer) }
+    }
+
+    /// The snapshot base `id` kept for `viewer`, or nil (never kept, or expired).
+    public func snapshotBase(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
+        try reading { reader throws(FeedStoreError) in try reader.snapshotBase(id: id, viewer: viewer) }
+    }
+
+    /// ``persistSnapshots(upserts:deletions:prune:keepPerViewer:bases:)`` without bases.
+    public func persistSnapshots(
+        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int
+    ) throws(FeedStoreError) {
+        try persistSnapshots(upserts: upserts, deletions: deletions, prune: prune, keepPerViewer: keepPerViewer, bases: [])
     }
 
     /// Row counts of every table; for start-up and operators, not for requests.

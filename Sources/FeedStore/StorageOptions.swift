@@ -60,5 +60,17 @@ public struct StorageOptions: Sendable {
             self.maxPerViewer = max(1, maxPerViewer)
             self.maxAgeMilliseconds = maxAgeMilliseconds
         }
+
+        /// How long a snapshot base may serve new snapshots: half the snapshots' maximum age.
+        /// A writer takes a new base after it, so every snapshot naming a base is saved within
+        /// this of the base, and expires within ``baseMaxAgeMilliseconds`` of it.
+        public var baseUseMilliseconds: Int64 { maxAgeMilliseconds / 2 }
+
+        /// Snapshot bases older than this are deleted: one and a half times the snapshots'
+        /// maximum age, so no snapshot still kept can name one that is gone.
+        public var baseMaxAgeMilliseconds: Int64 {
+            let (tripled, overflow) = maxAgeMilliseconds.multipliedReportingOverflow(by: 3)
+            return overflow ? .max : tripled / 2
+        }
     }
 }

@@ -131,6 +131,23 @@ package enum StoreSchema {
             """
     }
 
+    /// Snapshot bases: full structures that stored snapshots name as the base of their delta
+    /// form (a like changes one version: the snapshot row holds that change, the base the rest).
+    /// Keyed like snapshots; kept by age alone (`created_at`), longer than any snapshot that can
+    /// name them, so snapshot pruning never has to look for references.
+    package static func snapshotBases(_ dialect: SQLDialect) -> String {
+        """
+        CREATE TABLE snapshot_bases (
+            viewer_id \(dialect.int64) NOT NULL,
+            id TEXT NOT NULL CHECK (length(id) BETWEEN 1 AND 128),
+            created_at \(dialect.int64) NOT NULL,
+            structure \(dialect.bytes) NOT NULL,
+            PRIMARY KEY (viewer_id, id)
+        );
+        CREATE INDEX snapshot_bases_by_time ON snapshot_bases (created_at);
+        """
+    }
+
     /// Version 2: the change log. One row per committed content write, in the write's own
     /// transaction; `seq` equals `store_meta.change_version` after that write. See `ChangeEntry`.
     package static func v2(_ dialect: SQLDialect) -> String {

@@ -102,9 +102,17 @@ public struct PostgresReader: FeedStoreReader {
     // MARK: Snapshots
 
     public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
+        try snapshot(in: "snapshots", id: id, viewer: viewer)
+    }
+
+    public func snapshotBase(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
+        try snapshot(in: "snapshot_bases", id: id, viewer: viewer)
+    }
+
+    private func snapshot(in table: String, id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
         guard
             let row = try run(
-                "SELECT created_at, encode(structure, 'base64') FROM snapshots WHERE viewer_id = $1 AND id = $2", [String(viewer), id]
+                "SELECT created_at, encode(structure, 'base64') FROM \(table) WHERE viewer_id = $1 AND id = $2", [String(viewer), id]
             ).rows.first
         else { return nil }
         guard let createdAt = row[0].flatMap({ Int64($0) }), let structure = row[1].flatMap({ Data(base64Encoded: $0, options: .ignoreUnknownCharacters) })

@@ -22,6 +22,7 @@ public enum PostgresSchema {
         ("v1: users, videos, ads, follows, snapshots, store_meta", v1),
         ("v2: change_log", v2),
         ("v3: snapshot save order", v3),
+        ("v4: snapshot bases", StoreSchema.snapshotBases(.postgres)),
     ]
 
     /// An arbitrary constant naming the migration lock among advisory locks.

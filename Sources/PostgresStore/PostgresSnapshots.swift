@@ -45,14 +45,19 @@ extension PostgresFeedStore {
     /// One transaction: upserts in multi-row INSERTs of up to 500 rows, deletions and the
     /// per-viewer pruning in one statement each.
     public func persistSnapshots(
-        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int
+        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int, bases: [StoredSnapshot]
     ) throws(FeedStoreError) {
-        for snapshot in upserts { _ = try Validate.snapshotID(snapshot.id) }
+        for snapshot in upserts + bases { _ = try Validate.snapshotID(snapshot.id) }
         // One row per key: a statement may not upsert the same row twice.
         var latest: [String: StoredSnapshot] = [:]
         for snapshot in upserts { latest["\(snapshot.viewerID) \(snapshot.id)"] = snapshot }
         let rows = Array(latest.values)
         try writeWithoutVersion { connection in
+            for base in bases {
+                try connection.execute(
+                    "INSERT INTO snapshot_bases (viewer_id, id, created_at, structure) VALUES ($1::bigint, $2, $3::bigint, $4::bytea) ON CONFLICT DO NOTHING",
+                    Self.parameters(base))
+            }
             var start = 0
             while start < rows.count {
                 let chunk = rows[start..<min(start + 500, rows.count)]
@@ -84,8 +89,13 @@ extension PostgresFeedStore {
     public func pruneExpiredSnapshots() throws(FeedStoreError) -> Int {
         let (cutoff, overflow) = now.subtractingReportingOverflow(options.snapshotRetention.maxAgeMilliseconds)
         guard !overflow else { return 0 }
+        let (baseCutoff, baseOverflow) = now.subtractingReportingOverflow(options.snapshotRetention.baseMaxAgeMilliseconds)
         return try writeWithoutVersion { connection in
-            try connection.execute("DELETE FROM snapshots WHERE created_at < $1", [String(cutoff)]).affected
+            let deleted = try connection.execute("DELETE FROM snapshots WHERE created_at < $1", [String(cutoff)]).affected
+            if !baseOverflow {
+                try connection.execute("DELETE FROM snapshot_bases WHERE created_at < $1", [String(baseCutoff)])
+            }
+            return deleted
         }
     }
 }

@@ -16,6 +16,8 @@ extension FeedQueries {
 
     /// One snapshot by its key.
     package static let snapshot = "SELECT * FROM snapshots WHERE viewer_id = ?1 AND id = ?2"
+    /// One snapshot base by its key.
+    package static let snapshotBase = "SELECT * FROM snapshot_bases WHERE viewer_id = ?1 AND id = ?2"
 }
 
 /// Read access to one consistent state of the store, handed to the closure of
@@ -115,6 +117,16 @@ public struct SQLiteReader: FeedStoreReader {
     public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
         try mappingErrors {
             try StoredSnapshot.fetchFirst(db.cachedStatement(sql: FeedQueries.snapshot), arguments: [viewer, id])
+        }
+    }
+
+    /// The snapshot base `id` kept for `viewer`, or `nil` (never kept, or expired).
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
+    /// - Complexity: O(log n), primary key lookup.
+    public func snapshotBase(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
+        try mappingErrors {
+            try StoredSnapshot.fetchFirst(db.cachedStatement(sql: FeedQueries.snapshotBase), arguments: [viewer, id])
         }
     }
 

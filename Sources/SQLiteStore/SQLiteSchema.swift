@@ -17,6 +17,9 @@ package enum Schema {
         migrator.registerMigration("v2: change_log") { db in
             try db.execute(sql: v2)
         }
+        migrator.registerMigration("v3: snapshot bases") { db in
+            try db.execute(sql: v3)
+        }
         return migrator
     }
 
@@ -25,6 +28,9 @@ package enum Schema {
 
     /// Version 2: the change log, ``StoreSchema/v2(_:)``.
     static let v2 = StoreSchema.v2(.sqlite)
+
+    /// Version 3: the bases of snapshots stored as deltas, ``StoreSchema/snapshotBases(_:)``.
+    static let v3 = StoreSchema.snapshotBases(.sqlite)
 
     /// One trigger per direction: a SQLite trigger has no `TG_OP` to branch on.
     static let countTriggers = """

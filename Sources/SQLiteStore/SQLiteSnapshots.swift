@@ -50,20 +50,25 @@ extension SQLiteFeedStore {
         return StoredSnapshot(id: id, viewerID: viewer, createdAt: createdAt, structure: structure)
     }
 
-    /// Writes a batch of snapshots in one transaction: `upserts` are stored (or their row
-    /// replaced, `createdAt` being when the snapshot was last served), `deletions` removed; then
-    /// every viewer in `prune` keeps at most `keepPerViewer` rows, newest first. Does not
-    /// change the change version. For a writer that keeps snapshots in memory and persists them
+    /// Writes a batch of snapshots in one transaction: `bases` are kept (inserted unless there),
+    /// `upserts` are stored (or their row replaced, `createdAt` being when the snapshot was last
+    /// served), `deletions` removed; then every viewer in `prune` keeps at most `keepPerViewer`
+    /// rows, newest first. Does not change the change version. For a writer that keeps snapshots in memory and persists them
     /// in batches, off the request path.
     ///
     /// - Throws: ``FeedStoreError/invalid(field:reason:)`` on a malformed id;
     ///   ``FeedStoreError/storage(code:message:)`` on SQLite failure (nothing is written then).
     /// - Complexity: O((u + d + p) log n) plus the pruned rows.
     public func persistSnapshots(
-        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int
+        upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int, bases: [StoredSnapshot]
     ) throws(FeedStoreError) {
-        for snapshot in upserts { _ = try Validate.snapshotID(snapshot.id) }
+        for snapshot in upserts + bases { _ = try Validate.snapshotID(snapshot.id) }
         try writeWithoutVersion { db in
+            let keepBase = try db.cachedStatement(
+                sql: "INSERT INTO snapshot_bases (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING")
+            for base in bases {
+                try keepBase.execute(arguments: [base.viewerID, base.id, base.createdAt, base.structure])
+            }
             let upsert = try db.cachedStatement(
                 sql: """
                     INSERT INTO snapshots (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4)
@@ -84,9 +89,10 @@ extension SQLiteFeedStore {
         }
     }
 
-    /// Deletes every snapshot (all viewers) older than the retention's maximum age. Saving
-    /// already prunes the saving viewer; call this periodically to drop the history of viewers
-    /// who stopped coming. Does not change the change version.
+    /// Deletes every snapshot (all viewers) older than the retention's maximum age, and every
+    /// snapshot base older than ``SnapshotRetention/baseMaxAgeMilliseconds``. Saving already
+    /// prunes the saving viewer; call this periodically to drop the history of viewers who
+    /// stopped coming. Does not change the change version.
     ///
     /// - Returns: the number of snapshots deleted.
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
@@ -95,9 +101,14 @@ extension SQLiteFeedStore {
     public func pruneExpiredSnapshots() throws(FeedStoreError) -> Int {
         let (cutoff, overflow) = now.subtractingReportingOverflow(options.snapshotRetention.maxAgeMilliseconds)
         guard !overflow else { return 0 }
+        let (baseCutoff, baseOverflow) = now.subtractingReportingOverflow(options.snapshotRetention.baseMaxAgeMilliseconds)
         return try writeWithoutVersion { db in
             try db.cachedStatement(sql: "DELETE FROM snapshots WHERE created_at < ?1").execute(arguments: [cutoff])
-            return db.changesCount
+            let deleted = db.changesCount
+            if !baseOverflow {
+                try db.cachedStatement(sql: "DELETE FROM snapshot_bases WHERE created_at < ?1").execute(arguments: [baseCutoff])
+            }
+            return deleted
         }
     }
 }

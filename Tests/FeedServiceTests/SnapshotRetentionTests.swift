@@ -94,6 +94,64 @@ struct SnapshotRetentionTests {
         #expect(try restarted.delta(viewer: 2, since: feed.snapshotID, format: .batch).answer?.delta == nil)
     }
 
+    @Test("A snapshot after a like is stored as tens of bytes against its feed's base, and answers deltas after a restart")
+    func snapshotsAreStoredAgainstABase() throws {
+        let clock = TestClock()
+        let service = try makeService(clock: clock)
+        let parameters = FeedParameters(limit: 20, width: 390)
+        let first = try service.feed(viewer: 2, parameters: parameters)
+        try service.persistSnapshots()
+        let video = try #require(first.sections.flatMap(\.items).first { $0.kind == .video }.flatMap { Int64($0.id.dropFirst(6)) })
+        _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video, likeCount: 4_321) }
+        let second = try service.feed(viewer: 2, parameters: parameters)
+        #expect(second.snapshotID != first.snapshotID)
+        try service.persistSnapshots()
+
+        let firstRow = try #require(try service.store.snapshot(id: first.snapshotID, viewer: 2))
+        let secondRow = try #require(try service.store.snapshot(id: second.snapshotID, viewer: 2))
+        let base = try #require(try service.store.snapshotBase(id: first.snapshotID, viewer: 2), "the first snapshot is the feed's base")
+        #expect(base.structure.count > 500)
+        #expect(firstRow.structure.count < 100, "the base's own row names it: \(firstRow.structure.count) B")
+        #expect(secondRow.structure.count < 100, "one version changed: \(secondRow.structure.count) B")
+        #expect(try service.store.snapshotBase(id: second.snapshotID, viewer: 2) == nil, "no second base for a like")
+
+        // A new process reads both back through the base and diffs from them.
+        let restarted = try FeedService(store: service.store)
+        let fromFirst = try restarted.deltaReadingStorage(viewer: 2, since: first.snapshotID, format: .batch)
+        #expect(fromFirst.snapshotID == second.snapshotID)
+        #expect(fromFirst.delta?.keptSectionsWithChangedItems.count == 1, "one section changed: the liked video's")
+        #expect(try restarted.deltaReadingStorage(viewer: 2, since: second.snapshotID, format: .batch).delta == nil)
+    }
+
+    @Test("A feed takes a new base once its base is half the maximum age old, and bases outlive the snapshots naming them")
+    func basesAreRenewedAndOutliveTheirSnapshots() throws {
+        let clock = TestClock()
+        let service = try makeService(clock: clock, maxAge: 60_000)
+        let parameters = FeedParameters(limit: 20)
+        let first = try service.feed(viewer: 3, parameters: parameters)
+        try service.persistSnapshots()
+        let video = try #require(first.sections.flatMap(\.items).first { $0.kind == .video }.flatMap { Int64($0.id.dropFirst(6)) })
+        clock.advance(by: 29_000)
+        _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video, likeCount: 11) }
+        let second = try service.feed(viewer: 3, parameters: parameters)
+        try service.persistSnapshots()
+        #expect(try service.store.snapshotBase(id: second.snapshotID, viewer: 3) == nil, "29 s: still the first base")
+        clock.advance(by: 2_000)
+        _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video, likeCount: 12) }
+        let third = try service.feed(viewer: 3, parameters: parameters)
+        try service.persistSnapshots()
+        #expect(try service.store.snapshotBase(id: third.snapshotID, viewer: 3) != nil, "31 s: a new base")
+
+        // 60 s after the second snapshot it expires; its base (t = 0) is kept until 90 s.
+        clock.advance(by: 59_000)  // t = 90 s
+        try service.pruneExpired()
+        #expect(try service.store.snapshotBase(id: first.snapshotID, viewer: 3) != nil)
+        clock.advance(by: 1_000)
+        try service.pruneExpired()
+        #expect(try service.store.snapshotBase(id: first.snapshotID, viewer: 3) == nil)
+        #expect(try service.store.snapshotBase(id: third.snapshotID, viewer: 3) != nil)
+    }
+
     @Test("Snapshots not yet written are lost on a crash and answer 410") func snapshotsNotYetWrittenAreLostOnACrashAndAnswer410() throws {
         let clock = TestClock()
         let service = try makeService(clock: clock)

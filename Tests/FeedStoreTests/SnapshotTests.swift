@@ -82,4 +82,39 @@ struct SnapshotTests {
         #expect(try store.counts().snapshots == 0)
         #expect(store.changeVersion == 0, "snapshots are not content")
     }
+
+    @Test(
+        "Snapshot bases are kept with a batch, read back per viewer, never replaced, and expire at one and a half times the snapshots' age",
+        arguments: Backend.all)
+    func basesLiveByAge(_ backend: Backend) throws {
+        let clock = ManualClock(start: 0, step: 0)
+        let store = try makeStore(backend, clock: clock, retention: .init(maxPerViewer: 2, maxAgeMilliseconds: 1_000))
+        let base = StoredSnapshot(id: "base", viewerID: 1, createdAt: 0, structure: Data([1, 2, 3]))
+        let row = StoredSnapshot(id: "s1", viewerID: 1, createdAt: 0, structure: Data([9]))
+        try store.persistSnapshots(upserts: [row], deletions: [], prune: [1], keepPerViewer: 2, bases: [base])
+        #expect(try store.snapshotBase(id: "base", viewer: 1) == base)
+        #expect(try store.snapshotBase(id: "base", viewer: 2) == nil)
+        #expect(try store.snapshot(id: "base", viewer: 1) == nil, "a base is not a snapshot")
+        #expect(try store.snapshot(id: "s1", viewer: 1) == row)
+
+        // Kept again: the first stays (a base is the bytes snapshots were encoded against).
+        clock.advance(by: 800)
+        let again = StoredSnapshot(id: "base", viewerID: 1, createdAt: 800, structure: Data([7]))
+        try store.persistSnapshots(upserts: [], deletions: [], prune: [], keepPerViewer: 2, bases: [again])
+        #expect(try store.snapshotBase(id: "base", viewer: 1) == base)
+
+        // Snapshot pruning by count or deletion leaves bases alone; age removes them at 1.5× the maximum.
+        for index in 2...5 {
+            try store.persistSnapshots(
+                upserts: [StoredSnapshot(id: "s\(index)", viewerID: 1, createdAt: 800, structure: Data([9]))], deletions: [(viewer: 1, id: "s1")],
+                prune: [1], keepPerViewer: 2, bases: [])
+        }
+        #expect(try store.snapshotBase(id: "base", viewer: 1) == base)
+        clock.advance(by: 600)  // t = 1400: snapshots before 400 expire, bases before -100 do not exist
+        #expect(try store.pruneExpiredSnapshots() == 0)
+        #expect(try store.snapshotBase(id: "base", viewer: 1) == base)
+        clock.advance(by: 101)  // t = 1501: the base (t = 0) is past 1,500 ms
+        _ = try store.pruneExpiredSnapshots()
+        #expect(try store.snapshotBase(id: "base", viewer: 1) == nil)
+    }
 }

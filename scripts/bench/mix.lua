@@ -2,8 +2,11 @@
 -- snapshot id. A viewer with none fetches its feed; otherwise it asks for the delta since its
 -- snapshot. 200 moves the viewer to the snapshot in the body, 304 keeps it, 410 makes it fetch
 -- the feed again. wrk does not say which request a response answers, so each request carries
--- X-Request-Id "v<viewer>-<n>", which the server echoes.
+-- X-Request-Id "v<viewer>-<n>", which the server echoes. Requests say Accept-Encoding as phones
+-- do (ACCEPT_ENCODING, default gzip; "identity" for raw bodies); the new snapshot id is read from
+-- the ETag, which is the same in either coding.
 local viewers = tonumber(os.getenv("VIEWERS") or "2000")
+local accept_encoding = os.getenv("ACCEPT_ENCODING") or "gzip"
 local threads = {}
 
 function setup(thread)
@@ -33,7 +36,7 @@ function request()
     path = "/v1/users/" .. v .. "/feed"
     feeds = feeds + 1
   end
-  return wrk.format("GET", path, { ["X-Request-Id"] = "v" .. v .. "-" .. counter })
+  return wrk.format("GET", path, { ["X-Request-Id"] = "v" .. v .. "-" .. counter, ["Accept-Encoding"] = accept_encoding })
 end
 
 function response(status, headers, body)
@@ -41,7 +44,7 @@ function response(status, headers, body)
   local v = tonumber(string.match(rid, "^v(%d+)%-"))
   if status == 200 then
     ok = ok + 1
-    local snap = string.match(body, '"snapshot":"(%x+)"')
+    local snap = string.match(headers["ETag"] or headers["etag"] or "", '(%x+)')
     if v and snap then snapshots[v] = snap end
   elseif status == 304 then
     notmodified = notmodified + 1

@@ -1,0 +1,54 @@
+import FeedService
+import Testing
+
+private func structure(_ sections: [(String, [(String, String)])], viewer: Int64 = 4) -> SnapshotStructure {
+    SnapshotStructure(
+        viewer: viewer, parameters: FeedParameters(limit: 20, width: 390),
+        sections: sections.map { id, items in
+            SnapshotStructure.Section(id: id, kind: "video_grid", items: items.map { SnapshotStructure.Item(id: $0.0, version: $0.1) })
+        })
+}
+
+private let grid = (0..<6).map { ("video:\($0)", String(repeating: "\($0)", count: 16)) }
+private let base = structure([("header", [("header", "00000000000000aa")]), ("grid-0", grid), ("grid-1", grid.map { ("x" + $0.0, $0.1) })])
+
+@Suite("Snapshot coding")
+struct SnapshotCodingTests {
+    @Test("A snapshot one version away from its base is a few bytes and decodes back to itself")
+    func smallDifferencesAreSmall() throws {
+        var liked = base
+        liked.sections[1].items[2].version = "0123456789abcdef"
+        let delta = try #require(SnapshotCoding.encode(liked, against: base, baseID: "b1"))
+        #expect(delta.count < 30, "\(delta.count) B against \(SnapshotCoding.encode(liked).count) B in full")
+        #expect(try SnapshotCoding.baseID(of: delta) == "b1")
+        #expect(try SnapshotCoding.decode(delta, base: base) == liked)
+        #expect(try SnapshotCoding.baseID(of: SnapshotCoding.encode(liked)) == nil)
+
+        // Sections reordered, one replaced, one new: still decodes exactly.
+        var moved = base
+        moved.sections.swapAt(1, 2)
+        moved.sections.append(SnapshotStructure.Section(id: "ad-slot-1", kind: "ad", items: [.init(id: "ad:1", version: "ffffffffffffffff")]))
+        let movedDelta = try #require(SnapshotCoding.encode(moved, against: base, baseID: "b1"))
+        #expect(try SnapshotCoding.decode(movedDelta, base: base) == moved)
+    }
+
+    @Test("A snapshot mostly unlike its base, or of another feed, is not stored against it")
+    func largeDifferencesAreFull() {
+        var shifted = base
+        shifted.sections[1].items = grid.map { SnapshotStructure.Item(id: "video:new-\($0.0)", version: $0.1) }
+        shifted.sections[2].items = grid.map { SnapshotStructure.Item(id: "y" + $0.0, version: $0.1) }
+        #expect(SnapshotCoding.encode(shifted, against: base, baseID: "b1") == nil)
+        #expect(SnapshotCoding.encode(structure([("header", [])], viewer: 5), against: base, baseID: "b1") == nil)
+    }
+
+    @Test("A delta form naming sections or items its base lacks, or cut short, is refused")
+    func malformedDeltasAreRefused() throws {
+        var liked = base
+        liked.sections[2].items[5].version = "0123456789abcdef"
+        let delta = try #require(SnapshotCoding.encode(liked, against: base, baseID: "b1"))
+        let smaller = structure([("header", [("header", "00000000000000aa")])])
+        #expect(throws: (any Error).self) { try SnapshotCoding.decode(delta, base: smaller) }
+        #expect(throws: (any Error).self) { try SnapshotCoding.decode(Array(delta.dropLast()), base: base) }
+        #expect(throws: (any Error).self) { try SnapshotCoding.decode(delta + [0], base: base) }
+    }
+}
