@@ -4,9 +4,12 @@ import ListDiff
 extension DeltaDocument {
     /// The delta from a snapshot's structure to the current page: section ids and kinds, item ids
     /// and versions diffed here, payloads taken from `current`'s shared items when written.
-    /// An item replaced in place travels as a patch when `renderedItem` still has the version
-    /// the snapshot holds (by its version text) and only fields of its data changed.
-    init(format: DeltaFormat, from old: SnapshotStructure, oldID: String, to current: RenderedFeed, renderedItem: (String) -> FeedItem?) {
+    /// An item replaced in place travels as `patch` makes it when `renderedItem` still has the
+    /// version the snapshot holds (by its version text) and only fields of its data changed.
+    init(
+        format: DeltaFormat, from old: SnapshotStructure, oldID: String, to current: RenderedFeed, renderedItem: (String) -> FeedItem?,
+        patch: (FeedItem, FeedItem) -> ItemPatch?
+    ) {
         let new = current.structure
         let diff = SectionedDiff(
             oldSections: old.sections, newSections: new.sections,
@@ -27,7 +30,7 @@ extension DeltaDocument {
                     let previous = renderedItem(old.sections[sectionDiff.oldSection].items[oldIndex].version)
                 else { continue }
                 let path = ItemPath(section: sectionDiff.newSection, item: newIndex)
-                patches[path] = ItemPatch(from: previous, to: page[path.section].items[path.item])
+                patches[path] = patch(previous, page[path.section].items[path.item])
             }
         }
         self.init(

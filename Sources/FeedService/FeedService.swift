@@ -186,7 +186,7 @@ public final class FeedService: Sendable {
         if let cached = deltas.withLock({ $0.value(for: key) }), cached.snapshot == current.snapshotID {
             return .changed(cached)
         }
-        let delta = DeltaDocument(format: format, from: old, oldID: oldID, to: current, renderedItem: items.rendered(version:))
+        let delta = DeltaDocument(format: format, from: old, oldID: oldID, to: current, renderedItem: items.rendered(version:), patch: items.patch(from:to:))
         deltas.withLock { $0.insert(delta, for: key, cost: delta.estimatedCost) }
         return .changed(delta)
     }

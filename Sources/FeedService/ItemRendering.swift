@@ -12,7 +12,8 @@ import Synchronization
 ///
 /// Every rendering is also kept by its version (``rendered(version:)``), past the record's next
 /// change, so a delta can send the fields that changed since the version a snapshot holds
-/// instead of the whole item. That archive takes a quarter of the budget.
+/// instead of the whole item. That archive takes a quarter of the budget, and the patches
+/// computed from it (once per pair of versions, for every viewer a change reaches) a sixteenth.
 package final class ItemCache: Sendable {
     private struct Stamp: Hashable {
         var revision: Int64
@@ -33,16 +34,35 @@ package final class ItemCache: Sendable {
 
     private let cache: Mutex<ByteBoundedCache<Key, Cached>>
     private let archive: Mutex<ByteBoundedCache<String, FeedItem>>
+    /// Patches between two versions of an item (nil: the item goes whole), computed once for
+    /// every viewer the change reaches.
+    private let patches: Mutex<ByteBoundedCache<PatchKey, ItemPatch?>>
+
+    private struct PatchKey: Hashable {
+        let old: UInt64
+        let new: UInt64
+    }
 
     /// A cache holding at most `budget` bytes: three quarters of rendered items, a quarter of
     /// renderings by version.
     package init(budget: Int) {
-        cache = Mutex(ByteBoundedCache(budget: budget - budget / 4))
+        cache = Mutex(ByteBoundedCache(budget: budget - budget / 4 - budget / 16))
         archive = Mutex(ByteBoundedCache(budget: budget / 4))
+        patches = Mutex(ByteBoundedCache(budget: budget / 16))
+    }
+
+    /// The patch from `old` to `new` (see ``ItemPatch/init(from:to:)``), computed once per pair
+    /// of versions.
+    package func patch(from old: FeedItem, to new: FeedItem) -> ItemPatch? {
+        let key = PatchKey(old: old.version, new: new.version)
+        if let hit = patches.withLock({ $0.value(for: key) }) { return hit }
+        let patch = ItemPatch(from: old, to: new)
+        patches.withLock { $0.insert(patch, for: key, cost: 160 + (patch?.changes.count ?? 0) * 96) }
+        return patch
     }
 
     /// Bytes held now.
-    package var bytes: Int { cache.withLock { $0.totalCost } + archive.withLock { $0.totalCost } }
+    package var bytes: Int { cache.withLock { $0.totalCost } + archive.withLock { $0.totalCost } + patches.withLock { $0.totalCost } }
 
     /// The rendering whose version text is `version`, if it is still kept.
     package func rendered(version: String) -> FeedItem? {

@@ -90,7 +90,17 @@ package enum SnapshotCoding {
                 write(section, to: &out)
             }
         }
-        return out.count * 3 <= encode(structure).count ? out : nil
+        return out.count * 3 <= fullSize(of: structure) ? out : nil
+    }
+
+    /// The size of `structure`'s full form, give or take the varints' bytes, without writing it.
+    static func fullSize(of structure: SnapshotStructure) -> Int {
+        var size = 8
+        for section in structure.sections {
+            size += section.id.utf8.count + section.kind.utf8.count + 4
+            for item in section.items { size += item.id.utf8.count + 10 }
+        }
+        return size
     }
 
     /// The base a stored delta form names, or nil for a full form.
