@@ -17,7 +17,13 @@ import FeedWire
 ///     0x02 baseID sectionCount
 ///       { 0x00 baseSection                                    -- the base's section, as it was
 ///       | 0x01 baseSection changeCount { itemIndex version }  -- the same items, some versions new
-///       | 0x02 id kind itemCount { id version } }              -- a section written out
+///       | 0x02 id kind itemCount { id version }                -- a section written out
+///       | 0x03 id kind itemCount { reference } }               -- items taken from anywhere in the base
+///
+/// A reference is a varint: 0 and the item written out (`id version`), or the item's position
+/// among all the base's items, plus one, times two, plus one when a new `version` follows. So a
+/// new video at the top of the grid, which moves one item of every grid section into the next,
+/// costs a byte or two per item instead of the sections written out.
 package enum SnapshotCoding {
     static let formatByte: UInt8 = 0x01
     static let deltaFormatByte: UInt8 = 0x02
@@ -70,6 +76,21 @@ package enum SnapshotCoding {
         varint(UInt64(structure.sections.count), to: &out)
         var baseIndex: [String: Int] = [:]
         for (index, section) in base.sections.enumerated() where baseIndex[section.id] == nil { baseIndex[section.id] = index }
+        // Lazily: every base item's position among all of them, by id (the first of duplicates).
+        var basePositions: [String: (position: Int, version: String)]?
+        func positions() -> [String: (position: Int, version: String)] {
+            if let basePositions { return basePositions }
+            var found: [String: (position: Int, version: String)] = [:]
+            var position = 0
+            for section in base.sections {
+                for item in section.items {
+                    if found[item.id] == nil { found[item.id] = (position, item.version) }
+                    position += 1
+                }
+            }
+            basePositions = found
+            return found
+        }
         for section in structure.sections {
             if let index = baseIndex[section.id], base.sections[index].kind == section.kind,
                 base.sections[index].items.count == section.items.count,
@@ -86,8 +107,28 @@ package enum SnapshotCoding {
                     }
                 }
             } else {
-                out.append(2)
-                write(section, to: &out)
+                let known = positions()
+                let referenced = section.items.filter { known[$0.id] != nil }.count
+                guard referenced * 2 >= section.items.count else {
+                    out.append(2)
+                    write(section, to: &out)
+                    continue
+                }
+                out.append(3)
+                string(section.id, to: &out)
+                string(section.kind, to: &out)
+                varint(UInt64(section.items.count), to: &out)
+                for item in section.items {
+                    guard let found = known[item.id] else {
+                        out.append(0)
+                        string(item.id, to: &out)
+                        version(item.version, to: &out)
+                        continue
+                    }
+                    let changed = found.version != item.version
+                    varint(UInt64(found.position + 1) * 2 + (changed ? 1 : 0), to: &out)
+                    if changed { version(item.version, to: &out) }
+                }
             }
         }
         return out.count * 3 <= fullSize(of: structure) ? out : nil
@@ -119,6 +160,7 @@ package enum SnapshotCoding {
         guard sectionCount <= bytes.count else { throw Malformed() }
         var sections: [SnapshotStructure.Section] = []
         sections.reserveCapacity(sectionCount)
+        var flat: [SnapshotStructure.Item]?
         for _ in 0..<sectionCount {
             let tag = try reader.byte()
             switch tag {
@@ -138,6 +180,28 @@ package enum SnapshotCoding {
                 sections.append(section)
             case 2:
                 sections.append(try reader.section())
+            case 3:
+                if flat == nil { flat = base.sections.flatMap(\.items) }
+                let flat = flat!
+                let id = try reader.string()
+                let kind = try reader.string()
+                let itemCount = Int(try reader.varint())
+                guard itemCount <= bytes.count else { throw Malformed() }
+                var items: [SnapshotStructure.Item] = []
+                items.reserveCapacity(itemCount)
+                for _ in 0..<itemCount {
+                    let code = try reader.varint()
+                    if code == 0 {
+                        let itemID = try reader.string()
+                        items.append(SnapshotStructure.Item(id: itemID, version: try reader.version()))
+                        continue
+                    }
+                    guard code >= 2, code / 2 - 1 < UInt64(flat.count) else { throw Malformed() }
+                    var item = flat[Int(code / 2 - 1)]
+                    if code % 2 == 1 { item.version = try reader.version() }
+                    items.append(item)
+                }
+                sections.append(SnapshotStructure.Section(id: id, kind: kind, items: items))
             default:
                 throw Malformed()
             }

@@ -58,6 +58,20 @@ extension PostgresFeedStore {
                     "INSERT INTO snapshot_bases (viewer_id, id, created_at, structure) VALUES ($1::bigint, $2, $3::bigint, $4::bytea) ON CONFLICT DO NOTHING",
                     Self.parameters(base))
             }
+            // Each viewer keeps its newest bases only, as many as snapshots (see the SQLite store).
+            if !bases.isEmpty {
+                try connection.execute(
+                    """
+                    DELETE FROM snapshot_bases USING (
+                        SELECT viewer_id, id FROM (
+                            SELECT viewer_id, id, row_number() OVER (PARTITION BY viewer_id ORDER BY created_at DESC, ctid DESC) AS rank
+                            FROM snapshot_bases WHERE viewer_id = ANY($1::bigint[])
+                        ) AS ranked WHERE rank > $2
+                    ) AS old
+                    WHERE snapshot_bases.viewer_id = old.viewer_id AND snapshot_bases.id = old.id
+                    """,
+                    [arrayLiteral(Set(bases.map(\.viewerID)).map { String($0) }), String(max(1, keepPerViewer))])
+            }
             var start = 0
             while start < rows.count {
                 let chunk = rows[start..<min(start + 500, rows.count)]

@@ -50,7 +50,8 @@ extension SQLiteFeedStore {
         return StoredSnapshot(id: id, viewerID: viewer, createdAt: createdAt, structure: structure)
     }
 
-    /// Writes a batch of snapshots in one transaction: `bases` are kept (inserted unless there),
+    /// Writes a batch of snapshots in one transaction: `bases` are kept (inserted unless there;
+    /// their viewers keep their newest `keepPerViewer` bases),
     /// `upserts` are stored (or their row replaced, `createdAt` being when the snapshot was last
     /// served), `deletions` removed; then every viewer in `prune` keeps at most `keepPerViewer`
     /// rows, newest first. Does not change the change version. For a writer that keeps snapshots in memory and persists them
@@ -68,6 +69,12 @@ extension SQLiteFeedStore {
                 sql: "INSERT INTO snapshot_bases (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING")
             for base in bases {
                 try keepBase.execute(arguments: [base.viewerID, base.id, base.createdAt, base.structure])
+            }
+            // Each viewer keeps its newest bases only, as many as snapshots: a snapshot kept names
+            // one of them (every base after the one it names came with a snapshot after it).
+            let pruneBases = try db.cachedStatement(sql: FeedQueries.pruneSnapshotBases)
+            for viewer in Set(bases.map(\.viewerID)) {
+                try pruneBases.execute(arguments: [viewer, max(1, keepPerViewer)])
             }
             let upsert = try db.cachedStatement(
                 sql: """
@@ -114,6 +121,15 @@ extension SQLiteFeedStore {
 }
 
 extension FeedQueries {
+    /// Deletes viewer `?1`'s snapshot bases beyond the newest `?2` (ties: the later saved).
+    package static let pruneSnapshotBases = """
+        DELETE FROM snapshot_bases WHERE rowid IN (
+            SELECT rowid FROM snapshot_bases WHERE viewer_id = ?1
+            ORDER BY created_at DESC, rowid DESC
+            LIMIT -1 OFFSET ?2
+        )
+        """
+
     /// Deletes viewer `?1`'s snapshots beyond the newest `?3` other than `?2`. Backward walk of
     /// `snapshots_by_viewer_time` (rowid breaks ties: the index holds it), no sort.
     package static let pruneSnapshotsByCount = """

@@ -1,4 +1,5 @@
 import FeedService
+import Foundation
 import Testing
 
 private func structure(_ sections: [(String, [(String, String)])], viewer: Int64 = 4) -> SnapshotStructure {
@@ -30,6 +31,21 @@ struct SnapshotCodingTests {
         moved.sections.append(SnapshotStructure.Section(id: "ad-slot-1", kind: "ad", items: [.init(id: "ad:1", version: "ffffffffffffffff")]))
         let movedDelta = try #require(SnapshotCoding.encode(moved, against: base, baseID: "b1"))
         #expect(try SnapshotCoding.decode(movedDelta, base: base) == moved)
+    }
+
+    @Test("A new item at the top, which moves one item of every section into the next, costs a byte or two per item")
+    func shiftedItemsAreReferenced() throws {
+        let sections = (0..<14).map { index in ("grid-\(index)", (0..<6).map { ("video:\(index * 6 + $0)", String(format: "%016x", index * 6 + $0)) }) }
+        let old = structure(sections)
+        let all = [("video:new", "00000000000000ff")] + sections.flatMap(\.1)
+        var shifted = old
+        for index in shifted.sections.indices {
+            shifted.sections[index].items = all[index * 6..<index * 6 + 6].map { SnapshotStructure.Item(id: $0.0, version: $0.1) }
+        }
+        shifted.sections[3].items[2].version = "0123456789abcdef"  // and a like
+        let delta = try #require(SnapshotCoding.encode(shifted, against: old, baseID: "b1"))
+        #expect(delta.count < SnapshotCoding.encode(shifted).count / 4, "\(delta.count) B against \(SnapshotCoding.encode(shifted).count) B")
+        #expect(try SnapshotCoding.decode(delta, base: old) == shifted)
     }
 
     @Test("A snapshot mostly unlike its base, or of another feed, is not stored against it")

@@ -117,4 +117,21 @@ struct SnapshotTests {
         _ = try store.pruneExpiredSnapshots()
         #expect(try store.snapshotBase(id: "base", viewer: 1) == nil)
     }
+
+    @Test("A viewer keeps as many bases as snapshots, the newest: feeds asked once with ever new parameters cannot pile them up", arguments: Backend.all)
+    func basesAreBoundedPerViewer(_ backend: Backend) throws {
+        let clock = ManualClock(start: 0, step: 0)
+        let store = try makeStore(backend, clock: clock)
+        for index in 0..<10 {
+            clock.advance(by: 1)
+            let base = StoredSnapshot(id: "b\(index)", viewerID: 1, createdAt: clock.now, structure: Data([UInt8(index)]))
+            try store.persistSnapshots(upserts: [], deletions: [], prune: [], keepPerViewer: 4, bases: [base])
+        }
+        try store.persistSnapshots(
+            upserts: [], deletions: [], prune: [], keepPerViewer: 4, bases: [StoredSnapshot(id: "other", viewerID: 2, createdAt: 0, structure: Data())])
+        for index in 0..<10 {
+            #expect((try store.snapshotBase(id: "b\(index)", viewer: 1) != nil) == (index >= 6), "b\(index)")
+        }
+        #expect(try store.snapshotBase(id: "other", viewer: 2) != nil)
+    }
 }
