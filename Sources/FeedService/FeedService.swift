@@ -197,11 +197,12 @@ public final class FeedService: Sendable {
     /// deletes those retention removed. Blocking; the maintenance thread calls it every second
     /// and at shutdown.
     ///
-    /// Each snapshot is stored as the difference from its feed's base (``SnapshotCoding``'s
-    /// delta form: a like is a few dozen bytes), the base being a full structure kept in the
-    /// store's snapshot bases. A feed takes a new base (this snapshot, stored in full as a base)
-    /// when it has none in memory, when the difference would be over a third of the full form, or
-    /// when its base is older than ``FeedStore/StorageOptions/SnapshotRetention/baseUseMilliseconds``.
+    /// Each snapshot is stored as the difference from its viewer's base (``SnapshotCoding``'s
+    /// delta form: a like is a few dozen bytes, the same feed at another width or limit not much
+    /// more), the base being a full structure kept in the store's snapshot bases. A viewer takes
+    /// a new base (this snapshot, stored in full as a base) when it has none in memory, when the
+    /// difference would be over a third of the full form, or when its base is older than
+    /// ``FeedStore/StorageOptions/SnapshotRetention/baseUseMilliseconds``.
     ///
     /// - Returns: how many rows were written or deleted.
     /// - Throws: ``FeedStore/FeedStoreError``; the batch is queued again then.
@@ -218,7 +219,7 @@ public final class FeedService: Sendable {
             var newBases: [StoredSnapshot] = []
             for (key, value) in pending.upserts {
                 let structure = value.structure
-                let baseKey = SnapshotBases.Key(viewer: key.viewer, parameters: structure.parameters)
+                let baseKey = SnapshotBases.Key(viewer: key.viewer)
                 var encoded: [UInt8]?
                 if let base = added[baseKey] ?? bases.base(for: baseKey), now - base.createdAt < retention.baseUseMilliseconds {
                     encoded = SnapshotCoding.encode(structure, against: base.structure, baseID: base.id)

@@ -1,11 +1,11 @@
-/// The base each feed's snapshots are stored against (see ``FeedService/persistSnapshots()``): by
-/// viewer and feed parameters, the id and structure of a snapshot kept in full among the store's
-/// snapshot bases. Bounded in bytes; a feed whose base was dropped takes a new one.
+/// The base each viewer's snapshots are stored against (see ``FeedService/persistSnapshots()``):
+/// the id and structure of a snapshot kept in full among the store's snapshot bases. One per
+/// viewer, whatever width or limit its feeds are asked with: they show the same sections. Bounded
+/// in bytes; a viewer whose base was dropped takes a new one.
 struct SnapshotBases {
-    /// One feed: a viewer and how it asked.
+    /// Whose snapshots.
     struct Key: Hashable {
         let viewer: Int64
-        let parameters: FeedParameters
     }
 
     /// A base the store holds.

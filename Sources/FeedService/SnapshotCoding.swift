@@ -10,11 +10,12 @@ import FeedWire
 /// bytes; an item version of 16 lowercase hex digits is 8 bytes after a 0x00 tag, any other
 /// text is a 0x01 tag and a string.
 ///
-/// A snapshot that differs little from an earlier one of the same feed (a like changed one
-/// item's version) is stored as that base's id and the difference, tens of bytes instead of
-/// kilobytes (``encode(_:against:baseID:)``):
+/// A snapshot that differs little from an earlier one of the same viewer (a like changed one
+/// item's version; the same feed asked with another width or limit) is stored as that base's id,
+/// its own parameters and the difference, tens of bytes instead of kilobytes
+/// (``encode(_:against:baseID:)``):
 ///
-///     0x02 baseID sectionCount
+///     0x02 baseID limit offset width+1|0 stack_ads sectionCount
 ///       { 0x00 baseSection                                    -- the base's section, as it was
 ///       | 0x01 baseSection changeCount { itemIndex version }  -- the same items, some versions new
 ///       | 0x02 id kind itemCount { id version }                -- a section written out
@@ -36,13 +37,18 @@ package enum SnapshotCoding {
         out.append(formatByte)
         let viewer = structure.viewer
         varint(UInt64(bitPattern: (viewer << 1) ^ (viewer >> 63)), to: &out)
-        varint(UInt64(max(0, structure.parameters.limit)), to: &out)
-        varint(UInt64(max(0, structure.parameters.offset)), to: &out)
-        varint(structure.parameters.width.map { UInt64(max(0, $0)) + 1 } ?? 0, to: &out)
-        out.append(structure.parameters.stackAds ? 1 : 0)
+        parameters(structure.parameters, to: &out)
         varint(UInt64(structure.sections.count), to: &out)
         for section in structure.sections { write(section, to: &out) }
         return out
+    }
+
+    /// `limit offset width+1|0 stack_ads(0|1)`.
+    private static func parameters(_ parameters: FeedParameters, to out: inout [UInt8]) {
+        varint(UInt64(max(0, parameters.limit)), to: &out)
+        varint(UInt64(max(0, parameters.offset)), to: &out)
+        varint(parameters.width.map { UInt64(max(0, $0)) + 1 } ?? 0, to: &out)
+        out.append(parameters.stackAds ? 1 : 0)
     }
 
     /// `id kind itemCount { id version }`.
@@ -68,11 +74,12 @@ package enum SnapshotCoding {
     }
 
     /// `structure` as the difference from `base` (whose id is `baseID`), or nil when that is not
-    /// worth it: another viewer or parameters, or a difference over a third of the full form.
+    /// worth it: another viewer, or a difference over a third of the full form.
     package static func encode(_ structure: SnapshotStructure, against base: SnapshotStructure, baseID: String) -> [UInt8]? {
-        guard structure.viewer == base.viewer, structure.parameters == base.parameters else { return nil }
+        guard structure.viewer == base.viewer else { return nil }
         var out: [UInt8] = [deltaFormatByte]
         string(baseID, to: &out)
+        parameters(structure.parameters, to: &out)
         varint(UInt64(structure.sections.count), to: &out)
         var baseIndex: [String: Int] = [:]
         for (index, section) in base.sections.enumerated() where baseIndex[section.id] == nil { baseIndex[section.id] = index }
@@ -156,6 +163,7 @@ package enum SnapshotCoding {
         guard bytes.first == deltaFormatByte else { throw Malformed() }
         var reader = Reader(bytes: bytes, position: 1)
         _ = try reader.string()
+        let parameters = try reader.parameters()
         let sectionCount = Int(try reader.varint())
         guard sectionCount <= bytes.count else { throw Malformed() }
         var sections: [SnapshotStructure.Section] = []
@@ -207,7 +215,7 @@ package enum SnapshotCoding {
             }
         }
         guard reader.position == bytes.count else { throw Malformed() }
-        return SnapshotStructure(viewer: base.viewer, parameters: base.parameters, sections: sections)
+        return SnapshotStructure(viewer: base.viewer, parameters: parameters, sections: sections)
     }
 
     package static func decode(_ bytes: [UInt8]) throws -> SnapshotStructure {
@@ -215,11 +223,7 @@ package enum SnapshotCoding {
         guard bytes.first == formatByte else { throw Malformed() }
         let zigzag = try reader.varint()
         let viewer = Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))
-        let limit = Int(try reader.varint())
-        let offset = Int(try reader.varint())
-        let width = try reader.varint()
-        let stackAds = try reader.byte() == 1
-        let parameters = FeedParameters(limit: limit, offset: offset, width: width == 0 ? nil : Int(width - 1), stackAds: stackAds)
+        let parameters = try reader.parameters()
         let sectionCount = Int(try reader.varint())
         guard sectionCount <= bytes.count else { throw Malformed() }
         var sections: [SnapshotStructure.Section] = []
@@ -285,6 +289,14 @@ package enum SnapshotCoding {
                 if next & 0x80 == 0 { return value }
                 shift += 7
             }
+        }
+
+        mutating func parameters() throws -> FeedParameters {
+            let limit = Int(try varint())
+            let offset = Int(try varint())
+            let width = try varint()
+            let stackAds = try byte() == 1
+            return FeedParameters(limit: limit, offset: offset, width: width == 0 ? nil : Int(width - 1), stackAds: stackAds)
         }
 
         mutating func section() throws -> SnapshotStructure.Section {

@@ -25,6 +25,14 @@ struct SnapshotCodingTests {
         #expect(try SnapshotCoding.decode(delta, base: base) == liked)
         #expect(try SnapshotCoding.baseID(of: SnapshotCoding.encode(liked)) == nil)
 
+        // The same viewer's feed at another width and limit: its own parameters, the base's sections.
+        var narrow = liked
+        narrow.parameters = FeedParameters(limit: 2, offset: 1, width: 320, stackAds: true)
+        narrow.sections.removeLast()
+        let narrowDelta = try #require(SnapshotCoding.encode(narrow, against: base, baseID: "b1"))
+        #expect(narrowDelta.count < 30)
+        #expect(try SnapshotCoding.decode(narrowDelta, base: base) == narrow)
+
         // Sections reordered, one replaced, one new: still decodes exactly.
         var moved = base
         moved.sections.swapAt(1, 2)
