@@ -20,7 +20,9 @@ REPLICA_PIDS=()
 
 # Whether this deltafeed binary has the PostgreSQL store (`serve --store`).
 binary_has_store_flag() {
-  "$1" serve --help 2>/dev/null | grep -q -- '--store'
+  # Not grep -q: it would stop reading early, the binary would die of SIGPIPE, and pipefail
+  # would report the flag missing.
+  "$1" serve --help 2>/dev/null | grep -- '--store' >/dev/null
 }
 
 # Sets CLUSTER_STORE from STORE (default: postgres when the binary supports it, else sqlite).
