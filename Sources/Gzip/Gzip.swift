@@ -15,9 +15,8 @@ public enum Gzip {
     /// `bytes` as one gzip member at `level` (1 fastest … 9 smallest), or nil if zlib refuses
     /// (it only does for an invalid level or out of memory).
     ///
-    /// zlib's compressor state is about 260 KB, which a fresh `deflateInit2` allocates and clears:
-    /// for a delta of a few hundred bytes that was most of the cost. Streams are kept in a pool
-    /// and reset between bodies instead.
+    /// Streams are kept in a pool and reset between bodies, so a body does not allocate and free
+    /// zlib's compressor state (about 260 KB) each time.
     public static func compress(_ bytes: [UInt8], level: Int) -> [UInt8]? {
         guard (1...9).contains(level) || level == Int(Z_DEFAULT_COMPRESSION) else { return nil }
         guard let stream = Deflater.take(level: Int32(level)) else { return nil }
