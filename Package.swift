@@ -183,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "DeltaFeedServerTests",
             dependencies: [
-                "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedService", "FeedStore", "SQLiteStore", "EventHTTP", "JSONBytes",
+                "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedService", "FeedStore", "SQLiteStore", "EventHTTP", "Gzip", "JSONBytes",
                 "HTTPTestSupport", "StoreOracle", "WritePlanning",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -126,17 +126,20 @@ struct FeedRoutes {
 /// Feed pages gzipped once and kept by snapshot id: a page served again (another device of the
 /// viewer, a client that lost its copy, a viewer whose feed did not change) is not compressed
 /// again. Least recently stored first out past a byte budget.
-final class GzippedPages: Sendable {
+package final class GzippedPages: Sendable {
     private let pages: Mutex<(bytes: [String: [UInt8]], order: [String], total: Int)>
     private let budget: Int
 
-    init(budget: Int) {
+    package init(budget: Int) {
         self.budget = budget
         pages = Mutex(([:], [], 0))
     }
 
+    /// Bytes held now.
+    package var total: Int { pages.withLock { $0.total } }
+
     /// The gzipped page `id`, compressing `body()` at `level` on a miss; nil when zlib refuses.
-    func bytes(for id: String, level: Int, body: () -> [UInt8]) -> [UInt8]? {
+    package func bytes(for id: String, level: Int, body: () -> [UInt8]) -> [UInt8]? {
         if let hit = pages.withLock({ $0.bytes[id] }) { return hit }
         guard let compressed = Gzip.compress(body(), level: level) else { return nil }
         pages.withLock { pages in

@@ -1,0 +1,32 @@
+import DeltaFeedServer
+import Gzip
+import Testing
+
+@Suite("Gzipped pages")
+struct GzippedPagesTests {
+    private func page(_ n: Int) -> [UInt8] {
+        Array((0..<400).map { #"{"id":"video:\#($0 * n)","version":"\#(n)"}"# }.joined(separator: ",").utf8)
+    }
+
+    @Test("A page served again is compressed once, and its bytes read back as the page")
+    func compressedOnce() throws {
+        let pages = GzippedPages(budget: 1 << 20)
+        var compressions = 0
+        let first = try #require(pages.bytes(for: "s1", level: 6) { compressions += 1; return page(1) })
+        let again = try #require(pages.bytes(for: "s1", level: 6) { compressions += 1; return page(1) })
+        #expect(compressions == 1)
+        #expect(first == again)
+        #expect(try Gzip.decompress(first, limit: 1 << 20) == page(1))
+    }
+
+    @Test("Past its budget the cache lets the oldest pages go and stays within it")
+    func staysWithinBudget() throws {
+        let one = try #require(Gzip.compress(page(1), level: 6)).count
+        let pages = GzippedPages(budget: one * 5 / 2)
+        for n in 1...6 { _ = pages.bytes(for: "s\(n)", level: 6) { page(n) } }
+        #expect(pages.total <= one * 5 / 2 + one / 4)
+        var recompressed: [Int] = []
+        for n in [1, 6] { _ = pages.bytes(for: "s\(n)", level: 6) { recompressed.append(n); return page(n) } }
+        #expect(recompressed == [1], "the oldest was let go, the newest kept")
+    }
+}
