@@ -12,8 +12,14 @@ struct GzippedPagesTests {
     func compressedOnce() throws {
         let pages = GzippedPages(budget: 1 << 20)
         var compressions = 0
-        let first = try #require(pages.bytes(for: "s1", level: 6) { compressions += 1; return page(1) })
-        let again = try #require(pages.bytes(for: "s1", level: 6) { compressions += 1; return page(1) })
+        let first = try #require(
+            pages.bytes(for: "s1", level: 6) {
+                compressions += 1; return page(1)
+            })
+        let again = try #require(
+            pages.bytes(for: "s1", level: 6) {
+                compressions += 1; return page(1)
+            })
         #expect(compressions == 1)
         #expect(first == again)
         #expect(try Gzip.decompress(first, limit: 1 << 20) == page(1))
@@ -26,7 +32,11 @@ struct GzippedPagesTests {
         for n in 1...6 { _ = pages.bytes(for: "s\(n)", level: 6) { page(n) } }
         #expect(pages.total <= one * 5 / 2 + one / 4)
         var recompressed: [Int] = []
-        for n in [1, 6] { _ = pages.bytes(for: "s\(n)", level: 6) { recompressed.append(n); return page(n) } }
+        for n in [1, 6] {
+            _ = pages.bytes(for: "s\(n)", level: 6) {
+                recompressed.append(n); return page(n)
+            }
+        }
         #expect(recompressed == [1], "the oldest was let go, the newest kept")
     }
 }
