@@ -225,7 +225,7 @@ public final class FeedService: Sendable {
                     encoded = SnapshotCoding.encode(structure, against: base.structure, baseID: base.id)
                 }
                 if encoded == nil {
-                    // This snapshot becomes its feed's base: stored in full there, as an empty
+                    // This snapshot becomes its viewer's base: stored in full there, as an empty
                     // difference here.
                     let full = SnapshotCoding.encode(structure)
                     newBases.append(StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: now, structure: Data(full)))
