@@ -54,8 +54,10 @@ public final class DeltaFeedServer: Sendable {
         OperationalRoutes(registry: registry, isReady: configuration.isReady).register(in: &router)
         let admin = AdminAuthorization(token: configuration.adminToken)
         let viewers = ViewerAuthorization(tokens: configuration.viewerTokens, admin: admin)
-        FeedRoutes(service: configuration.service, viewers: viewers, storageReads: pools.storageReads, compression: configuration.http.compression)
-            .register(in: &router)
+        FeedRoutes(
+            service: configuration.service, viewers: viewers, storageReads: pools.storageReads, compression: configuration.http.compression,
+            compute: pools.compute
+        ).register(in: &router)
         DiffRoute(compute: pools.compute).register(in: &router)
         AdminRoutes(service: configuration.service, admin: admin, viewers: viewers, writes: pools.writes).register(in: &router)
         if configuration.demo {

@@ -1,3 +1,4 @@
+import DeltaFeedClient
 import DeltaFeedServer
 import Gzip
 import Testing
@@ -38,5 +39,22 @@ struct GzippedPagesTests {
             }
         }
         #expect(recompressed == [1], "the oldest was let go, the newest kept")
+    }
+
+    @Test("A large page is gzipped off the loop the first time, kept, and reads back as the identity page")
+    func largePagesThroughTheServer() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let path = "/v1/users/3/feed?limit=60&width=390"
+        let identity = try server.request("GET", path, token: nil, headers: ["Accept-Encoding": "identity"])
+        #expect(identity.status == 200 && identity.header("Content-Encoding") == nil)
+        #expect(identity.body.count >= 16 << 10, "large enough for the compute pool: \(identity.body.count) B")
+        for attempt in 1...2 {
+            let gzipped = try server.request("GET", path, token: nil)
+            #expect(gzipped.status == 200, "attempt \(attempt)")
+            #expect(gzipped.header("Content-Encoding") == "gzip", "attempt \(attempt)")
+            #expect(gzipped.body == identity.body, "attempt \(attempt): the socket transport decoded it")
+            #expect(gzipped.header("ETag") == identity.header("ETag"))
+        }
     }
 }
