@@ -49,6 +49,21 @@ struct IndexStructureTests {
         #expect(table[-5] == "negative")
     }
 
+    @Test("Dense table grows geometrically past its reserved capacity") func denseTableGrowsGeometricallyPastItsReservedCapacity() {
+        // The index reserves the loaded count; every record created later appends one id. Each
+        // append past the capacity must not reallocate (and copy) the whole table.
+        var table = DenseTable<Int>()
+        table.reserveCapacity(1_000)
+        for id in 1...1_000 { table[Int64(id)] = id }
+        var capacities = Set<Int>()
+        for id in 1_001...5_000 {
+            table[Int64(id)] = id
+            capacities.insert(table.capacity)
+        }
+        #expect(capacities.count <= 4, "the table reallocated \(capacities.count) times for 4,000 appends")
+        #expect(table.count == 5_000 && table[4_321] == 4_321)
+    }
+
     @Test("Counting table counts and skips excluded ids") func countingTableCountsAndSkipsExcludedIds() {
         var table = CountingTable(expected: 10)
         table.exclude(7)
