@@ -8,8 +8,9 @@ import JSONBytes
 /// The write side: users, videos, ads and follows. Every write route needs
 /// `Authorization: Bearer <admin token>`; without a configured token, writes are refused.
 ///
-/// The token and the body are checked on the event loop; the transaction runs on the `writes`
-/// pool (one thread: SQLite has one writer), which also applies it to the feed index before the
+/// The token and the body are checked on the event loop; the write is then queued for the
+/// group commit (``FeedService/GroupCommit``), which commits it with the writes queued beside
+/// it, each in a savepoint of its own, and applies the group to the feed index before any
 /// answer goes out, so the writer's next read shows it. Reads of single records come from the
 /// index; a user's profile is guarded like their feed (``ViewerAuthorization``), as it shows
 /// whom they follow.
@@ -17,20 +18,20 @@ struct AdminRoutes {
     let service: FeedService
     let admin: AdminAuthorization
     let viewers: ViewerAuthorization
-    let writes: BlockingPool
+    let commits: GroupCommit
 
-    /// A write ready to commit: runs on the `writes` pool with the store.
+    /// A write ready to commit: runs on the committing thread, in its group's transaction.
     typealias Write<T> = @Sendable (any FeedStorage) throws(FeedStoreError) -> T
 
     func register(in router: inout Router) {
         let service = self.service
-        let writes = self.writes
+        let commits = self.commits
         let admin = self.admin
         let viewers = self.viewers
         /// Registers a write route. On the event loop, the admin token is checked and the body
         /// (when `fields` is given) read as a JSON object holding only those members; `prepare`
-        /// reads the rest of the request into a write, which is committed and applied to the
-        /// index on the `writes` pool and answered with `respond(value)`.
+        /// reads the rest of the request into a write, which is committed in a group, applied
+        /// to the index and answered with `respond(value)`. A full queue answers 503 `overloaded`.
         func write<T: Sendable>(
             _ method: HTTPMethod, _ path: String, fields: Set<String>? = nil,
             respond: @escaping @Sendable (T) throws -> HTTPResponse,
@@ -40,9 +41,10 @@ struct AdminRoutes {
                 try admin.check(request)
                 let body = try fields.map { try JSONObjectBody(request.body, allowed: $0) } ?? .empty
                 let write = try prepare(request, body)
-                return .deferred(to: writes) {
-                    let value = try translatingErrors { try service.write(write) }
-                    return try respond(value)
+                return .later(from: "writes") { responder in
+                    commits.submit(write) { result in
+                        responder.respond { try respond(try translatingErrors { try result.get() }) }
+                    }
                 }
             }
         }

@@ -13,31 +13,30 @@ public final class DeltaFeedServer: Sendable {
     public let http: HTTPServer
     /// Where request and feed metrics are collected; `/metrics` renders it.
     public let registry: PrometheusCollectorRegistry
-    /// The pools that keep storage and long CPU work off the event loops.
+    /// The pools that keep storage reads and long CPU work off the event loops.
     public let pools: Pools
+    /// Where every content write is committed, in groups.
+    public let commits: GroupCommit
     private let maintenance: FeedMaintenance
 
     /// The thread pools behind the routes.
     public struct Pools: Sendable {
-        /// Store writes: one thread, as SQLite has one writer; each write is applied to the
-        /// index before it is answered.
-        public let writes: BlockingPool
         /// Reads of snapshots no longer in memory.
         public let storageReads: BlockingPool
         /// Large `/v1/diff` bodies.
         public let compute: BlockingPool
 
         func shutdown() {
-            writes.shutdown()
             storageReads.shutdown()
             compute.shutdown()
         }
     }
 
-    private init(http: HTTPServer, registry: PrometheusCollectorRegistry, pools: Pools, maintenance: FeedMaintenance) {
+    private init(http: HTTPServer, registry: PrometheusCollectorRegistry, pools: Pools, commits: GroupCommit, maintenance: FeedMaintenance) {
         self.http = http
         self.registry = registry
         self.pools = pools
+        self.commits = commits
         self.maintenance = maintenance
     }
 
@@ -47,7 +46,6 @@ public final class DeltaFeedServer: Sendable {
     public static func start(configuration: DeltaFeedServerConfiguration) throws -> DeltaFeedServer {
         let registry = configuration.registry
         let pools = Pools(
-            writes: BlockingPool(name: "writes", threads: 1, queueCapacity: configuration.writeQueue),
             storageReads: BlockingPool(name: "storage-reads", threads: 2, queueCapacity: 1024),
             compute: BlockingPool(name: "compute", threads: max(1, configuration.http.threads), queueCapacity: 64))
         var router = Router()
@@ -59,7 +57,8 @@ public final class DeltaFeedServer: Sendable {
             compute: pools.compute
         ).register(in: &router)
         DiffRoute(compute: pools.compute).register(in: &router)
-        AdminRoutes(service: configuration.service, admin: admin, viewers: viewers, writes: pools.writes).register(in: &router)
+        let commits = GroupCommit(service: configuration.service, limits: configuration.groupCommit)
+        AdminRoutes(service: configuration.service, admin: admin, viewers: viewers, commits: commits).register(in: &router)
         if configuration.demo {
             DemoRoutes().register(in: &router)
         }
@@ -76,6 +75,7 @@ public final class DeltaFeedServer: Sendable {
         do {
             server = try HTTPServer.start(router: router, configuration: http)
         } catch {
+            commits.shutdown()
             pools.shutdown()
             throw error
         }
@@ -83,13 +83,15 @@ public final class DeltaFeedServer: Sendable {
         let maintenance = FeedMaintenance(service: configuration.service) { message in
             logger.warning("\(message)")
         }
-        return DeltaFeedServer(http: server, registry: registry, pools: pools, maintenance: maintenance)
+        return DeltaFeedServer(http: server, registry: registry, pools: pools, commits: commits, maintenance: maintenance)
     }
 
     /// Drains in-flight requests and stops; see ``EventHTTP/HTTPServer/shutdown()``. Then the
-    /// pools finish what they hold and the snapshots handed out are written to the store.
+    /// queued writes are committed, the pools finish what they hold and the snapshots handed out
+    /// are written to the store.
     public func shutdown() {
         http.shutdown()
+        commits.shutdown()
         pools.shutdown()
         maintenance.stop()
     }
@@ -108,8 +110,9 @@ public struct DeltaFeedServerConfiguration: Sendable {
     /// When set, a viewer's feed, deltas and profile need a viewer token for that viewer (or the
     /// admin token); nil leaves them readable by anyone.
     public var viewerTokens: ViewerTokens?
-    /// Writes that may wait for the writer before new ones get 503 `overloaded`.
-    public var writeQueue: Int = 4096
+    /// How writes are grouped into commits: the most per commit, how long a commit may wait to
+    /// fill, and how many writes may wait before new ones get 503 `overloaded`.
+    public var groupCommit = GroupCommit.Limits(queueCapacity: 4096)
     /// Whether `GET /demo` serves the live feed page (read-only; on by default).
     public var demo: Bool = true
     /// Whether the service may be sent traffic: until it returns true, `/healthz` answers 503

@@ -1,3 +1,5 @@
+import Logging
+
 /// What a handler answers: a status, headers and a body.
 ///
 /// `Content-Length` is added by the server; `Content-Type` comes from `headers` (the
@@ -12,7 +14,7 @@ public struct HTTPResponse: Sendable {
     /// ``body`` gzipped already, for bytes answered many times (a feed page): sent instead of
     /// compressing ``body`` again when the client accepts gzip (see ``ResponseCompression``).
     public var gzippedBody: [UInt8]?
-    /// Work that produces the real answer on a ``BlockingPool``; see ``deferred(to:_:)``.
+    /// Work that produces the real answer later; see ``deferred(to:_:)`` and ``later(from:_:)``.
     var deferred: DeferredWork?
 
     /// Creates a response with a body of the given content type.
@@ -45,8 +47,20 @@ public struct HTTPResponse: Sendable {
     /// ``HTTPError`` it throws; anything else becomes a 500). When the pool's queue is full the
     /// client gets 503 `overloaded` with `Retry-After` at once and `work` never runs.
     public static func deferred(to pool: BlockingPool, _ work: @escaping @Sendable () throws -> HTTPResponse) -> HTTPResponse {
+        later(from: pool.name) { responder in
+            pool.trySubmit { responder.respond(work) }
+        }
+    }
+
+    /// An answer that another component produces when it is ready, for work that is queued and
+    /// batched rather than run one request to a thread (a group commit). On the event loop,
+    /// `start` hands the request's ``Responder`` to that component and returns true; the
+    /// component calls ``Responder/respond(_:)`` once, from any thread, and the loop sends the
+    /// answer. `start` returns false to refuse (its queue is full): the client gets 503
+    /// `overloaded` naming `queue`, with `Retry-After`, and the responder must not be used.
+    public static func later(from queue: String, _ start: @escaping @Sendable (Responder) -> Bool) -> HTTPResponse {
         var response = HTTPResponse(status: 0)
-        response.deferred = DeferredWork(pool: pool, work: work)
+        response.deferred = DeferredWork(queue: queue, start: start)
         return response
     }
 
@@ -56,10 +70,35 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-/// A handler's work moved off the event loop.
+/// A handler's work moved off the event loop: who does it (for the 503 when they refuse), and
+/// how to hand it to them.
 struct DeferredWork: Sendable {
-    let pool: BlockingPool
-    let work: @Sendable () throws -> HTTPResponse
+    let queue: String
+    let start: @Sendable (Responder) -> Bool
+}
+
+/// Sends the answer of a request whose work runs off the event loop (see
+/// ``HTTPResponse/later(from:_:)``). Callable from any thread; only the first answer counts.
+public struct Responder: Sendable {
+    let mailbox: Mailbox
+    let ticket: UInt64
+    let requestID: String
+    let logger: Logger
+
+    /// Sends what `make` returns, or the ``HTTPError`` it throws; any other error is logged and
+    /// answered 500.
+    public func respond(_ make: () throws -> HTTPResponse) {
+        let answer: HTTPResponse
+        do {
+            answer = try make()
+        } catch let error as HTTPError {
+            answer = error.response
+        } catch {
+            logger.error("handler failed: \(error)", metadata: ["request_id": .string(requestID)])
+            answer = HTTPError.internalError.response
+        }
+        mailbox.post(ticket: ticket, response: answer)
+    }
 }
 
 /// The reason phrase for a status code, as sent on the status line.

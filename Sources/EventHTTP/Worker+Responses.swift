@@ -5,8 +5,9 @@ import Logging
 // deadline, the request metrics and the access log line.
 
 extension Worker {
-    /// Sends `response`, or, when it is deferred, hands its work to its pool and sends the
-    /// result when the pool posts it back (``completeDeferred()``).
+    /// Sends `response`, or, when it is deferred, hands its work on (to a pool, or whatever
+    /// ``HTTPResponse/later(from:_:)`` names) and sends the result when it is posted back
+    /// (``completeDeferred()``).
     func dispatch(_ response: HTTPResponse, for exchange: Exchange) {
         guard let deferred = response.deferred else {
             finish(response, for: exchange)
@@ -14,29 +15,16 @@ extension Worker {
         }
         let ticket = nextTicket
         nextTicket &+= 1
-        let mailbox = self.mailbox
-        let logger = self.logger
-        let requestID = exchange.requestID
-        let accepted = deferred.pool.trySubmit {
-            let answer: HTTPResponse
-            do {
-                answer = try deferred.work()
-            } catch let error as HTTPError {
-                answer = error.response
-            } catch {
-                logger.error("handler failed: \(error)", metadata: ["request_id": .string(requestID)])
-                answer = HTTPError.internalError.response
-            }
-            mailbox.post(ticket: ticket, response: answer)
-        }
-        if accepted {
-            awaiting[ticket] = exchange
-        } else {
-            finish(HTTPError.overloaded(pool: deferred.pool.name).response, for: exchange)
+        let responder = Responder(mailbox: mailbox, ticket: ticket, requestID: exchange.requestID, logger: logger)
+        // Registered first: a fast component may post the answer before `start` returns.
+        awaiting[ticket] = exchange
+        if !deferred.start(responder) {
+            awaiting[ticket] = nil
+            finish(HTTPError.overloaded(pool: deferred.queue).response, for: exchange)
         }
     }
 
-    /// Sends the answers the pools posted back (worker thread, woken by the mailbox event).
+    /// Sends the answers posted back (worker thread, woken by the mailbox event).
     func completeDeferred() {
         for (ticket, response) in mailbox.takeAll() {
             guard let exchange = awaiting.removeValue(forKey: ticket) else { continue }

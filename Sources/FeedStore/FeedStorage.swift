@@ -42,6 +42,17 @@ public protocol FeedStorage: AnyObject, Sendable {
     /// Nothing is written if `body` throws. The content writes are built on it.
     func write<T>(touchesAds: Bool, change: (T) -> PendingChange, _ body: (Transaction) throws -> T) throws(FeedStoreError) -> T
 
+    /// Runs `body` as one group commit: one transaction, one commit (so one sync under
+    /// ``StorageOptions/Durability/full``) for every ``write(touchesAds:change:_:)`` that `body`
+    /// makes on this thread. Each of those writes runs in a savepoint of its own and keeps its
+    /// own change version and change-log entry: a write that throws is rolled back alone and
+    /// its error reaches its caller, while the others stay. Reads made inside `body` through
+    /// ``read(_:)`` see the group's writes so far.
+    ///
+    /// - Throws: when the group's transaction itself fails (it cannot begin, or the commit
+    ///   fails): then none of its writes is stored, whatever they returned inside `body`.
+    func writeGroup(_ body: () -> Void) throws(FeedStoreError)
+
     /// Saves one snapshot and prunes that viewer's history (see `SQLiteFeedStore.saveSnapshot(id:viewer:structure:)`).
     @discardableResult
     func saveSnapshot(id: String, viewer: Int64, structure: Data) throws(FeedStoreError) -> StoredSnapshot

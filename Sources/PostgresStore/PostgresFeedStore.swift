@@ -31,7 +31,7 @@ public final class PostgresFeedStore: FeedStorage {
     let pool: ConnectionPool
     /// How to open a connection of the store's own (the pool's, and the change listener's).
     let connect: @Sendable () throws -> PostgresConnection
-    private let cachedChangeVersion: LockedVersion
+    let cachedChangeVersion: LockedVersion
 
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB`, or any libpq connection string),
     /// applies the pending migrations and reads the change version.
@@ -110,7 +110,8 @@ public final class PostgresFeedStore: FeedStorage {
     // MARK: - Reading
 
     public func read<T>(_ body: (PostgresReader) throws -> T) throws -> T {
-        try pool.withConnection { connection in
+        if let group = currentGroup { return try body(PostgresReader(connection: group.connection)) }
+        return try pool.withConnection { connection in
             try connection.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
                 try body(PostgresReader(connection: connection))
             }
@@ -130,28 +131,17 @@ public final class PostgresFeedStore: FeedStorage {
     public func write<T>(
         touchesAds: Bool, change: (T) -> PendingChange, _ body: (PostgresTransaction) throws -> T
     ) throws(FeedStoreError) -> T {
+        if let group = currentGroup {
+            return try writeInGroup(group, touchesAds: touchesAds, change: change, body)
+        }
         let committedAt = now
         let (value, version): (T, Int64)
         do {
             (value, version) = try pool.withConnection { connection in
                 try connection.inTransaction("BEGIN") {
-                    // First: the row lock on store_meta orders this write after every earlier one.
-                    let bumped = try connection.execute(
-                        "UPDATE store_meta SET change_version = change_version + 1, ad_epoch = ad_epoch + $1 WHERE id = 1 RETURNING change_version",
-                        [touchesAds ? "1" : "0"])
-                    guard let version = bumped.firstValue.flatMap({ Int64($0) }) else {
-                        throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
-                    }
-                    let value = try body(PostgresTransaction(connection: connection))
-                    let entry = change(value)
-                    try connection.execute(
-                        """
-                        WITH logged AS (
-                            INSERT INTO change_log (seq, kind, key, other_key, committed_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq
-                        )
-                        SELECT pg_notify($6, seq::text) FROM logged
-                        """,
-                        [String(version), entry.kind.rawValue, String(entry.key), entry.otherKey.map { String($0) }, String(committedAt), channel])
+                    let (value, version) = try appendingChange(
+                        connection, touchesAds: touchesAds, committedAt: committedAt, change: change, body)
+                    try notify(connection, sequence: version)
                     return (value, version)
                 }
             }
@@ -160,6 +150,33 @@ public final class PostgresFeedStore: FeedStorage {
         }
         cachedChangeVersion.raise(to: version)
         return value
+    }
+
+    /// Bumps the change version (the row lock on store_meta orders this write after every
+    /// earlier one), runs `body` and appends `change(value)` to the change log under the new
+    /// version, inside the caller's transaction or savepoint.
+    func appendingChange<T>(
+        _ connection: PostgresConnection, touchesAds: Bool, committedAt: Int64, change: (T) -> PendingChange,
+        _ body: (PostgresTransaction) throws -> T
+    ) throws -> (T, Int64) {
+        let bumped = try connection.execute(
+            "UPDATE store_meta SET change_version = change_version + 1, ad_epoch = ad_epoch + $1 WHERE id = 1 RETURNING change_version",
+            [touchesAds ? "1" : "0"])
+        guard let version = bumped.firstValue.flatMap({ Int64($0) }) else {
+            throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
+        }
+        let value = try body(PostgresTransaction(connection: connection))
+        let entry = change(value)
+        try connection.execute(
+            "INSERT INTO change_log (seq, kind, key, other_key, committed_at) VALUES ($1, $2, $3, $4, $5)",
+            [String(version), entry.kind.rawValue, String(entry.key), entry.otherKey.map { String($0) }, String(committedAt)])
+        return (value, version)
+    }
+
+    /// Tells the other replicas (``channel``) that the log reaches `sequence`; PostgreSQL
+    /// delivers it at commit, and not at all on rollback.
+    func notify(_ connection: PostgresConnection, sequence: Int64) throws {
+        try connection.execute("SELECT pg_notify($1, $2)", [channel, String(sequence)])
     }
 
     /// Runs `body` in one transaction that leaves the change version alone (snapshots, pruning).

@@ -31,7 +31,7 @@ public final class SQLiteFeedStore: FeedStorage {
     public var location: String { path }
 
     package let pool: DatabasePool
-    private let cachedChangeVersion: LockedVersion
+    let cachedChangeVersion: LockedVersion
     /// For stores made by ``temporary(options:)``: the directory to delete on deinit.
     private let temporaryDirectory: URL?
 
@@ -137,6 +137,7 @@ public final class SQLiteFeedStore: FeedStorage {
     /// - Returns: what `body` returns.
     /// - Throws: ``FeedStoreError`` from the store, or whatever `body` throws.
     public func read<T>(_ body: (SQLiteReader) throws -> T) throws -> T {
+        if let group = currentGroup { return try body(SQLiteReader(group.connection)) }
         do {
             return try pool.read { db in try body(SQLiteReader(db)) }
         } catch let error as DatabaseError {
@@ -147,7 +148,8 @@ public final class SQLiteFeedStore: FeedStorage {
     /// ``read(_:)`` for reads that throw only ``FeedStoreError`` (every ``SQLiteReader`` method
     /// does), keeping the error's type: `try store.reading { try $0.isFollowing(follower: 7, followee: 8) }`.
     public func reading<T>(_ body: (SQLiteReader) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
-        try mappingErrors { try pool.read { db in try body(SQLiteReader(db)) } }
+        if let group = currentGroup { return try body(SQLiteReader(group.connection)) }
+        return try mappingErrors { try pool.read { db in try body(SQLiteReader(db)) } }
     }
 
     // MARK: - Writing
@@ -165,28 +167,38 @@ public final class SQLiteFeedStore: FeedStorage {
     func writeDatabase<T>(
         touchesAds: Bool, change: (T) -> PendingChange, _ body: (Database) throws -> T
     ) throws(FeedStoreError) -> T {
+        if let group = currentGroup {
+            return try writeInGroup(group, touchesAds: touchesAds, change: change, body)
+        }
         let committedAt = now
         let (value, version) = try mappingErrors {
-            try pool.write { db in
-                let value = try body(db)
-                let bump = try db.cachedStatement(
-                    sql: """
-                        UPDATE store_meta
-                        SET change_version = change_version + 1, ad_epoch = ad_epoch + ?1
-                        WHERE id = 1
-                        RETURNING change_version
-                        """)
-                guard let version = try Int64.fetchOne(bump, arguments: [touchesAds ? 1 : 0]) else {
-                    throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
-                }
-                let entry = change(value)
-                try db.cachedStatement(sql: FeedQueries.appendChange)
-                    .execute(arguments: [version, entry.kind.rawValue, entry.key, entry.otherKey, committedAt])
-                return (value, version)
-            }
+            try pool.write { db in try appendingChange(db, touchesAds: touchesAds, committedAt: committedAt, change: change, body) }
         }
         cachedChangeVersion.raise(to: version)
         return value
+    }
+
+    /// Runs `body`, then bumps the change version (and the ad epoch when `touchesAds`) and
+    /// appends `change(value)` to the change log under the new version, on `db`, inside the
+    /// caller's transaction or savepoint.
+    func appendingChange<T>(
+        _ db: Database, touchesAds: Bool, committedAt: Int64, change: (T) -> PendingChange, _ body: (Database) throws -> T
+    ) throws -> (T, Int64) {
+        let value = try body(db)
+        let bump = try db.cachedStatement(
+            sql: """
+                UPDATE store_meta
+                SET change_version = change_version + 1, ad_epoch = ad_epoch + ?1
+                WHERE id = 1
+                RETURNING change_version
+                """)
+        guard let version = try Int64.fetchOne(bump, arguments: [touchesAds ? 1 : 0]) else {
+            throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
+        }
+        let entry = change(value)
+        try db.cachedStatement(sql: FeedQueries.appendChange)
+            .execute(arguments: [version, entry.kind.rawValue, entry.key, entry.otherKey, committedAt])
+        return (value, version)
     }
 
     /// Runs `body` in one write transaction without touching the change version (snapshots).

@@ -1,12 +1,12 @@
 public import FeedStore
 import Foundation
-import GRDB
+package import GRDB
 
 /// The SQLite side of the content writes (``FeedStorage`` writes them once over these): each
 /// statement is built from the record's columns and cached by GRDB, inside the transaction of
 /// ``SQLiteFeedStore/write(touchesAds:change:_:)``.
 public struct SQLiteTransaction: StorageTransaction {
-    let db: Database
+    package let db: Database
 
     public func insert<Record: StoredRecord>(_ record: Record) throws -> Int64 {
         try db.cachedStatement(sql: RecordSQL(Record.self, marker: "?").insert).execute(

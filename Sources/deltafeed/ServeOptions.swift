@@ -87,6 +87,27 @@ struct StorePolicyOptions: ParsableArguments {
         .env("DELTAFEED_DURABILITY", default: StorageOptions.Durability.full.rawValue))
     var durability: Setting<String>
 
+    @Option(help: "Most writes committed together in one transaction (one sync)", .env("DELTAFEED_GROUP_COMMIT_MAX", default: 256))
+    var groupCommitMax: Setting<Int>
+
+    @Option(
+        help:
+            "Milliseconds a commit waits for more writes to join it, added to the first write's latency; 0 commits at once (writes that arrive during a commit still form the next group)",
+        .env("DELTAFEED_GROUP_COMMIT_WAIT_MS", default: 0.0))
+    var groupCommitWaitMs: Setting<Double>
+
+    @Option(help: "Writes that may wait for a commit before new ones get 503 overloaded", .env("DELTAFEED_WRITE_QUEUE", default: 4096))
+    var writeQueue: Setting<Int>
+
+    /// How writes are grouped into commits.
+    func groupCommit() throws -> GroupCommit.Limits {
+        let (most, waitMs, queue) = (try groupCommitMax.value, try groupCommitWaitMs.value, try writeQueue.value)
+        try check("group-commit-max", most, in: 1...65_536)
+        guard (0...1_000).contains(waitMs) else { throw ValidationError("group-commit-wait-ms must be between 0 and 1000, not \(waitMs).") }
+        try check("write-queue", queue, in: 1...1_000_000)
+        return GroupCommit.Limits(maxWrites: most, maxWait: .microseconds(Int64((waitMs * 1_000).rounded())), queueCapacity: queue)
+    }
+
     func options() throws -> StorageOptions {
         var options = StorageOptions()
         options.snapshotRetention = StorageOptions.SnapshotRetention(
