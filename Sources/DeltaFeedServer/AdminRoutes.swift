@@ -93,6 +93,16 @@ struct AdminRoutes {
                 try store.updateVideo(id: id, title: title, thumbnailURL: thumbnailURL, durationSeconds: duration, likeCount: likes, viewCount: views)
             }
         }
+        // Likes count once per user (the like is a row): a retried PUT is refused with 409, not
+        // counted twice, and concurrent likes of one video all count.
+        write(.put, "/v1/videos/{id}/likes/{user}", respond: AdminRoutes.created) { request, _ in
+            let (video, user) = (try request.id("id"), try request.id("user"))
+            return { store throws(FeedStoreError) in try store.like(video: video, by: user) }
+        }
+        write(.delete, "/v1/videos/{id}/likes/{user}", respond: AdminRoutes.ok) { request, _ in
+            let (video, user) = (try request.id("id"), try request.id("user"))
+            return { store throws(FeedStoreError) in try store.unlike(video: video, by: user) }
+        }
         write(.delete, "/v1/videos/{id}", respond: AdminRoutes.noContent) { request, _ in
             let id = try request.id("id")
             return { store throws(FeedStoreError) in try store.deleteVideo(id: id) }

@@ -179,6 +179,45 @@ extension FeedStorage {
         }
     }
 
+    /// Records that `user` likes `video` and adds one to its like count, in one write. A user's
+    /// like is counted once: liking again is refused, so a client may retry a like whose answer
+    /// it lost without counting it twice. Concurrent likes of one video all count (each adds one
+    /// in its own write; none sets the count).
+    ///
+    /// - Parameters:
+    ///   - video: the video liked.
+    ///   - user: who likes it.
+    /// - Returns: the video with its new like count (`updatedAt` from the clock).
+    /// - Throws: ``FeedStoreError/notFound(entity:id:)`` (`.video` or `.user`) when either does
+    ///   not exist; ``FeedStoreError/conflict(field:reason:)`` on `user_id` when that user already
+    ///   likes the video; ``FeedStoreError/invalid(field:reason:)`` on `like_count` when the count
+    ///   would overflow; ``FeedStoreError/storage(code:message:)`` on storage failure.
+    /// - Complexity: O(log n).
+    @discardableResult
+    public func like(video: Int64, by user: Int64) throws(FeedStoreError) -> Video {
+        try changeLikes(video: video, by: user, adding: 1) { transaction, createdAt in
+            guard try transaction.insertLike(video: video, user: user, createdAt: createdAt) else {
+                throw FeedStoreError.conflict(field: "user_id", reason: "user \(user) already likes video \(video)")
+            }
+        }
+    }
+
+    /// Takes back `user`'s like of `video` and removes one from its like count, in one write.
+    ///
+    /// - Returns: the video with its new like count.
+    /// - Throws: ``FeedStoreError/notFound(entity:id:)``: `.video` or `.user` when either does not
+    ///   exist, `.like` (id `"user->video"`) when that user does not like the video;
+    ///   ``FeedStoreError/storage(code:message:)`` on storage failure.
+    /// - Complexity: O(log n).
+    @discardableResult
+    public func unlike(video: Int64, by user: Int64) throws(FeedStoreError) -> Video {
+        try changeLikes(video: video, by: user, adding: -1) { transaction, _ in
+            guard try transaction.deleteLike(video: video, user: user) else {
+                throw FeedStoreError.notFound(entity: .like, id: "\(user)->\(video)")
+            }
+        }
+    }
+
     /// Deletes a video.
     ///
     /// - Parameter id: the video.
@@ -347,6 +386,31 @@ extension FeedStorage {
             try apply(&record)
             try transaction.update(record)
             return record
+        }
+    }
+
+    /// One write that checks `video` and `user` exist, runs `record` (the like row), and adds
+    /// `delta` to the video's like count; logged as the video's update.
+    private func changeLikes(
+        video id: Int64, by user: Int64, adding delta: Int64,
+        _ record: @escaping (Transaction, _ createdAt: Int64) throws -> Void
+    ) throws(FeedStoreError) -> Video {
+        let updatedAt = now
+        return try write(touchesAds: false, change: { _ in PendingChange(kind: .videoUpdated, key: id) }) { transaction in
+            guard var video = try transaction.fetch(Video.self, id: id) else {
+                throw FeedStoreError.notFound(entity: .video, id: String(id))
+            }
+            guard try transaction.fetch(User.self, id: user) != nil else {
+                throw FeedStoreError.notFound(entity: .user, id: String(user))
+            }
+            try record(transaction, updatedAt)
+            let (likes, overflow) = video.likeCount.addingReportingOverflow(delta)
+            // An unlike never goes below zero: a count set lower by hand stays at zero.
+            guard !overflow else { throw FeedStoreError.invalid(field: "like_count", reason: "must stay between 0 and \(Int64.max)") }
+            video.likeCount = max(0, likes)
+            video.updatedAt = max(updatedAt, video.createdAt)
+            try transaction.update(video)
+            return video
         }
     }
 

@@ -136,6 +136,10 @@ public protocol StorageTransaction {
     func insertFollow(_ follow: Follow) throws -> Bool
     /// Deletes the edge; returns whether it existed.
     func deleteFollow(follower: Int64, followee: Int64) throws -> Bool
+    /// Records that `user` likes `video` unless it is recorded; returns whether it was inserted.
+    func insertLike(video: Int64, user: Int64, createdAt: Int64) throws -> Bool
+    /// Deletes that like; returns whether it existed.
+    func deleteLike(video: Int64, user: Int64) throws -> Bool
 }
 
 extension FeedStorage {

@@ -20,6 +20,8 @@ public enum FeedStoreError: Error, Sendable, Equatable, CustomStringConvertible 
         case follow
         /// A row of the `snapshots` table.
         case snapshot
+        /// A row of the `likes` table (its id is written `"user->video"`).
+        case like
     }
 
     /// An input value was rejected before anything was written.

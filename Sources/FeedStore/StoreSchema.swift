@@ -148,6 +148,22 @@ package enum StoreSchema {
         """
     }
 
+    /// Likes: which user liked which video, one row each, so one user's like is counted once
+    /// (a retried `PUT` finds the row and is refused). `videos.like_count` stays the counter the
+    /// feeds read: a like adds one to it in the same transaction, an unlike removes one.
+    /// Deleting a user or a video drops its likes and leaves the other videos' counts as they are.
+    package static func likes(_ dialect: SQLDialect) -> String {
+        """
+        CREATE TABLE likes (
+            video_id \(dialect.int64) NOT NULL REFERENCES videos (id) ON DELETE CASCADE,
+            user_id \(dialect.int64) NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+            created_at \(dialect.int64) NOT NULL,
+            PRIMARY KEY (video_id, user_id)
+        )\(dialect.followsOptions);
+        CREATE INDEX likes_by_user ON likes (user_id, video_id);
+        """
+    }
+
     /// Version 2: the change log. One row per committed content write, in the write's own
     /// transaction; `seq` equals `store_meta.change_version` after that write. See `ChangeEntry`.
     package static func v2(_ dialect: SQLDialect) -> String {

@@ -23,6 +23,7 @@ public enum PostgresSchema {
         ("v2: change_log", v2),
         ("v3: snapshot save order", v3),
         ("v4: snapshot bases", StoreSchema.snapshotBases(.postgres)),
+        ("v5: likes", StoreSchema.likes(.postgres)),
     ]
 
     /// An arbitrary constant naming the migration lock among advisory locks.

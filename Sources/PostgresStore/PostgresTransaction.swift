@@ -34,6 +34,17 @@ public struct PostgresTransaction: StorageTransaction {
         ).affected > 0
     }
 
+    public func insertLike(video: Int64, user: Int64, createdAt: Int64) throws -> Bool {
+        try connection.execute(
+            "INSERT INTO likes (video_id, user_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            [String(video), String(user), String(createdAt)]
+        ).affected > 0
+    }
+
+    public func deleteLike(video: Int64, user: Int64) throws -> Bool {
+        try connection.execute("DELETE FROM likes WHERE video_id = $1 AND user_id = $2", [String(video), String(user)]).affected > 0
+    }
+
     public func deleteFollow(follower: Int64, followee: Int64) throws -> Bool {
         try connection.execute("DELETE FROM follows WHERE follower_id = $1 AND followee_id = $2", [String(follower), String(followee)]).affected > 0
     }

@@ -20,6 +20,9 @@ package enum Schema {
         migrator.registerMigration("v3: snapshot bases") { db in
             try db.execute(sql: v3)
         }
+        migrator.registerMigration("v4: likes") { db in
+            try db.execute(sql: v4)
+        }
         return migrator
     }
 
@@ -31,6 +34,9 @@ package enum Schema {
 
     /// Version 3: the bases of snapshots stored as deltas, ``StoreSchema/snapshotBases(_:)``.
     static let v3 = StoreSchema.snapshotBases(.sqlite)
+
+    /// Version 4: who liked which video, ``StoreSchema/likes(_:)``.
+    static let v4 = StoreSchema.likes(.sqlite)
 
     /// One trigger per direction: a SQLite trigger has no `TG_OP` to branch on.
     static let countTriggers = """

@@ -44,4 +44,15 @@ public struct SQLiteTransaction: StorageTransaction {
             .execute(arguments: [follower, followee])
         return db.changesCount > 0
     }
+
+    public func insertLike(video: Int64, user: Int64, createdAt: Int64) throws -> Bool {
+        try db.cachedStatement(sql: "INSERT INTO likes (video_id, user_id, created_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
+            .execute(arguments: [video, user, createdAt])
+        return db.changesCount > 0
+    }
+
+    public func deleteLike(video: Int64, user: Int64) throws -> Bool {
+        try db.cachedStatement(sql: "DELETE FROM likes WHERE video_id = ?1 AND user_id = ?2").execute(arguments: [video, user])
+        return db.changesCount > 0
+    }
 }

@@ -27,6 +27,28 @@ struct HTTPAPITests {
         #expect(other.status == 200)
     }
 
+    @Test("PUT a like counts it once per user, DELETE takes it back; a repeated like is 409, a missing one 404")
+    func likesCountOncePerUser() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        func likeCount(_ response: FeedHTTPResponse) throws -> Int? {
+            try (JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["like_count"] as? Int
+        }
+        let before = try #require(try likeCount(server.request("GET", "/v1/videos/7", token: nil)))
+        let liked = try server.request("PUT", "/v1/videos/7/likes/3")
+        #expect(liked.status == 201)
+        #expect(try likeCount(liked) == before + 1)
+        let again = try server.request("PUT", "/v1/videos/7/likes/3")
+        #expect(again.status == 409)
+        #expect(try likeCount(server.request("GET", "/v1/videos/7", token: nil)) == before + 1)
+        let unliked = try server.request("DELETE", "/v1/videos/7/likes/3")
+        #expect(unliked.status == 200)
+        #expect(try likeCount(unliked) == before)
+        #expect(try server.request("DELETE", "/v1/videos/7/likes/3").status == 404)
+        #expect(try server.request("PUT", "/v1/videos/99999999/likes/3").status == 404)
+        #expect(try server.request("PUT", "/v1/videos/7/likes/3", token: nil).status == 401)
+    }
+
     @Test("A delta since the current snapshot answers 304 in every format, GET and POST")
     func unchangedDeltaAnswers304() throws {
         let server = try TestServer()

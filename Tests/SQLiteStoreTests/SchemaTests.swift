@@ -9,11 +9,11 @@ struct SchemaTests {
     @Test("A fresh database is migrated to the latest schema with every table, index and trigger")
     func freshDatabaseIsFullyMigrated() throws {
         let store = try SQLiteFeedStore.temporary()
-        #expect(try store.appliedMigrations() == ["v1: users, videos, ads, follows, snapshots, store_meta", "v2: change_log", "v3: snapshot bases"])
+        #expect(try store.appliedMigrations() == ["v1: users, videos, ads, follows, snapshots, store_meta", "v2: change_log", "v3: snapshot bases", "v4: likes"])
         let objects = try store.schemaObjects()
         for expected in [
             "table users", "table videos", "table ads", "table follows", "table snapshots", "table store_meta", "table change_log",
-            "table snapshot_bases", "index snapshot_bases_by_time",
+            "table snapshot_bases", "index snapshot_bases_by_time", "table likes", "index likes_by_user",
             "index videos_by_author_time", "index videos_by_popularity", "index follows_by_followee",
             "index users_by_popularity", "index ads_active", "index snapshots_by_viewer_time",
             "index snapshots_by_time", "trigger follows_count_insert", "trigger follows_count_delete",
@@ -48,7 +48,7 @@ struct SchemaTests {
         let reopened = try SQLiteFeedStore(path: path)
         #expect(reopened.changeVersion == 2)
         #expect(try reopened.read { try $0.user(id: user.id) } == user)
-        #expect(try reopened.appliedMigrations().count == 3)
+        #expect(try reopened.appliedMigrations().count == 4)
     }
 
     @Test("A file that is not a database fails with a storage error")
