@@ -34,6 +34,16 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     }
 }
 
+extension PostgresError {
+    /// The SQLSTATE and constraint of a failed result (nil: libpq had no answer at all).
+    init(_ result: OpaquePointer?, operation: String) {
+        self.init(
+            sqlState: result.flatMap { PQresultErrorField($0, clpq_diag_sqlstate) }.map { String(cString: $0) },
+            constraint: result.flatMap { PQresultErrorField($0, clpq_diag_constraint_name) }.map { String(cString: $0) },
+            operation: operation)
+    }
+}
+
 /// The rows of one statement, as text (libpq's text format), nil for SQL NULL.
 public struct PostgresRows: Sendable {
     public var rows: [[String?]]
@@ -42,12 +52,19 @@ public struct PostgresRows: Sendable {
 }
 
 /// One libpq connection, used by one thread at a time (libpq connections are not thread safe;
-/// distinct connections on distinct threads are). Statements are sent with PQexecParams, so
-/// values travel apart from the SQL text and are never spliced into it.
+/// distinct connections on distinct threads are). Values travel apart from the SQL text and are
+/// never spliced into it. A statement is prepared on the connection the first time it runs
+/// (PQprepare) and executed by name after that (PQexecPrepared), so PostgreSQL parses and plans
+/// it once per connection instead of once per call: a write sends half a dozen statements, and
+/// their planning was a large part of the backend's time.
 public final class PostgresConnection {
     // Not Sendable: one thread at a time. The pool hands connections between threads.
     private var handle: OpaquePointer?
     private var copyBuffer: [UInt8] = []
+    /// The statements prepared on this connection, by SQL text. Bounded: statements built per
+    /// call (multi-row inserts of varying size) past the bound run unnamed, as PQexecParams.
+    private var prepared: [String: String] = [:]
+    static let preparedLimit = 256
 
     /// Connects to `url` (postgres://USER@HOST:PORT/DB, anything libpq's conninfo accepts).
     public init(url: String) throws {
@@ -81,28 +98,24 @@ public final class PostgresConnection {
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw PostgresError(
-                sqlState: result.flatMap { PQresultErrorField($0, clpq_diag_sqlstate) }.map { String(cString: $0) },
-                constraint: nil, operation: "execute")
-        }
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw PostgresError(result, operation: "execute") }
     }
 
     /// Runs one statement with `parameters` bound to $1, $2… and returns its rows.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [String?] = []) throws -> PostgresRows {
         guard let handle else { throw PostgresError(sqlState: nil, constraint: nil, operation: "execute") }
+        let name = try preparedName(of: sql, parameterCount: parameters.count)
         let result = withCStrings(parameters) { values in
-            PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+            if let name {
+                PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+            } else {
+                PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+            }
         }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw PostgresError(
-                sqlState: result.flatMap { PQresultErrorField($0, clpq_diag_sqlstate) }.map { String(cString: $0) },
-                constraint: result.flatMap { PQresultErrorField($0, clpq_diag_constraint_name) }.map { String(cString: $0) },
-                operation: "execute")
-        }
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw PostgresError(result, operation: "execute") }
         var rows: [[String?]] = []
         let rowCount = PQntuples(result)
         let columnCount = PQnfields(result)
@@ -121,17 +134,29 @@ public final class PostgresConnection {
 }
 
 extension PostgresConnection {
+    /// The name `sql` is prepared under on this connection, preparing it first if it is new; nil
+    /// when the cache is full (the statement then runs unnamed). Throws what the server says of a
+    /// statement it cannot prepare.
+    private func preparedName(of sql: String, parameterCount: Int) throws -> String? {
+        if let name = prepared[sql] { return name }
+        guard let handle, prepared.count < Self.preparedLimit else { return nil }
+        let name = "deltafeed_\(prepared.count)"
+        // A protocol-level prepared statement outlives the transaction it was made in, even a
+        // rolled-back one, so it stays valid for the connection's life.
+        let result = PQprepare(handle, name, sql, Int32(parameterCount), nil)
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw PostgresError(result, operation: "prepare") }
+        prepared[sql] = name
+        return name
+    }
+
     /// Starts `COPY … FROM STDIN` (text format); then send rows with ``copyRow(_:)`` and end
     /// with ``endCopy()``. Nothing else may run on the connection in between.
     public func startCopy(_ sql: String) throws {
         guard let handle else { throw PostgresError(sqlState: nil, constraint: nil, operation: "copy") }
         let start = PQexec(handle, sql)
         defer { PQclear(start) }
-        guard PQresultStatus(start) == PGRES_COPY_IN else {
-            throw PostgresError(
-                sqlState: start.flatMap { PQresultErrorField($0, clpq_diag_sqlstate) }.map { String(cString: $0) }, constraint: nil,
-                operation: "copy")
-        }
+        guard PQresultStatus(start) == PGRES_COPY_IN else { throw PostgresError(start, operation: "copy") }
         copyBuffer.removeAll(keepingCapacity: true)
     }
 
@@ -154,11 +179,7 @@ extension PostgresConnection {
         var copied = 0
         while let result = PQgetResult(handle) {
             if PQresultStatus(result) != PGRES_COMMAND_OK {
-                failure =
-                    failure
-                    ?? PostgresError(
-                        sqlState: PQresultErrorField(result, clpq_diag_sqlstate).map { String(cString: $0) },
-                        constraint: PQresultErrorField(result, clpq_diag_constraint_name).map { String(cString: $0) }, operation: "copy")
+                failure = failure ?? PostgresError(result, operation: "copy")
             } else {
                 copied = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
             }

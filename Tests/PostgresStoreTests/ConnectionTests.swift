@@ -26,6 +26,27 @@ struct ConnectionTests {
         #expect(error?.isConnectionFailure == false)
     }
 
+    @Test("A statement is prepared once per connection and runs by name after that")
+    func statementsArePreparedOnce() throws {
+        let connection = try PostgresConnection(url: postgresURL!)
+        let sql = "SELECT $1::bigint * 2"
+        for value in 1...3 { #expect(try connection.execute(sql, [String(value)]).rows == [[String(value * 2)]]) }
+        let prepared = try connection.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [sql])
+        #expect(prepared.rows == [["1"]])
+    }
+
+    @Test("A statement first prepared in a rolled-back transaction still runs; a bad one reports its own SQLSTATE")
+    func preparedStatementsOutliveRollback() throws {
+        let connection = try PostgresConnection(url: postgresURL!)
+        try connection.execute("BEGIN")
+        #expect(try connection.execute("SELECT $1::text || 'b'", ["a"]).rows == [["ab"]])
+        try connection.execute("ROLLBACK")
+        #expect(try connection.execute("SELECT $1::text || 'b'", ["c"]).rows == [["cb"]])
+        let error = #expect(throws: PostgresError.self) { try connection.execute("SELEC $1::text", ["x"]) }
+        #expect(error?.sqlState == "42601")  // syntax error, from the prepare
+        #expect(try connection.execute("SELECT 1").rows == [["1"]])
+    }
+
     @Test("A refused connection is a connection failure")
     func refusedConnection() {
         let error = #expect(throws: PostgresError.self) { try PostgresConnection(url: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2") }

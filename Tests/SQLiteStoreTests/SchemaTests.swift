@@ -9,7 +9,8 @@ struct SchemaTests {
     @Test("A fresh database is migrated to the latest schema with every table, index and trigger")
     func freshDatabaseIsFullyMigrated() throws {
         let store = try SQLiteFeedStore.temporary()
-        #expect(try store.appliedMigrations() == ["v1: users, videos, ads, follows, snapshots, store_meta", "v2: change_log", "v3: snapshot bases", "v4: likes"])
+        #expect(
+            try store.appliedMigrations() == ["v1: users, videos, ads, follows, snapshots, store_meta", "v2: change_log", "v3: snapshot bases", "v4: likes"])
         let objects = try store.schemaObjects()
         for expected in [
             "table users", "table videos", "table ads", "table follows", "table snapshots", "table store_meta", "table change_log",
