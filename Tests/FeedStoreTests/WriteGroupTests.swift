@@ -38,6 +38,30 @@ struct WriteGroupTests {
         #expect(try store.read { reader in try reader.counts() }.users == 2)
     }
 
+    @Test("Groups number their writes after every earlier write; the ad epoch moves once per ad write that stayed", arguments: Backend.all)
+    func groupsContinueTheLogAndTheAdEpoch(_ backend: Backend) throws {
+        let store = try makeStore(backend)
+        let alice = try store.createUser(handle: "alice", displayName: "Alice")
+        let epoch = try store.read { reader in try reader.activeAds() }.epoch
+        try store.writeGroup {
+            _ = try? store.createAd(advertiser: "Acme", title: "Ad", imageURL: "https://cdn.example/a.jpg", targetURL: "https://acme.example", weight: 100)
+            _ = try? store.updateAd(id: 999, title: "missing")  // fails alone: no epoch
+            _ = try? video(store, author: alice.id)
+        }
+        _ = try store.createUser(handle: "bob", displayName: "Bob")  // alone, between groups
+        try store.writeGroup {
+            _ = try? store.updateAd(id: 1, weight: 5)
+            _ = try? store.updateVideo(id: 1, likeCount: 3)
+        }
+        let entries = try store.read { reader in try reader.changes(after: 0) }
+        #expect(entries.map(\.sequence) == [1, 2, 3, 4, 5, 6])
+        #expect(entries.map(\.kind) == [.userCreated, .adChanged, .videoCreated, .userCreated, .adChanged, .videoUpdated])
+        #expect(store.changeVersion == 6)
+        let ads = try store.read { reader in try reader.activeAds() }
+        #expect(ads.epoch == epoch + 2)
+        #expect(ads.ads.map(\.weight) == [5])
+    }
+
     func video(_ store: any FeedStorage, author: Int64) throws(FeedStoreError) -> Video {
         try store.createVideo(authorID: author, title: "A video", thumbnailURL: "https://cdn.example/t.jpg", durationSeconds: 30)
     }
