@@ -16,6 +16,12 @@ public struct StorageOptions: Sendable {
     public var clock: @Sendable () -> Int64
     /// When a committed write is on stable storage. Default ``Durability/full``.
     public var durability: Durability
+    /// SQLite: how often a thread of the store's own copies the write-ahead log back into the
+    /// database file, on a connection of its own, so that no commit does it. Nil (the default)
+    /// keeps SQLite's behaviour: the commit that grows the log past 1,000 pages checkpoints
+    /// before it returns, and every write queued behind it waits (tens of milliseconds on a
+    /// large store). The server sets it. PostgreSQL checkpoints by itself and ignores it.
+    public var backgroundCheckpointInterval: Duration?
 
     /// Creates options; every parameter has a production default.
     public init(
@@ -23,8 +29,10 @@ public struct StorageOptions: Sendable {
         busyTimeout: TimeInterval = 5,
         snapshotRetention: SnapshotRetention = SnapshotRetention(),
         durability: Durability = .full,
+        backgroundCheckpointInterval: Duration? = nil,
         clock: @escaping @Sendable () -> Int64 = StorageOptions.systemClock
     ) {
+        self.backgroundCheckpointInterval = backgroundCheckpointInterval
         self.maximumReaderCount = maximumReaderCount
         self.busyTimeout = busyTimeout
         self.snapshotRetention = snapshotRetention

@@ -34,6 +34,8 @@ public final class SQLiteFeedStore: FeedStorage {
     let cachedChangeVersion: LockedVersion
     /// For stores made by ``temporary(options:)``: the directory to delete on deinit.
     private let temporaryDirectory: URL?
+    /// Set by ``StorageOptions/backgroundCheckpointInterval``.
+    private let checkpointer: BackgroundCheckpointer?
 
     /// Opens (or creates) the store at `path`: creates the parent folder if needed, opens the
     /// database in WAL mode and runs the pending migrations.
@@ -71,6 +73,16 @@ public final class SQLiteFeedStore: FeedStorage {
         self.options = options
         self.pool = pool
         self.temporaryDirectory = temporaryDirectory
+        if let interval = options.backgroundCheckpointInterval {
+            checkpointer = try mappingErrors {
+                let checkpointer = try BackgroundCheckpointer(path: path, interval: interval, busyTimeout: options.busyTimeout)
+                // Commits no longer checkpoint: the checkpointer's thread does.
+                try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+                return checkpointer
+            }
+        } else {
+            checkpointer = nil
+        }
         let version = try mappingErrors { try pool.read { db in try SQLiteReader(db).meta().changeVersion } }
         self.cachedChangeVersion = LockedVersion(version)
     }
@@ -91,6 +103,7 @@ public final class SQLiteFeedStore: FeedStorage {
     }
 
     deinit {
+        checkpointer?.stop()
         if let temporaryDirectory {
             try? pool.close()
             try? FileManager.default.removeItem(at: temporaryDirectory)
@@ -201,8 +214,33 @@ public final class SQLiteFeedStore: FeedStorage {
         return (value, version)
     }
 
-    /// Runs `body` in one write transaction without touching the change version (snapshots).
+    /// Runs `body` in one write transaction without touching the change version (snapshots,
+    /// pruning).
+    ///
+    /// Its commit is not synced even with ``StorageOptions/Durability/full``: what it writes may
+    /// be lost on a power loss (snapshots promise survival of a clean stop, not more), and the
+    /// next content write's sync covers its log frames too. So the maintenance thread's
+    /// transactions hold the one writer for their work only, not for a sync each.
     func writeWithoutVersion<T>(_ body: (Database) throws -> T) throws(FeedStoreError) -> T {
-        try mappingErrors { try pool.write { db in try body(db) } }
+        try mappingErrors {
+            try pool.writeWithoutTransaction { db in
+                func transaction() throws -> T {
+                    var result: T?
+                    try db.inTransaction(.immediate) {
+                        result = try body(db)
+                        return .commit
+                    }
+                    return result!
+                }
+                guard options.durability == .full else { return try transaction() }
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                defer {
+                    // Content writes are synced only while this is FULL: a connection that cannot
+                    // be set back must not go on acknowledging writes.
+                    do { try db.execute(sql: "PRAGMA synchronous = FULL") } catch { preconditionFailure("cannot restore synchronous = FULL: \(error)") }
+                }
+                return try transaction()
+            }
+        }
     }
 }

@@ -115,6 +115,8 @@ struct StorePolicyOptions: ParsableArguments {
         let name = try durability.value
         guard let durability = StorageOptions.Durability(rawValue: name) else { throw ValidationError("durability must be full or normal, not \(name).") }
         options.durability = durability
+        // The server's commits never checkpoint SQLite's log: a thread of the store does.
+        options.backgroundCheckpointInterval = .milliseconds(250)
         return options
     }
 }

@@ -152,6 +152,25 @@ struct SnapshotRetentionTests {
         #expect(try service.store.snapshotBase(id: third.snapshotID, viewer: 3) != nil)
     }
 
+    @Test("Snapshots written a few rows per transaction all answer after a restart, against their bases")
+    func snapshotsWrittenInSmallTransactionsSurviveARestart() throws {
+        let clock = TestClock()
+        let service = try makeService(clock: clock)
+        var handedOut: [(viewer: Int64, id: String)] = []
+        for viewer in Int64(1)...5 { handedOut.append((viewer, try service.feed(viewer: viewer, parameters: FeedParameters(limit: 12)).snapshotID)) }
+        #expect(try service.persistSnapshots(rowsPerTransaction: 2) == 5)
+        clock.advance(by: 1_000)
+        _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: 1, likeCount: 9_999) }
+        for viewer in Int64(1)...5 { handedOut.append((viewer, try service.feed(viewer: viewer, parameters: FeedParameters(limit: 12)).snapshotID)) }
+        try service.persistSnapshots(rowsPerTransaction: 2)
+        let restarted = try FeedService(store: service.store)
+        for (viewer, id) in handedOut {
+            #expect(try service.store.snapshot(id: id, viewer: viewer) != nil)
+            // Throws snapshotUnknown (410) when the row or the base it names is missing.
+            _ = try restarted.deltaReadingStorage(viewer: viewer, since: id, format: .batch)
+        }
+    }
+
     @Test("Snapshots not yet written are lost on a crash and answer 410") func snapshotsNotYetWrittenAreLostOnACrashAndAnswer410() throws {
         let clock = TestClock()
         let service = try makeService(clock: clock)
