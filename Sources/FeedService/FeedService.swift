@@ -222,7 +222,10 @@ public final class FeedService: Sendable {
             upserts.reserveCapacity(pending.upserts.count)
             var added: [SnapshotBases.Key: SnapshotBases.Base] = [:]
             var newBases: [StoredSnapshot] = []
-            for (key, value) in pending.upserts {
+            // In key order (viewer, then id), as the rows and their indexes are stored: each
+            // transaction then writes one run of neighbouring pages, and the second's pages are
+            // written about once, however many transactions share them.
+            for (key, value) in pending.upserts.sorted(by: { ($0.key.viewer, $0.key.id) < ($1.key.viewer, $1.key.id) }) {
                 let structure = value.structure
                 let baseKey = SnapshotBases.Key(viewer: key.viewer)
                 var encoded: [UInt8]?
@@ -250,14 +253,14 @@ public final class FeedService: Sendable {
                     let rows = Array(upserts[start..<min(start + chunk, upserts.count)])
                     try store.persistSnapshots(upserts: rows, deletions: [], prune: [], keepPerViewer: keep, bases: [])
                 }
-                let deletions = pending.deletions.map { ($0.viewer, $0.id) }
+                let deletions = pending.deletions.map { ($0.viewer, $0.id) }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
                 for start in stride(from: 0, to: deletions.count, by: chunk) {
                     let rows = Array(deletions[start..<min(start + chunk, deletions.count)])
                     try store.persistSnapshots(upserts: [], deletions: rows, prune: [], keepPerViewer: keep, bases: [])
                 }
                 // Pruning a viewer deletes up to a dozen rows and reads its index range: a quarter
                 // as many viewers per transaction as rows.
-                let prune = Array(pending.prune)
+                let prune = pending.prune.sorted()
                 let viewersPerTransaction = max(1, chunk / 4)
                 for start in stride(from: 0, to: prune.count, by: viewersPerTransaction) {
                     let viewers = Set(prune[start..<min(start + viewersPerTransaction, prune.count)])

@@ -16,6 +16,16 @@ end
 
 function init(args)
   snapshots = {}
+  -- Viewers keep their snapshots from one run to the next, as phones do (SNAPSHOTS: a file of
+  -- "viewer snapshot" lines, read here and written by done()).
+  local file = os.getenv("SNAPSHOTS") and io.open(os.getenv("SNAPSHOTS"), "r")
+  if file then
+    for line in file:lines() do
+      local v, snap = string.match(line, "^(%d+) (%x+)$")
+      if v then snapshots[tonumber(v)] = snap end
+    end
+    file:close()
+  end
   counter = 0
   ok, notmodified, gone, other, feeds = 0, 0, 0, 0, 0
   -- Each wrk thread owns a disjoint slice of the viewers, so no viewer has two requests out.
@@ -58,8 +68,15 @@ end
 
 function done(summary, latency, requests)
   local t = { ok = 0, notmodified = 0, gone = 0, other = 0, feeds = 0 }
+  local kept = {}
   for _, thread in ipairs(threads) do
     for key, _ in pairs(t) do t[key] = t[key] + (thread:get(key) or 0) end
+    for v, snap in pairs(thread:get("snapshots") or {}) do kept[v] = snap end
+  end
+  if os.getenv("SNAPSHOTS") then
+    local file = io.open(os.getenv("SNAPSHOTS"), "w")
+    for v, snap in pairs(kept) do file:write(v, " ", snap, "\n") end
+    file:close()
   end
   local seconds = summary.duration / 1e6
   io.write(string.format(
