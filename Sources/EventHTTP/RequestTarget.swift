@@ -42,8 +42,9 @@ package func splitTarget(_ target: String) -> (path: String, query: Substring) {
             rest = afterAuthority.firstIndex(of: "/").map { afterAuthority[$0...] } ?? "/"
         }
     }
-    if let mark = rest.firstIndex(of: "?") {
-        return (String(rest[..<mark]), rest[rest.index(after: mark)...])
+    // By bytes, not Characters: a target is ASCII on the wire, and this runs for every request.
+    if let mark = rest.utf8.firstIndex(of: UInt8(ascii: "?")) {
+        return (String(rest[..<mark]), rest[rest.utf8.index(after: mark)...])
     }
     return (String(rest), "")
 }

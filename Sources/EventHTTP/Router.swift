@@ -101,7 +101,8 @@ public struct Router: Sendable {
 
     /// Path segments without empty ones (`//a/` → `["a"]`).
     static func split(_ path: Substring) -> [Substring] {
-        path.split(separator: "/", omittingEmptySubsequences: true)
+        // By bytes: splitting by Character walked grapheme boundaries on every request.
+        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map { Substring($0) }
     }
 }
 

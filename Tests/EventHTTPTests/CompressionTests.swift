@@ -96,3 +96,20 @@ struct CompressionTests {
         }
     }
 }
+
+@Suite("Which content types are compressed")
+struct CompressibleTypeTests {
+    @Test("Text, JSON, YAML, JavaScript and SVG are; images, binaries and a missing type are not; case, spaces and parameters do not matter")
+    func compressibleTypes() {
+        for type in [
+            "application/json", "Application/JSON", " application/json ; charset=utf-8", "text/html", "TEXT/plain;charset=utf-8",
+            "application/problem+json", "application/vnd.api+JSON", "application/javascript", "application/yaml", "application/x-yaml",
+            "image/svg+xml",
+        ] {
+            #expect(ResponseCompression.isCompressible(contentType: type), "\(type)")
+        }
+        for type in [nil, "", "image/png", "application/octet-stream", "application/gzip", "json", "application/jsonx", "textual/x"] {
+            #expect(!ResponseCompression.isCompressible(contentType: type), "\(type ?? "nil")")
+        }
+    }
+}
