@@ -18,6 +18,8 @@ public final class DeltaFeedServer: Sendable {
     /// Where every content write is committed, in groups.
     public let commits: GroupCommit
     private let maintenance: FeedMaintenance
+    /// Delta requests waiting for their feed to change.
+    let longPolls: LongPolls
 
     /// The thread pools behind the routes.
     public struct Pools: Sendable {
@@ -32,11 +34,14 @@ public final class DeltaFeedServer: Sendable {
         }
     }
 
-    private init(http: HTTPServer, registry: PrometheusCollectorRegistry, pools: Pools, commits: GroupCommit, maintenance: FeedMaintenance) {
+    private init(
+        http: HTTPServer, registry: PrometheusCollectorRegistry, pools: Pools, commits: GroupCommit, longPolls: LongPolls, maintenance: FeedMaintenance
+    ) {
         self.http = http
         self.registry = registry
         self.pools = pools
         self.commits = commits
+        self.longPolls = longPolls
         self.maintenance = maintenance
     }
 
@@ -52,9 +57,10 @@ public final class DeltaFeedServer: Sendable {
         OperationalRoutes(registry: registry, isReady: configuration.isReady).register(in: &router)
         let admin = AdminAuthorization(token: configuration.adminToken)
         let viewers = ViewerAuthorization(tokens: configuration.viewerTokens, admin: admin)
+        let longPolls = LongPolls(service: configuration.service, capacity: configuration.longPollCapacity)
         FeedRoutes(
             service: configuration.service, viewers: viewers, storageReads: pools.storageReads, compression: configuration.http.compression,
-            compute: pools.compute
+            compute: pools.compute, longPolls: longPolls
         ).register(in: &router)
         DiffRoute(compute: pools.compute).register(in: &router)
         let commits = GroupCommit(service: configuration.service, limits: configuration.groupCommit)
@@ -75,6 +81,7 @@ public final class DeltaFeedServer: Sendable {
         do {
             server = try HTTPServer.start(router: router, configuration: http)
         } catch {
+            longPolls.shutdown()
             commits.shutdown()
             pools.shutdown()
             throw error
@@ -83,13 +90,15 @@ public final class DeltaFeedServer: Sendable {
         let maintenance = FeedMaintenance(service: configuration.service) { message in
             logger.warning("\(message)")
         }
-        return DeltaFeedServer(http: server, registry: registry, pools: pools, commits: commits, maintenance: maintenance)
+        return DeltaFeedServer(http: server, registry: registry, pools: pools, commits: commits, longPolls: longPolls, maintenance: maintenance)
     }
 
-    /// Drains in-flight requests and stops; see ``EventHTTP/HTTPServer/shutdown()``. Then the
-    /// queued writes are committed, the pools finish what they hold and the snapshots handed out
-    /// are written to the store.
+    /// Answers the delta requests waiting for a change (304: they ask again, elsewhere), drains
+    /// in-flight requests and stops; see ``EventHTTP/HTTPServer/shutdown()``. Then the queued
+    /// writes are committed, the pools finish what they hold and the snapshots handed out are
+    /// written to the store.
     public func shutdown() {
+        longPolls.shutdown()
         http.shutdown()
         commits.shutdown()
         pools.shutdown()
@@ -113,6 +122,9 @@ public struct DeltaFeedServerConfiguration: Sendable {
     /// How writes are grouped into commits: the most per commit, how long a commit may wait to
     /// fill, and how many writes may wait before new ones get 503 `overloaded`.
     public var groupCommit = GroupCommit.Limits(queueCapacity: 4096)
+    /// Delta requests that may wait for a change at once (`wait=`); one more gets 503
+    /// `overloaded`.
+    public var longPollCapacity = 10_000
     /// Whether `GET /demo` serves the live feed page (read-only; on by default).
     public var demo: Bool = true
     /// Whether the service may be sent traffic: until it returns true, `/healthz` answers 503

@@ -1,6 +1,7 @@
 import EventHTTP
 import FeedService
 import FeedWire
+import Foundation
 import Gzip
 import JSONBytes
 import Synchronization
@@ -17,6 +18,8 @@ struct FeedRoutes {
     let compression: ResponseCompression
     /// Where a large page is gzipped the first time, off the event loop.
     let compute: BlockingPool
+    /// Delta requests waiting for their feed to change (`wait=`).
+    let longPolls: LongPolls
     /// Pages at least this large are gzipped on `compute` (about 0.1 ms per 10 KB at level 6).
     static let deferredCompressionBytes = 16 << 10
     /// Gzipped pages by snapshot id (which names the viewer, the parameters and the content).
@@ -32,6 +35,7 @@ struct FeedRoutes {
         let compression = self.compression
         let gzippedPages = self.gzippedPages
         let compute = self.compute
+        let longPolls = self.longPolls
         // GET /v1/users/{id}/feed?limit=&cursor=&width=&stack_ads=
         router.get("/v1/users/{id}/feed") { request in
             let viewer = try request.id("id")
@@ -67,7 +71,18 @@ struct FeedRoutes {
             try viewers.check(request, viewer: viewer)
             let since = try request.since()
             let format = try request.deltaFormat()
-            switch try translatingErrors({ try service.delta(viewer: viewer, since: since, format: format) }) {
+            let wait = try request.waitSeconds()
+            let lookup = try translatingErrors { try service.delta(viewer: viewer, since: since, format: format) }
+            if wait > 0 {
+                // Unless it has changed already, the request waits for its feed to change:
+                // parked, off the loop, until a change or the end of the wait (304).
+                if case .answered(let outcome) = lookup, case .changed = outcome { return FeedRoutes.response(for: outcome) }
+                let deadline = Date(timeIntervalSinceNow: Double(wait))
+                return .later(from: "long-polls") { responder in
+                    longPolls.park(viewer: viewer, since: since, format: format, deadline: deadline, responder: responder)
+                }
+            }
+            switch lookup {
             case .answered(let outcome):
                 return FeedRoutes.response(for: outcome)
             case .needsStorage:

@@ -61,6 +61,17 @@ extension HTTPRequest {
     }
 
     /// `format`: batch (default), sequential or jsonpatch.
+    /// `wait`: seconds a delta request may wait for its feed to change, 0 (the default: answer
+    /// at once) through ``maxWaitSeconds``.
+    func waitSeconds() throws -> Int {
+        guard let raw = query["wait"] else { return 0 }
+        guard raw.utf8.count <= 2, let seconds = Int(raw), (0...maxWaitSeconds).contains(seconds) else {
+            throw HTTPError(
+                status: 400, code: "invalid_parameter", message: "wait must be whole seconds from 0 to \(maxWaitSeconds), not \"\(raw.prefix(40))\".")
+        }
+        return seconds
+    }
+
     func deltaFormat() throws -> DeltaFormat {
         guard let raw = query["format"] else { return .batch }
         guard let format = DeltaFormat(rawValue: raw) else {
@@ -83,3 +94,6 @@ extension HTTPRequest {
         return false
     }
 }
+
+/// The longest a delta request may wait for its feed to change (`wait=`).
+let maxWaitSeconds = 60

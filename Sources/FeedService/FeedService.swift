@@ -61,6 +61,8 @@ public final class FeedService: Sendable {
     private let book: Mutex<SnapshotBook>
     /// Serialises ``persistSnapshots()``, and holds the bases it stores snapshots against.
     private let persisting: Mutex<SnapshotBases>
+    /// Told after each catch-up that applied entries (``onAdvance(_:)``).
+    private let advanceObservers = Mutex<[@Sendable () -> Void]>([])
 
     /// Creates a service over `store` and `index` (loaded from the store when nil).
     ///
@@ -95,7 +97,7 @@ public final class FeedService: Sendable {
     ///   is committed); the background catch-up applies it later.
     public func write<T>(_ body: (any FeedStorage) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
         let value = try body(store)
-        _ = try? index.catchUp(from: store)
+        _ = try? catchUp()
         return value
     }
 
@@ -105,7 +107,17 @@ public final class FeedService: Sendable {
     /// - Returns: how many entries were applied.
     @discardableResult
     public func catchUp() throws(FeedStoreError) -> Int {
-        try index.catchUp(from: store)
+        let applied = try index.catchUp(from: store)
+        if applied > 0 {
+            for observer in advanceObservers.withLock({ $0 }) { observer() }
+        }
+        return applied
+    }
+
+    /// Registers `observer`, called on the thread that caught up each time ``catchUp()`` applied
+    /// entries: feeds may have changed (long polls re-check their viewers). It must not block.
+    public func onAdvance(_ observer: @escaping @Sendable () -> Void) {
+        advanceObservers.withLock { $0.append(observer) }
     }
 
     // MARK: - Feed

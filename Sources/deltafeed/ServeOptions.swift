@@ -44,6 +44,18 @@ struct HTTPOptions: ParsableArguments {
     @Option(help: "Smallest body in bytes that is gzipped; shorter ones go as they are", .env("DELTAFEED_COMPRESSION_MIN_BYTES", default: 256))
     var compressionMinBytes: Setting<Int>
 
+    @Option(
+        help: "Delta requests that may wait for their feed to change at once (wait=); one more gets 503 with Retry-After",
+        .env("DELTAFEED_LONG_POLL_MAX", default: 10_000))
+    var longPollMax: Setting<Int>
+
+    /// The `--long-poll-max` bound.
+    func longPollCapacity() throws -> Int {
+        let capacity = try longPollMax.value
+        try check("long-poll-max", capacity, in: 1...1_000_000)
+        return capacity
+    }
+
     /// Made once logging is set up: it holds the "deltafeed.http" logger.
     func configuration() throws -> HTTPServerConfiguration {
         var http = HTTPServerConfiguration()

@@ -10,7 +10,7 @@ import SQLiteStore
 
 /// A seeded store behind a running server on a free port, with an HTTP transport to talk to it.
 /// Call ``stop()`` when done (tests use `defer`).
-final class TestServer {
+final class TestServer: @unchecked Sendable {  // immutable after init; requests may come from any thread
     static let adminToken = "t"
 
     let store: SQLiteFeedStore
@@ -29,7 +29,7 @@ final class TestServer {
     init(
         seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .sockets,
         storeOptions: StorageOptions = StorageOptions(), viewerTokens: ViewerTokens? = nil, demo: Bool = true,
-        isReady: @escaping @Sendable () -> Bool = { true }
+        longPollCapacity: Int = 10_000, isReady: @escaping @Sendable () -> Bool = { true }
     ) throws {
         store = try SQLiteFeedStore.temporary(options: storeOptions)
         try store.seed(seed)
@@ -43,6 +43,7 @@ final class TestServer {
                 return http
             }())
         configuration.demo = demo
+        configuration.longPollCapacity = longPollCapacity
         configuration.isReady = isReady
         server = try DeltaFeedServer.start(configuration: configuration)
         baseURL = URL(string: "http://127.0.0.1:\(server.http.port)")!

@@ -1,0 +1,154 @@
+import EventHTTP
+import FeedService
+import FeedWire
+import Foundation
+
+/// Delta requests that wait for their feed to change (`GET …/feed/delta?since=S&wait=N`).
+///
+/// A request whose answer would be 304 is parked here with its ``EventHTTP/Responder``; the
+/// event loop goes on at once. One thread of this component answers it: with the delta as soon
+/// as its viewer's feed differs from `since`, or 304 when its wait ends. The thread wakes when
+/// the index applied changes (``FeedService/FeedService/onAdvance(_:)``, from the group commit
+/// or the change-log tailing) and at the earliest deadline; it checks every parked request
+/// after a change, so the work of a change grows with the requests parked, not with all
+/// viewers. A newly parked request is checked once as soon as it is parked, so a change that
+/// lands between the route's first look and the parking is not missed.
+final class LongPolls: @unchecked Sendable {
+    // @unchecked: every mutable member is guarded by `condition`.
+
+    struct Waiter {
+        let viewer: Int64
+        let since: String
+        let format: DeltaFormat
+        let deadline: Date
+        let responder: Responder
+    }
+
+    /// Requests parked at once across the server; one more gets 503 `overloaded`.
+    let capacity: Int
+    private let service: FeedService
+    private let condition = NSCondition()
+    private var waiters: [UInt64: Waiter] = [:]
+    private var fresh: Set<UInt64> = []
+    private var nextKey: UInt64 = 0
+    private var advanced = false
+    private var stopping = false
+    private var stopped = false
+
+    init(service: FeedService, capacity: Int) {
+        self.service = service
+        self.capacity = capacity
+        service.onAdvance { [weak self] in self?.feedsMayHaveChanged() }
+        let thread = Thread { [self] in run() }
+        thread.name = "deltafeed-long-poll"
+        thread.start()
+    }
+
+    /// Parks a request until `viewer`'s feed differs from `since` or `deadline` passes. Returns
+    /// false when ``capacity`` requests already wait (the responder must not be used then).
+    func park(viewer: Int64, since: String, format: DeltaFormat, deadline: Date, responder: Responder) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if stopping {
+            responder.respond { .empty(status: 304, headers: [("ETag", "\"\(since)\"")]) }
+            return true
+        }
+        guard waiters.count < capacity else { return false }
+        nextKey &+= 1
+        waiters[nextKey] = Waiter(viewer: viewer, since: since, format: format, deadline: deadline, responder: responder)
+        fresh.insert(nextKey)
+        condition.signal()
+        return true
+    }
+
+    /// How many requests wait now.
+    var count: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return waiters.count
+    }
+
+    private func feedsMayHaveChanged() {
+        condition.lock()
+        advanced = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Answers every parked request with 304 at once (a shutdown: clients ask again, elsewhere),
+    /// and stops the thread. Requests parked afterwards are answered 304 at once.
+    func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !stopped { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        condition.lock()
+        while true {
+            while !stopping && !advanced && fresh.isEmpty {
+                let earliest = waiters.values.lazy.map(\.deadline).min()
+                if let earliest {
+                    if earliest <= Date() { break }
+                    _ = condition.wait(until: earliest)
+                } else {
+                    condition.wait()
+                }
+            }
+            if stopping {
+                let all = waiters.values
+                waiters.removeAll()
+                fresh.removeAll()
+                stopped = true
+                condition.broadcast()
+                condition.unlock()
+                for waiter in all { answerUnchanged(waiter) }
+                return
+            }
+            // Which to check: all of them after a change, only the new ones otherwise.
+            let keys = advanced ? Array(waiters.keys) : Array(fresh)
+            advanced = false
+            fresh.removeAll()
+            let now = Date()
+            var expired: [Waiter] = []
+            for (key, waiter) in waiters where waiter.deadline <= now {
+                expired.append(waiter)
+                waiters[key] = nil
+            }
+            let checking = keys.compactMap { key in waiters[key].map { (key, $0) } }
+            condition.unlock()
+            for waiter in expired { answerUnchanged(waiter) }
+            var answered: [UInt64] = []
+            for (key, waiter) in checking where check(waiter) { answered.append(key) }
+            condition.lock()
+            for key in answered { waiters[key] = nil }
+        }
+    }
+
+    private func answerUnchanged(_ waiter: Waiter) {
+        waiter.responder.respond { .empty(status: 304, headers: [("ETag", "\"\(waiter.since)\"")]) }
+    }
+
+    /// Answers `waiter` when its feed changed (or its snapshot is gone: 410); returns whether it
+    /// was answered.
+    private func check(_ waiter: Waiter) -> Bool {
+        let outcome: DeltaOutcome
+        do {
+            outcome = try translatingErrors {
+                switch try service.delta(viewer: waiter.viewer, since: waiter.since, format: waiter.format) {
+                case .answered(let answer): answer
+                // This thread may block: it reads the snapshot back itself.
+                case .needsStorage: try service.deltaReadingStorage(viewer: waiter.viewer, since: waiter.since, format: waiter.format)
+                }
+            }
+        } catch {
+            waiter.responder.respond { throw error }
+            return true
+        }
+        guard case .changed = outcome else { return false }
+        waiter.responder.respond { FeedRoutes.response(for: outcome) }
+        return true
+    }
+}

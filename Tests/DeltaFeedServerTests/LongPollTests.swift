@@ -1,0 +1,123 @@
+import DeltaFeedClient
+import Foundation
+import Testing
+
+/// `GET …/feed/delta?since=S&wait=N`: the request waits, off the event loop, until the viewer's
+/// feed changes (then the delta, as without `wait`) or the wait ends (304).
+@Suite("Long polls")
+struct LongPollTests {
+    /// A request run on another thread, with how long its answer took.
+    final class Pending: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private(set) var response: FeedHTTPResponse?
+        private(set) var error: (any Error)?
+        private(set) var seconds: Double = 0
+
+        init(_ send: @escaping @Sendable () throws -> FeedHTTPResponse) {
+            Thread {
+                let start = Date()
+                do { self.response = try send() } catch { self.error = error }
+                self.seconds = Date().timeIntervalSince(start)
+                self.done.signal()
+            }.start()
+        }
+
+        func wait(upTo seconds: Double = 30) throws -> FeedHTTPResponse {
+            guard done.wait(timeout: .now() + seconds) == .success else { throw TestFailure("no answer in \(seconds) s") }
+            if let error { throw error }
+            return response!
+        }
+    }
+
+    func snapshot(_ server: TestServer, viewer: Int64) throws -> String {
+        try server.freshFeed(viewer: viewer, query: FeedQuery()).document.snapshot
+    }
+
+    @Test("A waiting delta request is answered as soon as a write changes the feed, with the delta")
+    func answeredWhenTheFeedChanges() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let since = try snapshot(server, viewer: 4)
+        let poll = Pending { try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=20", token: nil) }
+        Thread.sleep(forTimeInterval: 0.5)
+        // Viewer 4 follows someone new: their feed changes.
+        let follow = try server.request("PUT", "/v1/users/4/follows/9")
+        #expect(follow.status == 201)
+        let response = try poll.wait()
+        #expect(response.status == 200)
+        #expect(poll.seconds >= 0.4, "it waited for the write: \(poll.seconds) s")
+        #expect(poll.seconds < 10, "it did not wait for the end: \(poll.seconds) s")
+        let delta = try FeedDelta(json: try response.json())
+        #expect(delta.header.since == since)
+        #expect(delta.header.snapshot != since)
+        // The same answer a delta request without wait gets now.
+        let plain = try server.request("GET", "/v1/users/4/feed/delta?since=\(since)", token: nil)
+        #expect(plain.status == 200)
+        #expect(try FeedDelta(json: try plain.json()).header.snapshot == delta.header.snapshot)
+    }
+
+    @Test("Without a change, a waiting request gets 304 when its wait ends; writes the feed does not show keep it waiting")
+    func unchangedUntilTheWaitEnds() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let since = try snapshot(server, viewer: 4)
+        let poll = Pending { try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=2", token: nil) }
+        Thread.sleep(forTimeInterval: 0.3)
+        // A new user with no videos and no followers: nothing viewer 4's feed shows.
+        #expect(try server.request("POST", "/v1/users", json: ["handle": "newcomer", "display_name": "Newcomer"]).status == 201)
+        #expect(try server.request("GET", "/v1/users/4/feed/delta?since=\(since)", token: nil).status == 304, "the feed did not change")
+        let response = try poll.wait()
+        #expect(response.status == 304)
+        #expect(response.headers["etag"] == "\"\(since)\"")
+        #expect(poll.seconds >= 1.9 && poll.seconds < 10, "\(poll.seconds) s")
+    }
+
+    @Test("A feed that changed already is answered at once, wait or not")
+    func changedAlreadyIsAnsweredAtOnce() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let since = try snapshot(server, viewer: 4)
+        #expect(try server.request("PUT", "/v1/users/4/follows/9").status == 201)
+        let poll = Pending { try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=30", token: nil) }
+        #expect(try poll.wait().status == 200)
+        #expect(poll.seconds < 5)
+    }
+
+    @Test("wait must be whole seconds from 0 to 60")
+    func waitIsChecked() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let since = try snapshot(server, viewer: 4)
+        for wait in ["61", "-1", "1.5", "x", "", "007"] {
+            let response = try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=\(wait)", token: nil)
+            #expect(response.status == 400, "wait=\(wait)")
+        }
+        #expect(try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=0", token: nil).status == 304)
+    }
+
+    @Test("Past --long-poll-max waiting requests, one more gets 503 with Retry-After")
+    func boundedByCapacity() throws {
+        let server = try TestServer(longPollCapacity: 1)
+        defer { server.stop() }
+        let since = try snapshot(server, viewer: 4)
+        let first = Pending { try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=3", token: nil) }
+        Thread.sleep(forTimeInterval: 0.5)
+        let second = try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=3", token: nil)
+        #expect(second.status == 503)
+        #expect(second.headers["retry-after"] != nil)
+        #expect(try first.wait().status == 304)
+    }
+
+    @Test("Shutting down answers waiting requests with 304 at once")
+    func shutdownReleasesWaiters() throws {
+        let server = try TestServer()
+        let since = try snapshot(server, viewer: 4)
+        let poll = Pending { try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=60", token: nil) }
+        Thread.sleep(forTimeInterval: 0.5)
+        let start = Date()
+        server.stop()
+        #expect(Date().timeIntervalSince(start) < 10)
+        #expect(try poll.wait(upTo: 10).status == 304)
+        #expect(poll.seconds < 20)
+    }
+}
