@@ -53,12 +53,18 @@ struct FeedRoutes {
             if let kept = gzippedPages.kept(feed.snapshotID) {
                 response.gzippedBody = kept
             } else if response.body.count >= FeedRoutes.deferredCompressionBytes {
-                // A large page not gzipped yet: compressed on the compute pool, the loop serves others.
+                // A large page not gzipped yet: compressed on the compute pool, the loop serves
+                // others. When the pool's queue is full (a burst of first feeds) it is compressed
+                // here instead, as smaller pages are: a page is never refused for its compression.
                 let page = response
-                return .deferred(to: compute) {
-                    var response = page
-                    response.gzippedBody = gzippedPages.bytes(for: feed.snapshotID, level: compression.level) { page.body }
-                    return response
+                return .later(from: compute.name) { responder in
+                    let compressed: @Sendable () -> HTTPResponse = {
+                        var response = page
+                        response.gzippedBody = gzippedPages.bytes(for: feed.snapshotID, level: compression.level) { page.body }
+                        return response
+                    }
+                    if !compute.trySubmit({ responder.respond(compressed) }) { responder.respond(compressed) }
+                    return true
                 }
             } else {
                 response.gzippedBody = gzippedPages.bytes(for: feed.snapshotID, level: compression.level) { response.body }

@@ -3,6 +3,10 @@ import FeedService
 import FeedWire
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Delta requests that wait for their feed to change (`GET …/feed/delta?since=S&wait=N`).
 ///
 /// A request whose answer would be 304 is parked here with its ``EventHTTP/Responder``; the
@@ -86,6 +90,12 @@ final class LongPolls: @unchecked Sendable {
     }
 
     private func run() {
+        #if os(Linux)
+        // After a write that many waiting viewers see, this thread computes their deltas: it
+        // yields the core to the event loops and the commit thread (on Linux a thread's nice
+        // value is its own: `who` 0 is the calling thread), so writes are not answered late because many viewers wait.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #endif
         condition.lock()
         while true {
             while !stopping && !advanced && fresh.isEmpty {

@@ -7,6 +7,8 @@
 -- the ETag, which is the same in either coding.
 local viewers = tonumber(os.getenv("VIEWERS") or "2000")
 local accept_encoding = os.getenv("ACCEPT_ENCODING") or "gzip"
+-- WAIT=N makes each delta request a long poll (`&wait=N`): held until the viewer's feed changes.
+local wait_suffix = (os.getenv("WAIT") and os.getenv("WAIT") ~= "0") and ("&wait=" .. os.getenv("WAIT")) or ""
 local threads = {}
 
 function setup(thread)
@@ -41,7 +43,7 @@ function request()
   local since = snapshots[v]
   local path
   if since then
-    path = "/v1/users/" .. v .. "/feed/delta?since=" .. since
+    path = "/v1/users/" .. v .. "/feed/delta?since=" .. since .. wait_suffix
   else
     path = "/v1/users/" .. v .. "/feed"
     feeds = feeds + 1
