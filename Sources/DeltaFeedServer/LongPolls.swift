@@ -65,13 +65,6 @@ final class LongPolls: @unchecked Sendable {
         return true
     }
 
-    /// How many requests wait now.
-    var count: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return waiters.count
-    }
-
     private func feedsMayHaveChanged() {
         condition.lock()
         advanced = true
