@@ -96,6 +96,11 @@ public final class DeltaFeedClient {
     /// Brings ``document`` up to date with a delta since its snapshot, which the server
     /// remembers (`GET /v1/users/{viewer}/feed/delta?since=…&format=…`).
     ///
+    /// With `waitingUpTo` seconds (1…60), a long poll (`&wait=`): the server holds the request
+    /// until the feed changes, so the call returns as soon as there is something to animate, or
+    /// ``RefreshOutcome/unchanged`` after that long. Calling it again in a loop keeps the
+    /// document live. The transport's timeout must be longer than the wait.
+    ///
     /// - Returns: ``RefreshOutcome/unchanged`` on 304, ``RefreshOutcome/applied(_:)`` on 200
     ///   (the delta applied), ``RefreshOutcome/refetched`` on 410 (snapshot expired or unknown:
     ///   the feed is fetched whole).
@@ -103,9 +108,10 @@ public final class DeltaFeedClient {
     ///   ``DeltaFeedClientError/apply(_:delta:)`` when the delta does not apply (the document is
     ///   left as it was; ``fetch()`` to recover); other ``DeltaFeedClientError``s.
     @discardableResult
-    public func refresh() throws(DeltaFeedClientError) -> RefreshOutcome {
+    public func refresh(waitingUpTo seconds: Int = 0) throws(DeltaFeedClientError) -> RefreshOutcome {
         guard let document else { throw .noDocument }
-        let items = [URLQueryItem(name: "since", value: document.snapshot), URLQueryItem(name: "format", value: format.rawValue)]
+        var items = [URLQueryItem(name: "since", value: document.snapshot), URLQueryItem(name: "format", value: format.rawValue)]
+        if seconds > 0 { items.append(URLQueryItem(name: "wait", value: String(min(seconds, 60)))) }
         let response = try send(FeedHTTPRequest(method: "GET", url: url("feed/delta", items)))
         if response.status == 410 {
             try fetch()

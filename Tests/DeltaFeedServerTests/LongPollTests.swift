@@ -83,6 +83,34 @@ struct LongPollTests {
         #expect(poll.seconds < 5)
     }
 
+    @Test("DeltaFeedClient's refresh(waitingUpTo:) returns when a write changes the feed, with the delta applied")
+    func clientLongPolls() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        for format in FeedDelta.Format.allCases {
+            let client = server.client(viewer: 4, format: format)
+            let shown = try client.fetch()
+            // A like of a video the page shows, by a different user each round: the page changes.
+            let items: [FeedDocument.Item] = shown.sections.flatMap { $0.items }
+            let video = try #require(items.first { $0.kind == "video" }.flatMap { Int64($0.id.dropFirst("video:".count)) })
+            let liker = 10 + FeedDelta.Format.allCases.firstIndex(of: format)!
+            let writer = Thread {
+                Thread.sleep(forTimeInterval: 0.3)
+                _ = try? server.request("PUT", "/v1/videos/\(video)/likes/\(liker)")
+            }
+            let start = Date()
+            writer.start()
+            let outcome = try client.refresh(waitingUpTo: 20)
+            #expect(Date().timeIntervalSince(start) < 10)
+            guard case .applied = outcome else {
+                Issue.record("\(format): \(outcome)")
+                continue
+            }
+            // What the client holds is what a fresh fetch returns.
+            #expect(client.document == (try server.freshFeed(viewer: 4, query: FeedQuery(limit: 30)).document))
+        }
+    }
+
     @Test("wait must be whole seconds from 0 to 60")
     func waitIsChecked() throws {
         let server = try TestServer()
