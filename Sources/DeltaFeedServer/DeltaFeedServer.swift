@@ -57,13 +57,22 @@ public final class DeltaFeedServer: Sendable {
         OperationalRoutes(registry: registry, isReady: configuration.isReady).register(in: &router)
         let admin = AdminAuthorization(token: configuration.adminToken)
         let viewers = ViewerAuthorization(tokens: configuration.viewerTokens, admin: admin)
-        let longPolls = LongPolls(service: configuration.service, capacity: configuration.longPollCapacity)
+        let longPolls = LongPolls(service: configuration.service, capacity: configuration.longPollCapacity, registry: registry)
         FeedRoutes(
             service: configuration.service, viewers: viewers, storageReads: pools.storageReads, compression: configuration.http.compression,
             compute: pools.compute, longPolls: longPolls
         ).register(in: &router)
         DiffRoute(compute: pools.compute).register(in: &router)
-        let commits = GroupCommit(service: configuration.service, limits: configuration.groupCommit)
+        let groups = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "write_groups", unitName: "total", helpText: "Transactions of the group commit (one sync each)"))
+        let grouped = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "grouped_writes", unitName: "total", helpText: "Writes committed in those transactions"))
+        let commits = GroupCommit(service: configuration.service, limits: configuration.groupCommit) { report in
+            groups.increment()
+            if report.committed { grouped.increment(by: Int64(report.writes - report.failed)) }
+        }
         AdminRoutes(service: configuration.service, admin: admin, viewers: viewers, commits: commits).register(in: &router)
         if configuration.demo {
             DemoRoutes().register(in: &router)

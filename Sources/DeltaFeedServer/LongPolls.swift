@@ -2,6 +2,7 @@ import EventHTTP
 import FeedService
 import FeedWire
 import Foundation
+import Prometheus
 
 #if canImport(Glibc)
 import Glibc
@@ -31,6 +32,11 @@ final class LongPolls: @unchecked Sendable {
     /// Requests parked at once across the server; one more gets 503 `overloaded`.
     let capacity: Int
     private let service: FeedService
+    /// `deltafeed_long_polls_waiting`, and the answers by outcome.
+    private let waiting: Gauge
+    private let changed: Counter
+    private let unchanged: Counter
+    private let failed: Counter
     private let condition = NSCondition()
     private var waiters: [UInt64: Waiter] = [:]
     private var fresh: Set<UInt64> = []
@@ -39,9 +45,18 @@ final class LongPolls: @unchecked Sendable {
     private var stopping = false
     private var stopped = false
 
-    init(service: FeedService, capacity: Int) {
+    init(service: FeedService, capacity: Int, registry: PrometheusCollectorRegistry) {
         self.service = service
         self.capacity = capacity
+        waiting = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "long_polls", unitName: "waiting", helpText: "Delta requests waiting for their feed to change"))
+        let answered = MetricNameDescriptor(
+            namespace: "deltafeed", metricName: "long_polls_answered", unitName: "total",
+            helpText: "Waiting delta requests answered: with a delta (changed), 304 at the end of the wait or at shutdown (unchanged), or an error")
+        changed = registry.makeCounter(descriptor: answered, labels: [("outcome", "changed")])
+        unchanged = registry.makeCounter(descriptor: answered, labels: [("outcome", "unchanged")])
+        failed = registry.makeCounter(descriptor: answered, labels: [("outcome", "error")])
         service.onAdvance { [weak self] in self?.feedsMayHaveChanged() }
         let thread = Thread { [self] in run() }
         thread.name = "deltafeed-long-poll"
@@ -60,6 +75,7 @@ final class LongPolls: @unchecked Sendable {
         guard waiters.count < capacity else { return false }
         nextKey &+= 1
         waiters[nextKey] = Waiter(viewer: viewer, since: since, format: format, deadline: deadline, responder: responder)
+        waiting.set(Int64(waiters.count))
         fresh.insert(nextKey)
         condition.signal()
         return true
@@ -104,6 +120,7 @@ final class LongPolls: @unchecked Sendable {
             if stopping {
                 let all = waiters.values
                 waiters.removeAll()
+                waiting.set(Int64(0))
                 fresh.removeAll()
                 stopped = true
                 condition.broadcast()
@@ -122,16 +139,19 @@ final class LongPolls: @unchecked Sendable {
                 waiters[key] = nil
             }
             let checking = keys.compactMap { key in waiters[key].map { (key, $0) } }
+            waiting.set(Int64(waiters.count))
             condition.unlock()
             for waiter in expired { answerUnchanged(waiter) }
             var answered: [UInt64] = []
             for (key, waiter) in checking where check(waiter) { answered.append(key) }
             condition.lock()
             for key in answered { waiters[key] = nil }
+            waiting.set(Int64(waiters.count))
         }
     }
 
     private func answerUnchanged(_ waiter: Waiter) {
+        unchanged.increment()
         waiter.responder.respond { .empty(status: 304, headers: [("ETag", "\"\(waiter.since)\"")]) }
     }
 
@@ -148,10 +168,12 @@ final class LongPolls: @unchecked Sendable {
                 }
             }
         } catch {
+            failed.increment()
             waiter.responder.respond { throw error }
             return true
         }
         guard case .changed = outcome else { return false }
+        changed.increment()
         waiter.responder.respond { FeedRoutes.response(for: outcome) }
         return true
     }

@@ -111,6 +111,25 @@ struct LongPollTests {
         }
     }
 
+    @Test("/metrics counts write groups, grouped writes and long polls by outcome")
+    func metricsCountGroupsAndLongPolls() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let since = try snapshot(server, viewer: 4)
+        #expect(try server.request("PUT", "/v1/users/4/follows/9").status == 201)
+        #expect(try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=5", token: nil).status == 200)
+        let current = try snapshot(server, viewer: 4)
+        #expect(try server.request("GET", "/v1/users/4/feed/delta?since=\(current)&wait=1", token: nil).status == 304)
+        let text = String(decoding: try server.request("GET", "/metrics", token: nil).body, as: UTF8.self)
+        func value(_ line: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.dropFirst(line.count + 1)) }
+        }
+        #expect((value("deltafeed_write_groups_total") ?? 0) >= 1, "\(text)")
+        #expect((value("deltafeed_grouped_writes_total") ?? 0) >= 1)
+        #expect(value(#"deltafeed_long_polls_answered_total{outcome="unchanged"}"#) == 1)
+        #expect(value("deltafeed_long_polls_waiting") == 0)
+    }
+
     @Test("wait must be whole seconds from 0 to 60")
     func waitIsChecked() throws {
         let server = try TestServer()
