@@ -8,20 +8,13 @@ package final class OpenWriteGroup<Connection>: @unchecked Sendable {
     // @unchecked: used only on the thread that opened it, inside its transaction.
 
     private let store: ObjectIdentifier
-    /// The connection the group's transaction runs on.
+    /// What the group's writes run on: the backend's connection, or its own record of the
+    /// group's transaction (PostgreSQL keeps the entries it appends at the commit there).
     package let connection: Connection
     /// The change version of the group's last write that stayed.
     package var lastVersion: Int64?
     /// Set when the transaction can no longer commit (a rollback to a savepoint failed).
     package var broken: (any Error)?
-    /// The change version before the group's first write (a backend that numbers the group's
-    /// writes itself, holding the lock that orders writers, starts from it).
-    package var baseVersion: Int64 = 0
-    /// Change-log entries of the writes that stayed, for a backend that appends them all at once
-    /// before the commit (PostgreSQL: one statement instead of one per write).
-    package var deferredChanges: [DeferredChange] = []
-    /// Whether a savepoint is open that the next write must release before taking its own.
-    package var savepointOpen = false
 
     private init(store: AnyObject, connection: Connection) {
         self.store = ObjectIdentifier(store)
@@ -45,19 +38,4 @@ package final class OpenWriteGroup<Connection>: @unchecked Sendable {
 /// Where ``OpenWriteGroup`` binds the open group (a generic type cannot hold the task-local).
 private enum OpenWriteGroups {
     @TaskLocal static var open: (any Sendable)?
-}
-
-/// A change-log entry of a write inside a group, appended when the group commits.
-package struct DeferredChange: Sendable {
-    package var version: Int64
-    package var change: PendingChange
-    package var committedAt: Int64
-    package var touchesAds: Bool
-
-    package init(version: Int64, change: PendingChange, committedAt: Int64, touchesAds: Bool) {
-        self.version = version
-        self.change = change
-        self.committedAt = committedAt
-        self.touchesAds = touchesAds
-    }
 }

@@ -110,7 +110,7 @@ public final class PostgresFeedStore: FeedStorage {
     // MARK: - Reading
 
     public func read<T>(_ body: (PostgresReader) throws -> T) throws -> T {
-        if let group = currentGroup { return try body(PostgresReader(connection: group.connection)) }
+        if let group = currentGroup { return try body(PostgresReader(connection: group.connection.connection)) }
         return try pool.withConnection { connection in
             try connection.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
                 try body(PostgresReader(connection: connection))

@@ -6,16 +6,36 @@ public import FeedStore
 // statements and one round trip for its savepoint, and the group ends with one statement that
 // appends every change-log entry, moves the change version and sends the NOTIFY.
 
+/// An open group's transaction: its connection, and what the group appends when it commits.
+final class PostgresGroupTransaction {
+    let connection: PostgresConnection
+    /// The change version the group found under the store_meta lock; its writes take the next.
+    let baseVersion: Int64
+    /// The change-log entries of the writes that stayed, in order: the n-th is version
+    /// `baseVersion + n`.
+    var entries: [(change: PendingChange, committedAt: Int64, touchesAds: Bool)] = []
+    /// Whether a write's savepoint is open, for the next write to release as it takes its own.
+    var savepointOpen = false
+
+    init(connection: PostgresConnection, baseVersion: Int64) {
+        self.connection = connection
+        self.baseVersion = baseVersion
+    }
+
+    /// The version of the group's last write that stayed; nil when none did.
+    var lastVersion: Int64? { entries.isEmpty ? nil : baseVersion + Int64(entries.count) }
+}
+
 extension PostgresFeedStore {
     /// The group this store has open on this thread, if any.
-    var currentGroup: OpenWriteGroup<PostgresConnection>? { OpenWriteGroup.current(of: self) }
+    var currentGroup: OpenWriteGroup<PostgresGroupTransaction>? { OpenWriteGroup.current(of: self) }
 
     public func writeGroup(_ body: () -> Void) throws(FeedStoreError) {
         if currentGroup != nil {  // already inside one: the writes join it
             body()
             return
         }
-        let group: OpenWriteGroup<PostgresConnection>
+        let group: OpenWriteGroup<PostgresGroupTransaction>
         do {
             group = try pool.withConnection { connection in
                 try connection.inTransaction("BEGIN") {
@@ -24,12 +44,11 @@ extension PostgresFeedStore {
                     guard let base = locked.firstValue.flatMap({ Int64($0) }) else {
                         throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
                     }
-                    let group = OpenWriteGroup.run(store: self, connection: connection) { group in
-                        group.baseVersion = base
-                        body()
-                    }
+                    let transaction = PostgresGroupTransaction(connection: connection, baseVersion: base)
+                    let group = OpenWriteGroup.run(store: self, connection: transaction) { _ in body() }
                     if let broken = group.broken { throw broken }
-                    try appendDeferredChanges(of: group)
+                    try appendEntries(of: transaction)
+                    group.lastVersion = transaction.lastVersion
                     return group
                 }
             }
@@ -45,23 +64,23 @@ extension PostgresFeedStore {
     /// The previous write's savepoint is released and this one's taken in one round trip; the
     /// last one is released by the commit.
     func writeInGroup<T>(
-        _ group: OpenWriteGroup<PostgresConnection>, touchesAds: Bool, change: (T) -> PendingChange, _ body: (PostgresTransaction) throws -> T
+        _ group: OpenWriteGroup<PostgresGroupTransaction>, touchesAds: Bool, change: (T) -> PendingChange,
+        _ body: (PostgresTransaction) throws -> T
     ) throws(FeedStoreError) -> T {
         if let broken = group.broken { throw Self.mapped(broken) }
-        let connection = group.connection
+        let transaction = group.connection
+        let connection = transaction.connection
         do {
             try connection.executeScript(
-                group.savepointOpen ? "RELEASE SAVEPOINT grouped_write; SAVEPOINT grouped_write" : "SAVEPOINT grouped_write")
-            group.savepointOpen = true
+                transaction.savepointOpen ? "RELEASE SAVEPOINT grouped_write; SAVEPOINT grouped_write" : "SAVEPOINT grouped_write")
+            transaction.savepointOpen = true
         } catch {
             group.broken = error
             throw Self.mapped(error)
         }
         do {
             let value = try body(PostgresTransaction(connection: connection))
-            let version = (group.lastVersion ?? group.baseVersion) + 1
-            group.deferredChanges.append(DeferredChange(version: version, change: change(value), committedAt: now, touchesAds: touchesAds))
-            group.lastVersion = version
+            transaction.entries.append((change(value), now, touchesAds))
             return value
         } catch {
             do {
@@ -73,14 +92,14 @@ extension PostgresFeedStore {
         }
     }
 
-    /// Appends the group's change-log entries (their numbers follow the version the group
-    /// locked), moves store_meta's change version to the last and its ad epoch by the writes that
-    /// touched ads, and notifies the other replicas: one statement, whatever the group's size.
-    private func appendDeferredChanges(of group: OpenWriteGroup<PostgresConnection>) throws {
-        let changes = group.deferredChanges
-        guard let last = changes.last?.version else { return }
+    /// Appends the group's change-log entries (numbered after the version the group locked),
+    /// moves store_meta's change version to the last and its ad epoch by the writes that touched
+    /// ads, and notifies the other replicas: one statement, whatever the group's size.
+    private func appendEntries(of transaction: PostgresGroupTransaction) throws {
+        guard let last = transaction.lastVersion else { return }
+        let entries = transaction.entries
         func array(_ values: [String?]) -> String { "{" + values.map { $0 ?? "NULL" }.joined(separator: ",") + "}" }
-        try group.connection.execute(
+        try transaction.connection.execute(
             """
             WITH appended AS (
                 INSERT INTO change_log (seq, kind, key, other_key, committed_at)
@@ -91,12 +110,13 @@ extension PostgresFeedStore {
             SELECT pg_notify($8, $9)
             """,
             [
-                array(changes.map { String($0.version) }),
-                array(changes.map { $0.change.kind.rawValue }),
-                array(changes.map { String($0.change.key) }),
-                array(changes.map { $0.change.otherKey.map { String($0) } }),
-                array(changes.map { String($0.committedAt) }),
-                String(last), String(changes.count(where: { $0.touchesAds })), channel, String(last),
+                array(entries.indices.map { String(transaction.baseVersion + Int64($0) + 1) }),
+                array(entries.map { $0.change.kind.rawValue }),
+                array(entries.map { String($0.change.key) }),
+                array(entries.map { $0.change.otherKey.map { String($0) } }),
+                array(entries.map { String($0.committedAt) }),
+                // $6 is compared as a bigint and $9 sent as text: one parameter cannot be both.
+                String(last), String(entries.count(where: { $0.touchesAds })), channel, String(last),
             ])
     }
 }
