@@ -256,27 +256,25 @@ public final class FeedService: Sendable {
                     StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: value.servedAt, structure: Data(encoded ?? SnapshotCoding.encode(structure))))
             }
             let keep = 2 * retention.maxPerViewer
+            /// `write` for each run of at most `size` of `elements`, in order.
+            func inRuns<Element>(_ elements: [Element], of size: Int, _ write: ([Element]) throws(FeedStoreError) -> Void) throws(FeedStoreError) {
+                for start in stride(from: 0, to: elements.count, by: size) { try write(Array(elements[start..<min(start + size, elements.count)])) }
+            }
             do throws(FeedStoreError) {
-                for start in stride(from: 0, to: newBases.count, by: chunk) {
-                    let bases = Array(newBases[start..<min(start + chunk, newBases.count)])
+                try inRuns(newBases, of: chunk) { bases throws(FeedStoreError) in
                     try store.persistSnapshots(upserts: [], deletions: [], prune: [], keepPerViewer: keep, bases: bases)
                 }
-                for start in stride(from: 0, to: upserts.count, by: chunk) {
-                    let rows = Array(upserts[start..<min(start + chunk, upserts.count)])
+                try inRuns(upserts, of: chunk) { rows throws(FeedStoreError) in
                     try store.persistSnapshots(upserts: rows, deletions: [], prune: [], keepPerViewer: keep, bases: [])
                 }
                 let deletions = pending.deletions.map { ($0.viewer, $0.id) }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
-                for start in stride(from: 0, to: deletions.count, by: chunk) {
-                    let rows = Array(deletions[start..<min(start + chunk, deletions.count)])
+                try inRuns(deletions, of: chunk) { rows throws(FeedStoreError) in
                     try store.persistSnapshots(upserts: [], deletions: rows, prune: [], keepPerViewer: keep, bases: [])
                 }
                 // Pruning a viewer deletes up to a dozen rows and reads its index range: a quarter
                 // as many viewers per transaction as rows.
-                let prune = pending.prune.sorted()
-                let viewersPerTransaction = max(1, chunk / 4)
-                for start in stride(from: 0, to: prune.count, by: viewersPerTransaction) {
-                    let viewers = Set(prune[start..<min(start + viewersPerTransaction, prune.count)])
-                    try store.persistSnapshots(upserts: [], deletions: [], prune: viewers, keepPerViewer: keep, bases: [])
+                try inRuns(pending.prune.sorted(), of: max(1, chunk / 4)) { viewers throws(FeedStoreError) in
+                    try store.persistSnapshots(upserts: [], deletions: [], prune: Set(viewers), keepPerViewer: keep, bases: [])
                 }
             } catch {
                 // Everything is queued again; the rows already stored are written again, which
