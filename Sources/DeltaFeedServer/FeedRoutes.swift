@@ -1,4 +1,5 @@
 import EventHTTP
+import FeedIndex
 import FeedService
 import FeedWire
 import Foundation
@@ -78,14 +79,22 @@ struct FeedRoutes {
             let since = try request.since()
             let format = try request.deltaFormat()
             let wait = try request.waitSeconds()
+            let position = service.index.sequence  // before the look: a later change moves it
             let lookup = try translatingErrors { try service.delta(viewer: viewer, since: since, format: format) }
             if wait > 0 {
                 // Unless it has changed already, the request waits for its feed to change:
                 // parked, off the loop, until a change or the end of the wait (304).
-                if case .answered(let outcome) = lookup, case .changed = outcome { return FeedRoutes.response(for: outcome) }
+                let unchangedAt: Int64?
+                switch lookup {
+                case .answered(let outcome):
+                    if case .changed = outcome { return FeedRoutes.response(for: outcome) }
+                    unchangedAt = position
+                case .needsStorage:
+                    unchangedAt = nil
+                }
                 let deadline = Date(timeIntervalSinceNow: Double(wait))
                 return .later(from: "long-polls") { responder in
-                    longPolls.park(viewer: viewer, since: since, format: format, deadline: deadline, responder: responder)
+                    longPolls.park(viewer: viewer, since: since, format: format, deadline: deadline, unchangedAt: unchangedAt, responder: responder)
                 }
             }
             switch lookup {

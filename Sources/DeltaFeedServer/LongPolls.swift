@@ -1,4 +1,5 @@
 import EventHTTP
+import FeedIndex
 import FeedService
 import FeedWire
 import Foundation
@@ -16,8 +17,9 @@ import Glibc
 /// the index applied changes (``FeedService/FeedService/onAdvance(_:)``, from the group commit
 /// or the change-log tailing) and at the earliest deadline; it checks every parked request
 /// after a change, so the work of a change grows with the requests parked, not with all
-/// viewers. A newly parked request is checked once as soon as it is parked, so a change that
-/// lands between the route's first look and the parking is not missed.
+/// viewers. A newly parked request is checked once more only when the index moved since the
+/// route looked (or the route could not look without storage), so a change that lands between
+/// the route's look and the parking is not missed, and an unchanged feed is not diffed twice.
 final class LongPolls: @unchecked Sendable {
     // @unchecked: every mutable member is guarded by `condition`.
 
@@ -27,6 +29,9 @@ final class LongPolls: @unchecked Sendable {
         let format: DeltaFormat
         let deadline: Date
         let responder: Responder
+        /// The index position the route's look saw the feed unchanged at; nil when it did not
+        /// look (the snapshot had to be read from storage).
+        let unchangedAt: Int64?
     }
 
     /// Requests parked at once across the server; one more gets 503 `overloaded`.
@@ -63,9 +68,11 @@ final class LongPolls: @unchecked Sendable {
         thread.start()
     }
 
-    /// Parks a request until `viewer`'s feed differs from `since` or `deadline` passes. Returns
-    /// false when ``capacity`` requests already wait (the responder must not be used then).
-    func park(viewer: Int64, since: String, format: DeltaFormat, deadline: Date, responder: Responder) -> Bool {
+    /// Parks a request until `viewer`'s feed differs from `since` or `deadline` passes;
+    /// `unchangedAt` is the index ``FeedIndex/FeedIndex/sequence`` read before the route found
+    /// the feed unchanged (nil when it did not look). Returns false when ``capacity`` requests
+    /// already wait (the responder must not be used then).
+    func park(viewer: Int64, since: String, format: DeltaFormat, deadline: Date, unchangedAt: Int64?, responder: Responder) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         if stopping {
@@ -74,7 +81,7 @@ final class LongPolls: @unchecked Sendable {
         }
         guard waiters.count < capacity else { return false }
         nextKey &+= 1
-        waiters[nextKey] = Waiter(viewer: viewer, since: since, format: format, deadline: deadline, responder: responder)
+        waiters[nextKey] = Waiter(viewer: viewer, since: since, format: format, deadline: deadline, responder: responder, unchangedAt: unchangedAt)
         waiting.set(Int64(waiters.count))
         fresh.insert(nextKey)
         condition.signal()
@@ -128,8 +135,10 @@ final class LongPolls: @unchecked Sendable {
                 for waiter in all { answerUnchanged(waiter) }
                 return
             }
-            // Which to check: all of them after a change, only the new ones otherwise.
-            let keys = advanced ? Array(waiters.keys) : Array(fresh)
+            // Which to check: all of them after a change; otherwise the new ones whose feed
+            // may have changed since the route looked.
+            let position = service.index.sequence
+            let keys = advanced ? Array(waiters.keys) : fresh.filter { key in waiters[key].map { $0.unchangedAt.map { $0 < position } ?? true } ?? false }
             advanced = false
             fresh.removeAll()
             let now = Date()

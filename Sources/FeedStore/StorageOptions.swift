@@ -32,11 +32,11 @@ public struct StorageOptions: Sendable {
         backgroundCheckpointInterval: Duration? = nil,
         clock: @escaping @Sendable () -> Int64 = StorageOptions.systemClock
     ) {
-        self.backgroundCheckpointInterval = backgroundCheckpointInterval
         self.maximumReaderCount = maximumReaderCount
         self.busyTimeout = busyTimeout
         self.snapshotRetention = snapshotRetention
         self.durability = durability
+        self.backgroundCheckpointInterval = backgroundCheckpointInterval
         self.clock = clock
     }
 
