@@ -20,6 +20,8 @@ public final class DeltaFeedServer: Sendable {
     private let maintenance: FeedMaintenance
     /// Delta requests waiting for their feed to change.
     let longPolls: LongPolls
+    /// Live feed streams.
+    let live: LiveStreams
 
     /// The thread pools behind the routes.
     public struct Pools: Sendable {
@@ -35,13 +37,15 @@ public final class DeltaFeedServer: Sendable {
     }
 
     private init(
-        http: HTTPServer, registry: PrometheusCollectorRegistry, pools: Pools, commits: GroupCommit, longPolls: LongPolls, maintenance: FeedMaintenance
+        http: HTTPServer, registry: PrometheusCollectorRegistry, pools: Pools, commits: GroupCommit, longPolls: LongPolls, live: LiveStreams,
+        maintenance: FeedMaintenance
     ) {
         self.http = http
         self.registry = registry
         self.pools = pools
         self.commits = commits
         self.longPolls = longPolls
+        self.live = live
         self.maintenance = maintenance
     }
 
@@ -62,6 +66,8 @@ public final class DeltaFeedServer: Sendable {
             service: configuration.service, viewers: viewers, storageReads: pools.storageReads, compression: configuration.http.compression,
             compute: pools.compute, longPolls: longPolls
         ).register(in: &router)
+        let live = LiveStreams(service: configuration.service, limits: configuration.live, registry: registry)
+        LiveRoute(service: configuration.service, viewers: viewers, live: live).register(in: &router)
         DiffRoute(compute: pools.compute).register(in: &router)
         let groups = registry.makeCounter(
             descriptor: MetricNameDescriptor(
@@ -90,6 +96,7 @@ public final class DeltaFeedServer: Sendable {
         do {
             server = try HTTPServer.start(router: router, configuration: http)
         } catch {
+            live.shutdown()
             longPolls.shutdown()
             commits.shutdown()
             pools.shutdown()
@@ -99,14 +106,15 @@ public final class DeltaFeedServer: Sendable {
         let maintenance = FeedMaintenance(service: configuration.service) { message in
             logger.warning("\(message)")
         }
-        return DeltaFeedServer(http: server, registry: registry, pools: pools, commits: commits, longPolls: longPolls, maintenance: maintenance)
+        return DeltaFeedServer(http: server, registry: registry, pools: pools, commits: commits, longPolls: longPolls, live: live, maintenance: maintenance)
     }
 
-    /// Answers the delta requests waiting for a change (304: they ask again, elsewhere), drains
-    /// in-flight requests and stops; see ``EventHTTP/HTTPServer/shutdown()``. Then the queued
-    /// writes are committed, the pools finish what they hold and the snapshots handed out are
-    /// written to the store.
+    /// Ends the live streams (`event: shutdown`) and answers the delta requests waiting for a
+    /// change (304): their clients reconnect, elsewhere. Then drains in-flight requests and stops;
+    /// see ``EventHTTP/HTTPServer/shutdown()``. Then the queued writes are committed, the pools
+    /// finish what they hold and the snapshots handed out are written to the store.
     public func shutdown() {
+        live.shutdown()
         longPolls.shutdown()
         http.shutdown()
         commits.shutdown()
@@ -134,6 +142,8 @@ public struct DeltaFeedServerConfiguration: Sendable {
     /// Delta requests that may wait for a change at once (`wait=`); one more gets 503
     /// `overloaded`.
     public var longPollCapacity = 10_000
+    /// Live streams: how many at once (server, viewer), the coalescing window, heartbeats.
+    public var live = LiveLimits()
     /// Whether `GET /demo` serves the live feed page (read-only; on by default).
     public var demo: Bool = true
     /// Whether the service may be sent traffic: until it returns true, `/healthz` answers 503

@@ -89,6 +89,26 @@ public struct ViewerTokens: Sendable {
     }
 }
 
+extension ViewerAuthorization {
+    /// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 §5.4: pairs
+    /// separated by `; `), or nil.
+    static func cookie(_ name: String, in request: HTTPRequest) -> [UInt8]? {
+        for header in request.headers where asciiLowercased(header.name) == "cookie" {
+            for pair in header.value.split(separator: ";") {
+                let trimmed = pair.drop(while: { $0 == " " })
+                guard let equals = trimmed.firstIndex(of: "="), trimmed[..<equals] == name else { continue }
+                let value = trimmed[trimmed.index(after: equals)...]
+                return value.isEmpty ? nil : Array(value.utf8)
+            }
+        }
+        return nil
+    }
+
+    private static func asciiLowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+}
+
 /// Tokens whose signature and claims passed, by their exact bytes, shared by every event loop.
 private final class VerifiedTokens: Sendable {
     private let tokens = Mutex<[[UInt8]: (viewer: Int64, expiry: Date)]>([:])
@@ -159,9 +179,20 @@ struct ViewerAuthorization: Sendable {
     let tokens: ViewerTokens?
     let admin: AdminAuthorization
 
-    func check(_ request: HTTPRequest, viewer: Int64) throws {
+    /// The cookie the live route reads a viewer token from when the request has no
+    /// `Authorization` header: browsers' EventSource cannot send headers, and a token in the URL
+    /// would land in access logs, proxies' logs and the browser's history.
+    static let cookieName = "deltafeed_token"
+
+    /// Checks `request`'s credential for `viewer`; with `allowingCookie`, a request without
+    /// `Authorization` may present the token in the ``cookieName`` cookie instead.
+    func check(_ request: HTTPRequest, viewer: Int64, allowingCookie: Bool = false) throws {
         guard let tokens else { return }
-        guard let presented = try BearerCredential.presented(in: request, naming: "viewer token") else {
+        var presented = try BearerCredential.presented(in: request, naming: "viewer token")
+        if presented == nil, allowingCookie {
+            presented = ViewerAuthorization.cookie(ViewerAuthorization.cookieName, in: request)
+        }
+        guard let presented else {
             throw BearerCredential.unauthorized(
                 "This server's feeds need Authorization: Bearer <viewer token> (deltafeed token --viewer \(viewer) prints one).")
         }

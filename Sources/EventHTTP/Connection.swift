@@ -20,6 +20,8 @@ final class Connection {
     var refusal: (request: OpaquePointer, error: HTTPError)?
     /// Body bytes reserved against ``HTTPServerConfiguration/maxBufferedBodyBytes``.
     var reservedBodyBytes = 0
+    /// The streamed answer being written on it, if any.
+    var streamTicket: UInt64?
     /// Shut the socket down once the current answer is written (evhttp keeps CONNECT open).
     var closeAfterResponse = false
 

@@ -16,6 +16,8 @@ public struct HTTPResponse: Sendable {
     public var gzippedBody: [UInt8]?
     /// Work that produces the real answer later; see ``deferred(to:_:)`` and ``later(from:_:)``.
     var deferred: DeferredWork?
+    /// How a streamed answer starts; see ``stream(from:status:headers:_:)``.
+    var streamStart: StreamStart?
 
     /// Creates a response with a body of the given content type.
     public init(status: Int = 200, contentType: String? = nil, body: [UInt8] = [], headers: [(String, String)] = []) {
@@ -97,7 +99,7 @@ public struct Responder: Sendable {
             logger.error("handler failed: \(error)", metadata: ["request_id": .string(requestID)])
             answer = HTTPError.internalError.response
         }
-        mailbox.post(ticket: ticket, response: answer)
+        mailbox.post(ticket: ticket, .answer(answer))
     }
 }
 

@@ -1,14 +1,22 @@
 import CLibevent
 import Synchronization
 
-/// Where pool threads leave the answers of deferred requests for a worker's loop.
+/// What another thread leaves for a worker's loop: the answer of a deferred request, or the next
+/// part (or the end) of a streamed answer.
+enum Delivery: Sendable {
+    case answer(HTTPResponse)
+    case chunk([UInt8])
+    case end([UInt8])
+}
+
+/// Where pool threads and streams leave deliveries for a worker's loop.
 ///
 /// Posting wakes the loop through an event (`event_active` is thread-safe with libevent's
 /// pthread locking on). Once the worker closes it, posts are dropped, so a pool finishing late
 /// never touches a freed event.
 final class Mailbox: Sendable {
     private struct State {
-        var answers: [(ticket: UInt64, response: HTTPResponse)] = []
+        var deliveries: [(ticket: UInt64, delivery: Delivery)] = []
         var event: EventHandle?
         var closed = false
     }
@@ -21,20 +29,23 @@ final class Mailbox: Sendable {
         state.withLock { $0.event = handle }
     }
 
-    /// Leaves an answer; called from any thread.
-    func post(ticket: UInt64, response: HTTPResponse) {
+    /// Leaves a delivery for request `ticket`; called from any thread. Returns false when the
+    /// worker has stopped (the delivery is dropped).
+    @discardableResult
+    func post(ticket: UInt64, _ delivery: Delivery) -> Bool {
         state.withLock { state in
-            guard !state.closed, let event = state.event else { return }
-            state.answers.append((ticket, response))
-            if state.answers.count == 1 { event_active(event.pointer, 0, 0) }
+            guard !state.closed, let event = state.event else { return false }
+            state.deliveries.append((ticket, delivery))
+            if state.deliveries.count == 1 { event_active(event.pointer, 0, 0) }
+            return true
         }
     }
 
-    /// Every answer left so far (loop thread).
-    func takeAll() -> [(ticket: UInt64, response: HTTPResponse)] {
+    /// Every delivery left so far, in the order they were posted (loop thread).
+    func takeAll() -> [(ticket: UInt64, delivery: Delivery)] {
         state.withLock { state in
-            defer { state.answers.removeAll() }
-            return state.answers
+            defer { state.deliveries.removeAll() }
+            return state.deliveries
         }
     }
 
@@ -42,7 +53,7 @@ final class Mailbox: Sendable {
     func close() -> OpaquePointer? {
         state.withLock { state in
             state.closed = true
-            state.answers.removeAll()
+            state.deliveries.removeAll()
             defer { state.event = nil }
             return state.event
         }?.pointer

@@ -40,6 +40,7 @@ extension Worker {
     /// Releases everything held for a connection evhttp has freed (or is freeing), once.
     func forget(_ bev: OpaquePointer) {
         guard let connection = connections.removeValue(forKey: bev) else { return }
+        streamConnectionClosed(connection)
         if let last = deadlines.closed(bev), last.isInFlight { metrics.inFlight.decrement() }
         limits.releaseBody(connection.reservedBodyBytes)
         if connection.admitted { limits.releaseConnection() }

@@ -32,6 +32,7 @@ extension Worker {
                 deadlines.outputPending(bev, evbuffer_get_length(bufferevent_get_output(bev)), now: now)
             }
         }
+        sweepStreams(now: now)
         let late = deadlines.expired(now: now) { bev in cle_unread_bytes(bufferevent_getfd(bev)) > 0 }
         for bev in late {
             logger.debug("closing a connection whose client was too slow to send a request or read an answer")

@@ -9,6 +9,10 @@ extension Worker {
     /// ``HTTPResponse/later(from:_:)`` names) and sends the result when it is posted back
     /// (``completeDeferred()``).
     func dispatch(_ response: HTTPResponse, for exchange: Exchange) {
+        if let start = response.streamStart {
+            startStream(response, start, for: exchange)
+            return
+        }
         guard let deferred = response.deferred else {
             finish(response, for: exchange)
             return
@@ -24,13 +28,21 @@ extension Worker {
         }
     }
 
-    /// Sends the answers posted back (worker thread, woken by the mailbox event).
+    /// Sends the answers posted back and the parts of streamed answers (worker thread, woken
+    /// by the mailbox event).
     func completeDeferred() {
-        for (ticket, response) in mailbox.takeAll() {
-            guard let exchange = awaiting.removeValue(forKey: ticket) else { continue }
-            // Reading is off while a request is handled, so libevent cannot have freed the
-            // connection meanwhile; if it had, evhttp_send_reply frees the orphan request.
-            dispatch(response, for: exchange)
+        for (ticket, delivery) in mailbox.takeAll() {
+            switch delivery {
+            case .answer(let response):
+                guard let exchange = awaiting.removeValue(forKey: ticket) else { continue }
+                // Reading is off while a request is handled, so libevent cannot have freed the
+                // connection meanwhile; if it had, evhttp_send_reply frees the orphan request.
+                dispatch(response, for: exchange)
+            case .chunk(let bytes):
+                writeChunk(bytes, ticket: ticket)
+            case .end(let bytes):
+                endStream(bytes, ticket: ticket)
+            }
         }
     }
 

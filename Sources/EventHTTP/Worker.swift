@@ -78,7 +78,9 @@ final class Worker: @unchecked Sendable {
     /// Requests whose answer is being computed on a ``BlockingPool``, by ticket.
     var awaiting: [UInt64: Exchange] = [:]
     var nextTicket: UInt64 = 0
-    /// Where pools post the answers of deferred requests; wakes the loop.
+    /// Streamed answers being written, by ticket.
+    var streams: [UInt64: OpenStream] = [:]
+    /// Where pools post the answers of deferred requests, and streams their parts; wakes the loop.
     let mailbox = Mailbox()
 
     init(index: Int, listenerFD: Int32, router: Router, configuration: HTTPServerConfiguration, limits: ServerLimits, processNonce: UInt32) throws {
@@ -159,6 +161,7 @@ final class Worker: @unchecked Sendable {
             logger.warning("stopped with \(awaiting.count) deferred requests unanswered")
             awaiting.removeAll()
         }
+        abandonStreams()
         // Frees every remaining connection (their close callbacks release our references).
         evhttp_free(http)
         for bev in Array(connections.keys) { forget(bev) }

@@ -132,6 +132,22 @@ public final class FeedService: Sendable {
         return page
     }
 
+    /// What `viewer`'s page asked for with `parameters` shows, as it is now, for an
+    /// ``InterestIndex``: which later index changes may touch it. Runs no SQL; hands out no
+    /// snapshot.
+    ///
+    /// - Throws: ``FeedError/viewerNotFound(_:)``.
+    public func interests(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> PageInterests {
+        PageInterests(try pages.entry(viewer: viewer, parameters: parameters).dependencies)
+    }
+
+    /// The parameters snapshot `id` was asked for with, when it is in memory and is `viewer`'s.
+    public func parameters(ofSnapshot id: String, viewer: Int64) -> FeedParameters? {
+        let now = self.now
+        guard case .found(let structure) = book.withLock({ $0.lookup(viewer: viewer, id: id, now: now) }) else { return nil }
+        return structure.parameters
+    }
+
     private func remember(_ page: RenderedFeed) {
         let now = self.now
         book.withLock { $0.served(page.structure, id: page.snapshotID, now: now) }

@@ -27,6 +27,11 @@ final class PageCache: Sendable {
     /// The page as it is now: the cached one if no change since touches it, the cached one with
     /// some items re-rendered in place if changes only edited what they show, else composed.
     func page(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> RenderedFeed {
+        try entry(viewer: viewer, parameters: parameters).page
+    }
+
+    /// ``page(viewer:parameters:)`` with what it depends on.
+    func entry(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
         let key = PageKey(viewer: viewer, parameters: parameters)
         if let cached = cache.withLock({ $0.value(for: key) }) {
             switch index.read({ view in revalidate(cached, view: view) }) {
@@ -36,18 +41,18 @@ final class PageCache: Sendable {
                     updated.validatedAt = sequence
                     keep(updated, for: key, replacing: cached)
                 }
-                return cached.page
+                return cached
             case .patch(let patch):
                 let patched = apply(patch, to: cached)
                 keep(patched, for: key, replacing: cached)
-                return patched.page
+                return patched
             case .recompose:
                 break
             }
         }
         let composed = try compose(viewer: viewer, parameters: parameters)
         cache.withLock { $0.insert(composed, for: key, cost: composed.cost) }
-        return composed.page
+        return composed
     }
 
     /// Keeps `updated` unless another thread replaced the entry meanwhile with something newer.

@@ -51,6 +51,7 @@ struct Serve: ParsableCommand {
         let serviceOptions = try caches.options()
         let groupCommit = try storePolicy.groupCommit()
         let longPollCapacity = try httpOptions.longPollCapacity()
+        let liveLimits = try httpOptions.liveLimits()
         // Block the stop signals before any worker thread exists, so every thread inherits the
         // mask and only `stopSignals.wait()` below receives them (a stop asked for while the
         // index loads takes effect once it has loaded).
@@ -94,6 +95,7 @@ struct Serve: ParsableCommand {
         var configuration = DeltaFeedServerConfiguration(service: service, adminToken: token, viewerTokens: viewerTokens, http: http)
         configuration.groupCommit = groupCommit
         configuration.longPollCapacity = longPollCapacity
+        configuration.live = liveLimits
         configuration.demo = try demo ?? (Setting<Int>.env("DELTAFEED_DEMO", default: 1).value != 0)
         // Ready once the index has applied what was committed while it loaded; until then
         // /healthz answers 503 "starting", so a balancer sends nothing here yet.

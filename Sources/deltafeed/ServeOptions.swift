@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeltaFeedServer
 import EventHTTP
 import FeedService
 import FeedStore
@@ -54,6 +55,30 @@ struct HTTPOptions: ParsableArguments {
         let capacity = try longPollMax.value
         try check("long-poll-max", capacity, in: 1...1_000_000)
         return capacity
+    }
+
+    @Option(
+        help: "Live feed streams (GET …/feed/live) open at once; one more gets 503 with Retry-After. Each also holds a connection (--max-connections)",
+        .env("DELTAFEED_LIVE_MAX", default: 100_000))
+    var liveMax: Setting<Int>
+
+    @Option(help: "Live feed streams one viewer may hold open at once; one more gets 503", .env("DELTAFEED_LIVE_PER_VIEWER", default: 16))
+    var livePerViewer: Setting<Int>
+
+    @Option(
+        help: "Least milliseconds between two events of one live stream: changes closer together are folded into one event",
+        .env("DELTAFEED_LIVE_COALESCE_MS", default: 100))
+    var liveCoalesceMs: Setting<Int>
+
+    /// The live stream bounds.
+    func liveLimits() throws -> LiveLimits {
+        let maxStreams = try liveMax.value
+        try check("live-max", maxStreams, in: 1...10_000_000)
+        let perViewer = try livePerViewer.value
+        try check("live-per-viewer", perViewer, in: 1...10_000)
+        let coalesce = try liveCoalesceMs.value
+        try check("live-coalesce-ms", coalesce, in: 0...10_000)
+        return LiveLimits(maxStreams: maxStreams, perViewer: perViewer, coalesce: .milliseconds(coalesce))
     }
 
     /// Made once logging is set up: it holds the "deltafeed.http" logger.

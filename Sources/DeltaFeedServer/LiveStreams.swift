@@ -1,0 +1,483 @@
+import EventHTTP
+import FeedIndex
+import FeedService
+import FeedWire
+import Foundation
+import Prometheus
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Live feeds: each open `GET …/feed/live` stream gets the delta of its viewer's feed as soon as
+/// the index applies a change that touches it, as Server-Sent Events.
+///
+/// One thread does the work; the event loops only hand streams over and write the bytes.
+///
+/// - **Fan-out in proportion to the change.** Each stream's page is registered in an
+///   ``FeedService/InterestIndex`` by what it shows. When the index applies changes
+///   (``FeedService/FeedService/onAdvance(_:)``), the thread looks up the pages they may touch
+///   and checks only the streams showing those: a write no live viewer sees costs a few lookups.
+/// - **One event in flight per stream.** A stream is sent its next event only once its last one
+///   reached the socket (``EventHTTP/ResponseStream/isWritable``). A slow reader queues
+///   nothing: when it catches up it gets one delta from what it last received to the feed then.
+/// - **Coalescing.** A stream gets at most one event per ``LiveLimits/coalesce`` window: the first
+///   change after a quiet spell goes out at once, changes landing within the window after it
+///   are folded into one event at its end.
+/// - **Heartbeats.** A stream that was sent nothing for ``LiveLimits/heartbeat`` gets a comment line,
+///   so proxies and phones keep the connection and a dead client is found.
+/// - **Shutdown** sends every stream `event: shutdown` and ends it, so clients reconnect (to
+///   another replica) with `Last-Event-ID`.
+final class LiveStreams: @unchecked Sendable {
+    // @unchecked: the inbox and counts are guarded by `condition`; everything else belongs to
+    // the thread (`run()` and what it calls).
+
+    /// A stream's page: a viewer's feed asked for with some parameters.
+    struct Page: Hashable, Sendable {
+        let viewer: Int64
+        let parameters: FeedParameters
+    }
+
+    /// One open stream (the thread's).
+    final class Stream {
+        let id: UInt64
+        let page: Page
+        let format: DeltaFormat
+        let output: ResponseStream
+        /// The snapshot the client asked to resume from; used for its first event.
+        var resumeFrom: String?
+        /// The snapshot the client holds (the last event's id); nil before the first event.
+        var held: String?
+        /// When it was last sent an event, and anything at all.
+        var lastEventAt: ContinuousClock.Instant
+        var lastWriteAt: ContinuousClock.Instant
+
+        init(id: UInt64, page: Page, format: DeltaFormat, resumeFrom: String?, output: ResponseStream, now: ContinuousClock.Instant) {
+            self.id = id
+            self.page = page
+            self.format = format
+            self.resumeFrom = resumeFrom
+            self.output = output
+            lastEventAt = now - .seconds(3600)
+            lastWriteAt = now
+        }
+    }
+
+    let limits: LiveLimits
+    private let service: FeedService
+    private let clock = ContinuousClock()
+    private let condition = NSCondition()
+
+    // Guarded by `condition`.
+    private var opened: [Stream] = []
+    private var closedIDs: [UInt64] = []
+    private var drainedIDs: [UInt64] = []
+    /// Streams waiting for their last event to reach the socket before their next.
+    private var blocked: Set<UInt64> = []
+    private var advanced = false
+    private var stopping = false
+    private var stopped = false
+    private var openCount = 0
+    private var perViewer: [Int64: Int] = [:]
+    private var nextID: UInt64 = 0
+
+    // The thread's.
+    private var streams: [UInt64: Stream] = [:]
+    private var pages: [Page: [UInt64]] = [:]
+    private var interests = InterestIndex<Page>()
+    /// Streams owed a check, and the index position the last fan-out covered.
+    private var dirty: Set<UInt64> = []
+    private var fannedTo: Int64
+    private var nextHeartbeatScan: ContinuousClock.Instant
+
+    private let openGauge: Gauge
+    private let deltaEvents: Counter
+    private let resetEvents: Counter
+    private let coalesced: Counter
+    private let heartbeats: Counter
+    private let fanOut: DurationHistogram
+
+    init(service: FeedService, limits: LiveLimits, registry: PrometheusCollectorRegistry) {
+        self.service = service
+        self.limits = limits
+        fannedTo = service.index.sequence
+        nextHeartbeatScan = clock.now
+        openGauge = registry.makeGauge(
+            descriptor: MetricNameDescriptor(namespace: "deltafeed", metricName: "live_streams", unitName: "open", helpText: "Live feed streams open"))
+        let events = MetricNameDescriptor(
+            namespace: "deltafeed", metricName: "live_events", unitName: "total",
+            helpText: "Events sent on live streams: a delta, or a reset (the full page) for a snapshot the server does not know")
+        deltaEvents = registry.makeCounter(descriptor: events, labels: [("event", "delta")])
+        resetEvents = registry.makeCounter(descriptor: events, labels: [("event", "reset")])
+        coalesced = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "live_coalesced", unitName: "total",
+                helpText: "Changes that touched a live stream already owed an event (folded into it)"))
+        heartbeats = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "live_heartbeats", unitName: "total", helpText: "Heartbeat comments sent on idle live streams"))
+        fanOut = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "live_fanout", unitName: "seconds",
+                helpText: "Time to find the live streams an applied batch of changes touches"),
+            buckets: [.microseconds(10), .microseconds(100), .milliseconds(1), .milliseconds(10), .milliseconds(100), .seconds(1)])
+        service.onAdvance { [weak self] in self?.feedsMayHaveChanged() }
+        let thread = Thread { [self] in run() }
+        thread.name = "deltafeed-live"
+        thread.start()
+    }
+
+    /// Why a stream was not admitted.
+    enum Refusal: Error {
+        case full
+        case viewerFull
+        case stopping
+    }
+
+    /// Admits a stream of `page` (on the event loop, before the stream starts), or says why
+    /// not; ``open(_:format:resumeFrom:output:)`` or ``release(_:)`` must follow an admission.
+    func admit(_ page: Page) throws(Refusal) {
+        condition.lock()
+        defer { condition.unlock() }
+        if stopping { throw .stopping }
+        guard openCount < limits.maxStreams else { throw .full }
+        guard perViewer[page.viewer, default: 0] < limits.perViewer else { throw .viewerFull }
+        openCount += 1
+        perViewer[page.viewer, default: 0] += 1
+        openGauge.set(Int64(openCount))
+    }
+
+    /// Gives back an admission that never became a stream.
+    func release(_ page: Page) {
+        condition.lock()
+        defer { condition.unlock() }
+        releaseLocked(page.viewer)
+    }
+
+    private func releaseLocked(_ viewer: Int64) {
+        openCount -= 1
+        if let count = perViewer[viewer], count > 1 { perViewer[viewer] = count - 1 } else { perViewer[viewer] = nil }
+        openGauge.set(Int64(openCount))
+    }
+
+    /// Starts serving an admitted stream: its first event is the delta since `resumeFrom` (a
+    /// reset when that is nil or unknown), unless nothing changed since.
+    func open(_ page: Page, format: DeltaFormat, resumeFrom: String?, output: ResponseStream) {
+        var retry = Array("retry: \(limits.retry.milliseconds)\n\n".utf8)
+        if resumeFrom == nil { retry = Array(": resetting\n".utf8) + retry }
+        output.send(retry)
+        condition.lock()
+        nextID &+= 1
+        let stream = Stream(id: nextID, page: page, format: format, resumeFrom: resumeFrom, output: output, now: clock.now)
+        if stopping {
+            releaseLocked(page.viewer)
+            condition.unlock()
+            output.finish(LiveStreams.shutdownEvent)
+            return
+        }
+        opened.append(stream)
+        condition.signal()
+        condition.unlock()
+        let id = stream.id
+        output.onEvent { [weak self] event in self?.streamEvent(id, event) }
+    }
+
+    private func streamEvent(_ id: UInt64, _ event: ResponseStream.Event) {
+        condition.lock()
+        defer { condition.unlock() }
+        switch event {
+        case .drained:
+            guard blocked.remove(id) != nil else { return }
+            drainedIDs.append(id)
+        case .closed:
+            blocked.remove(id)
+            closedIDs.append(id)
+        }
+        condition.signal()
+    }
+
+    private func feedsMayHaveChanged() {
+        condition.lock()
+        advanced = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Sends every stream `event: shutdown`, ends it, and stops the thread; streams opened
+    /// afterwards are refused (503).
+    func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !stopped { condition.wait() }
+        condition.unlock()
+    }
+
+    static let shutdownEvent = Array("event: shutdown\ndata: {\"reason\":\"the server is shutting down; reconnect with Last-Event-ID\"}\n\n".utf8)
+
+    // MARK: - The thread
+
+    private func run() {
+        #if os(Linux)
+        // Like the long polls: the event loops and the commit thread go first.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #endif
+        var wakeAt: ContinuousClock.Instant? = nil
+        condition.lock()
+        while true {
+            while !stopping && !advanced && opened.isEmpty && closedIDs.isEmpty && drainedIDs.isEmpty {
+                let until = min(wakeAt ?? nextHeartbeatScan, nextHeartbeatScan)
+                let now = clock.now
+                if until <= now { break }
+                _ = condition.wait(until: Date(timeIntervalSinceNow: (until - now).seconds))
+            }
+            if stopping {
+                let all = Array(streams.values) + opened
+                streams.removeAll()
+                opened.removeAll()
+                openCount = 0
+                perViewer.removeAll()
+                openGauge.set(Int64(0))
+                stopped = true
+                condition.broadcast()
+                condition.unlock()
+                for stream in all { stream.output.finish(LiveStreams.shutdownEvent) }
+                return
+            }
+            let newStreams = opened
+            let closed = closedIDs
+            let drained = drainedIDs
+            let changed = advanced
+            opened.removeAll()
+            closedIDs.removeAll()
+            drainedIDs.removeAll()
+            advanced = false
+            condition.unlock()
+
+            var gone: [Int64] = []
+            for id in closed {
+                guard let stream = streams.removeValue(forKey: id) else { continue }
+                gone.append(stream.page.viewer)
+                dirty.remove(id)
+                forget(stream)
+            }
+            for stream in newStreams {
+                streams[stream.id] = stream
+                pages[stream.page, default: []].append(stream.id)
+                dirty.insert(stream.id)
+            }
+            if changed { fanOut(from: fannedTo) }
+            _ = drained  // their streams are in `dirty` still: they are checked below
+            wakeAt = sendOwedEvents()
+            sendHeartbeats()
+
+            condition.lock()
+            for viewer in gone { releaseLocked(viewer) }
+        }
+    }
+
+    private func forget(_ stream: Stream) {
+        guard var ids = pages[stream.page] else { return }
+        ids.removeAll { $0 == stream.id }
+        if ids.isEmpty {
+            pages[stream.page] = nil
+            interests.remove(stream.page)
+        } else {
+            pages[stream.page] = ids
+        }
+    }
+
+    /// Marks the streams whose pages the changes applied since `position` may touch.
+    private func fanOut(from position: Int64) {
+        let started = clock.now
+        // The position first: changes applied after it are looked at again next time.
+        let now = service.index.sequence
+        let touched: Set<Page>
+        if let changes = service.index.changes(after: position) {
+            touched = interests.members(touchedBy: changes)
+        } else {
+            // More changed than the index remembers: every page may have.
+            touched = Set(pages.keys)
+        }
+        fannedTo = now
+        for page in touched {
+            for id in pages[page] ?? [] where !dirty.insert(id).inserted {
+                coalesced.increment()
+            }
+        }
+        fanOut.record(clock.now - started)
+    }
+
+    /// Checks every owed stream that may be sent an event now; returns when the next one may.
+    private func sendOwedEvents() -> ContinuousClock.Instant? {
+        var next: ContinuousClock.Instant? = nil
+        var refreshed: Set<Page> = []
+        var waiting: [UInt64] = []
+        let now = clock.now
+        for id in dirty {
+            guard let stream = streams[id] else {
+                dirty.remove(id)
+                continue
+            }
+            let due = stream.lastEventAt + limits.coalesce
+            if due > now {
+                next = min(next ?? due, due)
+                continue
+            }
+            guard stream.output.isWritable else {
+                waiting.append(id)
+                continue
+            }
+            dirty.remove(id)
+            // What the page shows is registered before the check reads the feed: a change
+            // landing in between then touches the page as registered (the next fan-out covers
+            // it, and this stream is checked again), never a page that no longer shows it.
+            if refreshed.insert(stream.page).inserted, let current = try? service.interests(viewer: stream.page.viewer, parameters: stream.page.parameters) {
+                interests.update(stream.page, current)
+            }
+            check(stream)
+        }
+        if !waiting.isEmpty {
+            condition.lock()
+            for id in waiting { blocked.insert(id) }
+            condition.unlock()
+            // One may have drained between the look and the marking: look again.
+            for id in waiting where streams[id]?.output.isWritable == true {
+                condition.lock()
+                let wasBlocked = blocked.remove(id) != nil
+                condition.unlock()
+                if wasBlocked { next = now }
+            }
+        }
+        return next
+    }
+
+    /// Sends `stream` what changed since the snapshot it holds, or the page when that is unknown.
+    private func check(_ stream: Stream) {
+        let viewer = stream.page.viewer
+        do {
+            if stream.held == nil {
+                guard let since = stream.resumeFrom, resumes(stream, from: since) else {
+                    try reset(stream)
+                    return
+                }
+                stream.held = since
+                stream.resumeFrom = nil
+            }
+            guard let held = stream.held else { return }
+            let outcome: DeltaOutcome
+            switch try service.delta(viewer: viewer, since: held, format: stream.format) {
+            case .answered(let answer): outcome = answer
+            case .needsStorage: outcome = try service.deltaReadingStorage(viewer: viewer, since: held, format: stream.format)
+            }
+            guard case .changed(let delta) = outcome else { return }
+            send(stream, event: "delta", id: delta.snapshot, data: delta.bytes)
+            stream.held = delta.snapshot
+            deltaEvents.increment()
+        } catch FeedError.viewerNotFound {
+            stream.output.finish(LiveStreams.event("gone", id: nil, data: Array(#"{"error":"viewer_not_found"}"#.utf8)))
+        } catch {
+            // The snapshot expired, or the store could not read it back: the client starts over.
+            try? reset(stream)
+        }
+    }
+
+    /// Whether `since` is a snapshot of the stream's own page that the service can answer from.
+    private func resumes(_ stream: Stream, from since: String) -> Bool {
+        let viewer = stream.page.viewer
+        if service.parameters(ofSnapshot: since, viewer: viewer) == nil {
+            // Not in memory: read it back from the store (this thread may block).
+            _ = try? service.deltaReadingStorage(viewer: viewer, since: since, format: stream.format)
+        }
+        return service.parameters(ofSnapshot: since, viewer: viewer) == stream.page.parameters
+    }
+
+    private func reset(_ stream: Stream) throws {
+        let page = try service.feed(viewer: stream.page.viewer, parameters: stream.page.parameters)
+        send(stream, event: "reset", id: page.snapshotID, data: page.document.bytes)
+        stream.held = page.snapshotID
+        stream.resumeFrom = nil
+        resetEvents.increment()
+    }
+
+    private func send(_ stream: Stream, event: String, id: String, data: [UInt8]) {
+        let now = clock.now
+        stream.lastEventAt = now
+        stream.lastWriteAt = now
+        stream.output.send(LiveStreams.event(event, id: id, data: data))
+    }
+
+    /// Sends a comment to every stream that was sent nothing for the heartbeat interval (once a
+    /// second at most).
+    private func sendHeartbeats() {
+        let now = clock.now
+        guard now >= nextHeartbeatScan else { return }
+        nextHeartbeatScan = now + .seconds(1)
+        let beat = Array(":\n\n".utf8)
+        for stream in streams.values where now - stream.lastWriteAt >= limits.heartbeat && stream.output.isWritable {
+            stream.lastWriteAt = now
+            stream.output.send(beat)
+            heartbeats.increment()
+        }
+    }
+
+    /// One Server-Sent Event: `event:`, `id:` and the data, one `data:` line per line of it.
+    static func event(_ name: String, id: String?, data: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.count + name.utf8.count + 64)
+        bytes.append(contentsOf: "event: \(name)\n".utf8)
+        if let id { bytes.append(contentsOf: "id: \(id)\n".utf8) }
+        bytes.append(contentsOf: "data: ".utf8)
+        for byte in data {
+            if byte == UInt8(ascii: "\n") {
+                bytes.append(contentsOf: "\ndata: ".utf8)
+            } else if byte != UInt8(ascii: "\r") {
+                bytes.append(byte)
+            }
+        }
+        bytes.append(contentsOf: "\n\n".utf8)
+        return bytes
+    }
+}
+
+extension Duration {
+    /// The whole milliseconds.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// The duration in seconds, as a Double.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// Bounds and timing of live streams (`--live-max`, `--live-per-viewer`, `--live-coalesce-ms`).
+public struct LiveLimits: Sendable {
+    /// Streams open at once across the server; one more gets 503 `overloaded`.
+    public var maxStreams: Int
+    /// Streams open at once for one viewer (their devices and tabs); one more gets 503.
+    public var perViewer: Int
+    /// The least time between two events of one stream: changes landing closer together are
+    /// folded into one event. The first change after a quiet spell goes out at once.
+    public var coalesce: Duration
+    /// The longest a stream goes without a byte: then it gets a comment line.
+    public var heartbeat: Duration
+    /// How long EventSource waits before it reconnects (`retry:`).
+    public var retry: Duration
+
+    /// Limits with the defaults: 100,000 streams, 16 per viewer, 100 ms, 15 s, 2 s.
+    public init(
+        maxStreams: Int = 100_000, perViewer: Int = 16, coalesce: Duration = .milliseconds(100), heartbeat: Duration = .seconds(15),
+        retry: Duration = .seconds(2)
+    ) {
+        self.maxStreams = maxStreams
+        self.perViewer = perViewer
+        self.coalesce = coalesce
+        self.heartbeat = heartbeat
+        self.retry = retry
+    }
+}

@@ -1,0 +1,152 @@
+import CLibevent
+import Logging
+
+// Streamed answers on the worker thread (HTTPResponse.stream): the head sent at once, each part
+// posted by the producer written as a chunk, the producer told when its parts reached the socket
+// and when the client left, a client that stops reading disconnected.
+
+/// A streamed answer being written (worker thread only).
+struct OpenStream {
+    let exchange: Exchange
+    let stream: ResponseStream
+    /// Parts written into the connection's output so far, and their bytes.
+    var parts: UInt64 = 0
+    var bytes = 0
+    /// The last time the client had taken everything, or some of what was pending (ns), and
+    /// how much was pending then.
+    var progressAt: UInt64
+    var pending = 0
+}
+
+extension Worker {
+    /// Starts a streamed answer: hands the stream to its producer, then sends the head.
+    func startStream(_ response: HTTPResponse, _ start: StreamStart, for exchange: Exchange) {
+        if exchange.isHead {
+            var head = response
+            head.streamStart = nil
+            finish(head, for: exchange)
+            return
+        }
+        let ticket = nextTicket
+        nextTicket &+= 1
+        let stream = ResponseStream(mailbox: mailbox, ticket: ticket)
+        let now = monotonicNanoseconds()
+        // Registered first: the producer may post its first part before `start` returns.
+        streams[ticket] = OpenStream(exchange: exchange, stream: stream, progressAt: now)
+        guard start.start(stream) else {
+            streams[ticket] = nil
+            finish(HTTPError.overloaded(pool: start.queue).response, for: exchange)
+            return
+        }
+        exchange.connection?.streamTicket = ticket
+        let output = evhttp_request_get_output_headers(exchange.request)
+        for (name, value) in response.headers {
+            evhttp_add_header(output, name, value)
+        }
+        evhttp_add_header(output, "X-Request-Id", exchange.requestID)
+        if draining || exchange.close {
+            evhttp_add_header(output, "Connection", "close")
+        }
+        evhttp_send_reply_start(exchange.request, Int32(response.status), reasonPhrase(response.status))
+        metrics.record(route: exchange.route, method: exchange.methodName, status: response.status, nanoseconds: now &- exchange.started)
+        logger.info(
+            "\(escapedForLog(exchange.methodName)) \(escapedForLog(exchange.path)) \(response.status) stream opened",
+            metadata: ["request_id": .string(exchange.requestID)])
+    }
+
+    /// Writes the next part of stream `ticket` (dropped if the stream is gone).
+    func writeChunk(_ bytes: [UInt8], ticket: UInt64) {
+        guard var open = streams[ticket] else { return }
+        guard evhttp_request_get_connection(open.exchange.request) != nil else { return }
+        let buffer = evbuffer_new()
+        bytes.withUnsafeBytes { raw in
+            _ = evbuffer_add(buffer, raw.baseAddress, raw.count)
+        }
+        evhttp_send_reply_chunk_with_cb(open.exchange.request, buffer, workerStreamWritten, Unmanaged.passUnretained(self).toOpaque())
+        evbuffer_free(buffer)
+        open.parts &+= 1
+        open.bytes += bytes.count
+        streams[ticket] = open
+    }
+
+    /// The connection's output is empty again: tells the stream on it that its parts are out.
+    func streamWritten(_ connection: OpaquePointer) {
+        guard let bev = evhttp_connection_get_bufferevent(connection), let ticket = connections[bev]?.streamTicket,
+            var open = streams[ticket]
+        else { return }
+        open.progressAt = monotonicNanoseconds()
+        open.pending = 0
+        streams[ticket] = open
+        open.stream.written(open.parts)
+    }
+
+    /// Ends stream `ticket` with `bytes` as its last part; the connection stays open for the
+    /// client's next request.
+    func endStream(_ bytes: [UInt8], ticket: UInt64) {
+        if !bytes.isEmpty { writeChunk(bytes, ticket: ticket) }
+        guard let open = streams.removeValue(forKey: ticket) else { return }
+        let exchange = open.exchange
+        exchange.connection?.streamTicket = nil
+        evhttp_send_reply_end(exchange.request)
+        let now = monotonicNanoseconds()
+        if let connection = exchange.connection, connections[connection.bev] === connection {
+            deadlines.responseStarted(connection.bev, pending: evbuffer_get_length(bufferevent_get_output(connection.bev)), now: now)
+        }
+        logStreamEnd(open, how: "ended", now: now)
+    }
+
+    /// The connection of a stream closed (the client left, or it was cut off): the producer
+    /// hears of it, and a request evhttp let go of is freed.
+    func streamConnectionClosed(_ connection: Connection) {
+        guard let ticket = connection.streamTicket, let open = streams.removeValue(forKey: ticket) else { return }
+        connection.streamTicket = nil
+        // evhttp detaches a request still being answered from a failed connection and leaves
+        // it to its owner; one still attached is freed with the connection.
+        if evhttp_request_get_connection(open.exchange.request) == nil {
+            evhttp_request_free(open.exchange.request)
+        }
+        open.stream.closed()
+        logStreamEnd(open, how: "closed by the client", now: monotonicNanoseconds())
+    }
+
+    /// Disconnects the clients of streams that took none of what is pending for the request
+    /// timeout (sweep).
+    func sweepStreams(now: UInt64) {
+        for (ticket, var open) in streams {
+            guard let connection = open.exchange.connection else { continue }
+            let pending = evbuffer_get_length(bufferevent_get_output(connection.bev))
+            if pending == 0 || pending < open.pending {
+                open.progressAt = now
+            } else if now >= open.progressAt, now &- open.progressAt >= deadlines.requestTimeout {
+                logger.debug("closing a stream whose client took none of it for the request timeout")
+                shutdownSocket(bufferevent_getfd(connection.bev))
+                open.progressAt = now
+            }
+            open.pending = pending
+            streams[ticket] = open
+        }
+    }
+
+    /// Tells every stream's producer that the worker is stopping; the requests go with their
+    /// connections when evhttp is freed.
+    func abandonStreams() {
+        let open = streams.values
+        streams.removeAll()
+        for stream in open {
+            stream.exchange.connection?.streamTicket = nil
+            stream.stream.closed()
+        }
+    }
+
+    private func logStreamEnd(_ open: OpenStream, how: String, now: UInt64) {
+        let exchange = open.exchange
+        logger.info(
+            "\(escapedForLog(exchange.methodName)) \(escapedForLog(exchange.path)) stream \(how) \(open.bytes)B \((now &- exchange.started) / 1000)µs",
+            metadata: ["request_id": .string(exchange.requestID)])
+    }
+}
+
+func workerStreamWritten(_ connection: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    guard let connection else { return }
+    worker(context).streamWritten(connection)
+}

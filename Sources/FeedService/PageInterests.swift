@@ -1,0 +1,186 @@
+import Algorithms
+public import FeedIndex
+
+/// What a page shows, in the terms of the index's changes: which records' changes may touch it.
+/// Taken from the page's ``FeedDependencies``, it names a superset of the changes that affect
+/// the page (every change ``FeedDependencies/effect(of:view:)`` would not call `none`), so an
+/// ``InterestIndex`` can find the pages a change may touch without asking every page.
+public struct PageInterests: Sendable, Equatable {
+    /// Every video of the feed, sorted: a change to one of them may change the page.
+    var videos: [Int64]
+    /// Whose new videos enter the page (the followees), sorted.
+    var authors: [Int64]
+    /// Users whose profile or rank the page shows (the viewer, authors, suggested users), sorted.
+    var users: [Int64]
+    /// Whose follows move the page (the viewer and the followees), sorted.
+    var followers: [Int64]
+    /// Any new video changes the page (it is the feed's last page).
+    var anyNewVideo: Bool
+    /// Any user appearing or disappearing may change the page (the carousel is off the page, or
+    /// on it and not full).
+    var anyUserAddedOrRemoved: Bool
+    /// A video ranking before this enters the page (the last popular video of the region).
+    var popularThreshold: PopularityKey?
+    /// A user ranking before this may enter the full carousel on the page.
+    var suggestionFloor: FollowerRankKey?
+
+    init(_ dependencies: FeedDependencies) {
+        videos = (dependencies.feedVideos + dependencies.regionVideos).sortedUnique()
+        authors = dependencies.followees.sorted()
+        users = (dependencies.shownUsers + dependencies.suggestionOrder.map(\.id)).sortedUnique()
+        followers = (Array(dependencies.followees) + [dependencies.viewer]).sortedUnique()
+        anyNewVideo = dependencies.pageIsLast
+        anyUserAddedOrRemoved = dependencies.suggestionsOffPage || (dependencies.suggestionsOnPage && dependencies.suggestionFloor == nil)
+        popularThreshold = dependencies.regionPopular.last?.key
+        suggestionFloor = dependencies.suggestionsOnPage ? dependencies.suggestionFloor.map { FollowerRankKey($0.user.value) } : nil
+    }
+
+    /// Ids it holds, for memory estimates.
+    var idCount: Int { videos.count + authors.count + users.count + followers.count }
+}
+
+/// Pages (any `Member`: a viewer's page with its parameters, a live stream) by what they show,
+/// so that the members a batch of index changes may touch are found in time proportional to
+/// them, not to all members: a change to a record no member shows costs a few hash lookups and
+/// two binary searches.
+///
+/// Not thread-safe: one owner mutates it (the live streams' thread).
+public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
+    private var slots: [Member: Int32] = [:]
+    private var members: [Member?] = []
+    private var interests: [PageInterests?] = []
+    private var freeSlots: [Int32] = []
+    private var byVideo: [Int64: [Int32]] = [:]
+    private var byAuthor: [Int64: [Int32]] = [:]
+    private var byUser: [Int64: [Int32]] = [:]
+    private var byFollower: [Int64: [Int32]] = [:]
+    private var anyNewVideo: Set<Int32> = []
+    private var anyUserAddedOrRemoved: Set<Int32> = []
+    /// Thresholds in ascending order, ties by slot.
+    private var popular: [(key: PopularityKey, slot: Int32)] = []
+    private var floors: [(key: FollowerRankKey, slot: Int32)] = []
+
+    public init() {}
+
+    /// Members registered.
+    public var count: Int { slots.count }
+
+    /// Every member registered.
+    public var allMembers: Dictionary<Member, Int32>.Keys { slots.keys }
+
+    /// Registers `member` as showing what `interests` name, replacing what it was registered
+    /// with. Costs the difference between the two.
+    public mutating func update(_ member: Member, _ new: PageInterests) {
+        let slot: Int32
+        if let existing = slots[member] {
+            slot = existing
+            guard let old = interests[Int(slot)], old != new else {
+                if interests[Int(slot)] == nil { add(new, slot: slot) }
+                return
+            }
+            remove(old, slot: slot)
+        } else if let free = freeSlots.popLast() {
+            slot = free
+            slots[member] = slot
+            members[Int(slot)] = member
+        } else {
+            slot = Int32(members.count)
+            slots[member] = slot
+            members.append(member)
+            interests.append(nil)
+        }
+        add(new, slot: slot)
+    }
+
+    /// Forgets `member`.
+    public mutating func remove(_ member: Member) {
+        guard let slot = slots.removeValue(forKey: member) else { return }
+        if let old = interests[Int(slot)] { remove(old, slot: slot) }
+        members[Int(slot)] = nil
+        freeSlots.append(slot)
+    }
+
+    /// The members that `changes` may touch; every member when a change may touch anything (a
+    /// reload, the ads). A superset: members whose page does not change may be among them.
+    public func members(touchedBy changes: [IndexChange]) -> Set<Member> {
+        var touched: Set<Int32> = []
+        func take(_ slots: [Int32]?) {
+            if let slots { touched.formUnion(slots) }
+        }
+        for change in changes {
+            switch change {
+            case .reset, .ads:
+                return Set(slots.keys)
+            case let .video(id, author, before, after):
+                take(byVideo[id])
+                if before == nil {
+                    take(byAuthor[author])
+                    touched.formUnion(anyNewVideo)
+                }
+                if let after {
+                    // Pages whose region ends after this video's rank: it may climb into them.
+                    let start = popular.partitioningIndex { after < $0.key }
+                    for entry in popular[start...] { touched.insert(entry.slot) }
+                }
+            case let .user(id, before, after, _):
+                take(byUser[id])
+                if before == nil || after == nil { touched.formUnion(anyUserAddedOrRemoved) }
+                if let after {
+                    let start = floors.partitioningIndex { after < $0.key }
+                    for entry in floors[start...] { touched.insert(entry.slot) }
+                }
+            case let .follow(follower, _, _):
+                take(byFollower[follower])
+            }
+        }
+        var result = Set<Member>(minimumCapacity: touched.count)
+        for slot in touched {
+            if let member = members[Int(slot)] { result.insert(member) }
+        }
+        return result
+    }
+
+    private mutating func add(_ new: PageInterests, slot: Int32) {
+        interests[Int(slot)] = new
+        for id in new.videos { byVideo[id, default: []].append(slot) }
+        for id in new.authors { byAuthor[id, default: []].append(slot) }
+        for id in new.users { byUser[id, default: []].append(slot) }
+        for id in new.followers { byFollower[id, default: []].append(slot) }
+        if new.anyNewVideo { anyNewVideo.insert(slot) }
+        if new.anyUserAddedOrRemoved { anyUserAddedOrRemoved.insert(slot) }
+        if let key = new.popularThreshold {
+            popular.insert((key, slot), at: popular.partitioningIndex { ($0.key, $0.slot) >= (key, slot) })
+        }
+        if let key = new.suggestionFloor {
+            floors.insert((key, slot), at: floors.partitioningIndex { ($0.key, $0.slot) >= (key, slot) })
+        }
+    }
+
+    private mutating func remove(_ old: PageInterests, slot: Int32) {
+        interests[Int(slot)] = nil
+        func drop(_ ids: [Int64], from map: inout [Int64: [Int32]]) {
+            for id in ids {
+                // In place: a popular video's list holds a slot for every page that shows it.
+                guard let position = map[id]?.firstIndex(of: slot) else { continue }
+                let last = map[id]!.count - 1
+                map[id]!.swapAt(position, last)
+                map[id]!.removeLast()
+                if last == 0 { map[id] = nil }
+            }
+        }
+        drop(old.videos, from: &byVideo)
+        drop(old.authors, from: &byAuthor)
+        drop(old.users, from: &byUser)
+        drop(old.followers, from: &byFollower)
+        anyNewVideo.remove(slot)
+        anyUserAddedOrRemoved.remove(slot)
+        if let key = old.popularThreshold {
+            let position = popular.partitioningIndex { ($0.key, $0.slot) >= (key, slot) }
+            if position < popular.count, popular[position].slot == slot { popular.remove(at: position) }
+        }
+        if let key = old.suggestionFloor {
+            let position = floors.partitioningIndex { ($0.key, $0.slot) >= (key, slot) }
+            if position < floors.count, floors[position].slot == slot { floors.remove(at: position) }
+        }
+    }
+}
