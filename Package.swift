@@ -156,7 +156,14 @@ let package = Package(
         .testTarget(name: "DeterministicTests", dependencies: ["Deterministic"]),
         .testTarget(name: "JSONBytesTests", dependencies: ["JSONBytes"]),
         .testTarget(name: "FeedWireTests", dependencies: ["DeltaFixtures", "FeedWire", "JSONBytes", "ListDiff"]),
-        .testTarget(name: "DeltaFeedClientTests", dependencies: ["DeltaFeedClient"]),
+        // The live sequence's end-to-end tests run against an in-process server.
+        .testTarget(
+            name: "DeltaFeedClientTests",
+            dependencies: [
+                "DeltaFeedClient", "DeltaFeedServer", "EventHTTP", "FeedService", "FeedStore", "SQLiteStore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "WritePlanningTests", dependencies: ["WritePlanning", "FeedWire", "JSONBytes"]),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "Deterministic", "DeltaFixtures", "FeedWire", "JSONBytes"]),
         .testTarget(

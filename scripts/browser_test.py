@@ -2,20 +2,32 @@
 
 Starts deltafeed on a free loopback port with a small seeded store in a temporary folder,
 opens /demo for one viewer in headless Chromium (Playwright driving Debian's /usr/bin/chromium),
-and performs random writes through the API. After each write that changes the viewer's feed it
-waits for the page to apply the delta, then checks:
+and performs random writes through the API. The page follows the feed over the live route
+(GET …/feed/live, Server-Sent Events). After each write that changes the viewer's feed it waits
+for the page to apply the pushed delta, then checks:
 
   - the page's DOM (section ids, item ids in order, each item's visible text) equals the same
     feed rendered from scratch by a second page that fetched it fresh;
   - the DOM's ids equal the fresh feed JSON's, and each video shows its title;
+  - the document the page holds equals the fresh GET of the feed, member for member;
   - the page applied a delta (it did not fetch the whole feed again).
 
-At the end: no console errors or page errors in any page, no refetch at all, one delta per
-feed change; `deltafeed simulate` drives the page the same way, and waits out a 503's Retry-After (through
+At the end: no console errors or page errors in any page, no refetch at all, one live event
+and one delta per feed change, the page in live mode ("live" in its status) and no request of
+/feed/delta at all; `deltafeed simulate` drives the page the same way, and waits out a 503's Retry-After (through
 a loopback proxy that refuses its first write); a page whose JSON Patch answers
 are corrupted notices the disagreement and refetches, and so does one that gets a 410; the
 README's example, run verbatim, follows a write; the page lays out two grid columns inside its
-width at 320 and 1200 points. Saves before/after screenshots of one delta
+width at 320 and 1200 points.
+
+The live route on its own: a like (PUT /v1/videos/{id}/likes/{user}) reaches the live page
+with no request from it, and so does a burst of likes (coalesced by the server); the polling
+fallback follows writes when forced (live=0) and in a browser without EventSource; a page
+whose live route answers 503 falls back to polling, follows a write, and returns to the live
+route later (live_retry); a page handed a tampered live event (a new video's title altered, its
+version kept) refuses it, fetches the feed again, says why, and goes on live; and when the server shuts down (the page gets `event: shutdown`) and
+starts again on the same port, the page reconnects on its own and follows the next write
+without polling. Saves before/after screenshots of one delta
 under .build/browser-test/. Prints "browser: N passed, M failed" and exits non-zero on failure.
 
     python3 scripts/browser_test.py --binary .build/debug/deltafeed [--writes 50] [--seed N]
@@ -63,13 +75,18 @@ class Server:
         self.port = None
 
     def start(self):
+        """Seeds the store and starts the server on a free port; after terminate(), starts it
+        again on the same store and port."""
         store = os.path.join(self.work, "store.sqlite")
-        subprocess.run([self.binary, "seed", "--db", store, "--users", "100", "--videos", "600", "--ads", "6", "--seed", "7"],
-                       check=True, stdout=subprocess.DEVNULL)
-        self.log_path = os.path.join(self.work, "server.log")
+        if self.port is None:
+            subprocess.run([self.binary, "seed", "--db", store, "--users", "100", "--videos", "600", "--ads", "6", "--seed", "7"],
+                           check=True, stdout=subprocess.DEVNULL)
+        port, self.port = self.port or 0, None
+        self.starts = getattr(self, "starts", 0) + 1
+        self.log_path = os.path.join(self.work, f"server-{self.starts}.log")
         log = open(self.log_path, "w")
         self.process = subprocess.Popen(
-            [self.binary, "serve", "--db", store, "--host", "127.0.0.1", "--port", "0", "--threads", "2",
+            [self.binary, "serve", "--db", store, "--host", "127.0.0.1", "--port", str(port), "--threads", "2",
              "--admin-token", TOKEN, "--log-level", "notice"], stdout=log, stderr=subprocess.STDOUT)
         deadline = time.time() + 30
         while time.time() < deadline and self.port is None:
@@ -84,7 +101,8 @@ class Server:
             raise RuntimeError("the server did not start; its log:\n" + open(self.log_path).read())
         self.base = f"http://127.0.0.1:{self.port}"
 
-    def stop(self):
+    def terminate(self):
+        """SIGTERM (the server sends every live stream `event: shutdown`), and waits for the exit."""
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -92,6 +110,9 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+    def stop(self):
+        self.terminate()
         shutil.rmtree(self.work, ignore_errors=True)
 
     def call(self, method, path, body=None):
@@ -235,6 +256,35 @@ class Checks:
         return condition
 
 
+def document_difference(a, b, path=""):
+    """Where two JSON values first differ, as a path and the two values, or None."""
+    if type(a) is not type(b):
+        return f"{path or '/'}: {json.dumps(a)[:120]} against {json.dumps(b)[:120]}"
+    if isinstance(a, dict):
+        for key in sorted(set(a) | set(b)):
+            if key not in a or key not in b:
+                return f"{path}/{key} is only in {'the page' if key in a else 'the fresh feed'}"
+            found = document_difference(a[key], b[key], f"{path}/{key}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} elements against {len(b)}"
+        for index, (x, y) in enumerate(zip(a, b)):
+            found = document_difference(x, y, f"{path}/{index}")
+            if found:
+                return found
+        return None
+    return None if a == b else f"{path}: {json.dumps(a)[:120]} against {json.dumps(b)[:120]}"
+
+
+def shown_videos(feed):
+    """The videos the feed shows, as {id: like_count}."""
+    return {item["data"]["video"]["id"]: item["data"]["video"]["like_count"] for section in feed["sections"]
+            for item in section["items"] if item["kind"] == "video"}
+
+
 def first_difference(live, fresh):
     if len(live) != len(fresh):
         return f"{len(live)} sections on the page, {len(fresh)} rendered fresh: {[s['id'] for s in live]} vs {[s['id'] for s in fresh]}"
@@ -289,30 +339,64 @@ def main():
             def new_page():
                 return browser.new_context(viewport={"width": 1000, "height": 1000}).new_page()
 
-            def watch(page, name):
-                page.on("console", lambda message: message.type == "error" and console_errors.append(f"{name}: {message.text}"))
+            def watch(page, name, failed_requests_expected=False):
+                """Records console errors and page errors of `page`. A page whose requests are
+                made to fail (a 503, a server restarting) may log those failures, and only them."""
+                def console(message):
+                    if message.type != "error":
+                        return
+                    if failed_requests_expected and re.search(r"Failed to load resource|net::ERR_|EventSource", message.text):
+                        return
+                    console_errors.append(f"{name}: {message.text}")
+                page.on("console", console)
                 page.on("pageerror", lambda error: console_errors.append(f"{name}: {error}"))
                 return page
 
-            live = watch(new_page(), "live page")
+            def track(page):
+                """The URLs `page` requests, in order, for the checks on which routes it used."""
+                requests = []
+                page.on("request", lambda request: requests.append(request.url))
+                return requests
+
+            def routes_since(requests, mark):
+                """How many requests after position `mark` went to the live route, the delta route, and the feed."""
+                later = requests[mark:]
+                return {"live": sum("/feed/live?" in url for url in later), "delta": sum("/feed/delta?" in url for url in later),
+                        "feed": sum(re.search(r"/feed\?", url) is not None for url in later)}
+
+            live = watch(new_page(), "live page", failed_requests_expected=True)
+            live_requests = track(live)
             fresh = watch(new_page(), "fresh page")
             live.goto(f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&interval=100")
             wait_until(live, READY, timeout=15)
             fresh_url = f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&poll=0&animate=0"
+            try:
+                wait_until(live, "() => window.deltafeedDemo.client.mode === 'live'")
+            except TimeoutError:
+                pass
+            checks.check(live.evaluate("window.deltafeedDemo.client.mode") == "live" and live.inner_text("#mode") == "live",
+                         "the page follows the live route and says so",
+                         f"mode {live.evaluate('window.deltafeedDemo.client.mode')}, badge {live.inner_text('#mode')!r}")
 
-            def verify(label, feed):
-                """Waits for the live page to show `feed`, then compares it with a fresh render."""
+            def verify(label, feed, page=None):
+                """Waits for `page` (the live page) to show `feed`, then compares it with a fresh
+                render, and the document it holds with the feed's JSON."""
+                page = page or live
                 try:
-                    wait_until(live, "s => window.deltafeedDemo.client.document.snapshot === s", feed["snapshot"])
+                    wait_until(page, "s => window.deltafeedDemo.client.document.snapshot === s", feed["snapshot"])
                 except Exception as error:
-                    shown = live.evaluate("window.deltafeedDemo.client.document.snapshot")
+                    shown = page.evaluate("window.deltafeedDemo.client.document.snapshot")
                     return checks.check(False, label, f"the page stayed at snapshot {shown}, the feed is {feed['snapshot']} ({str(error).splitlines()[0]})")
+                held = page.evaluate("window.deltafeedDemo.client.document")
+                if not checks.check(held == feed, label, "the document the page holds differs from a fresh GET of the feed: "
+                                    + (document_difference(held, feed) or "")):
+                    return False
                 fresh.goto(fresh_url)
                 wait_until(fresh, READY)
                 fresh_snapshot = fresh.evaluate("window.deltafeedDemo.client.document.snapshot")
                 if not checks.check(fresh_snapshot == feed["snapshot"], label, f"the fresh page fetched {fresh_snapshot}, expected {feed['snapshot']}"):
                     return False
-                shown, rendered = live.evaluate(EXTRACT), fresh.evaluate(EXTRACT)
+                shown, rendered = page.evaluate(EXTRACT), fresh.evaluate(EXTRACT)
                 difference = first_difference(shown, rendered) or json_difference(shown, feed)
                 return checks.check(difference is None, label, difference or "")
 
@@ -344,6 +428,11 @@ def main():
             checks.check(stats["refetches"] == 0, "no refetch", f"{stats['refetches']} refetches: {reasons}")
             checks.check(stats["deltas"] == deltas_expected, "one delta per feed change",
                          f"{stats['deltas']} deltas applied, {deltas_expected} feed changes")
+            used = routes_since(live_requests, 0)
+            checks.check(stats["events"] == deltas_expected and stats["resets"] == 0 and stats["liveErrors"] == 0,
+                         "one live event per feed change, no reset, no stream failure", json.dumps(stats))
+            checks.check(used == {"live": 1, "delta": 0, "feed": 1}, "the live page fetched the feed once, opened one stream and never polled",
+                         json.dumps(used))
 
             # deltafeed simulate drives the same page.
             simulate = subprocess.run(
@@ -354,7 +443,8 @@ def main():
                          "deltafeed simulate", summary)
             verify("after deltafeed simulate", server.feed())
             stats = live.evaluate("window.deltafeedDemo.client.stats")
-            checks.check(stats["refetches"] == 0, "no refetch after simulate", str(live.evaluate("window.deltafeedDemo.client.refetchReasons")))
+            checks.check(stats["refetches"] == 0 and stats["resets"] == 0, "no refetch after simulate",
+                         str(live.evaluate("window.deltafeedDemo.client.refetchReasons")))
 
             # simulate waits out a 503's Retry-After and then writes.
             proxy, proxy_base = busy_proxy(server.base)
@@ -393,7 +483,7 @@ def main():
 
             faulty.route(re.compile(r".*/feed/delta\?.*format=jsonpatch.*"), corrupt_patch)
             faulty.route(re.compile(r".*/feed/delta\?.*format=sequential.*"), gone_once)
-            faulty.goto(f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&interval=100")
+            faulty.goto(f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&interval=100&live=0")
             wait_until(faulty, READY, timeout=15)
             for attempt in range(2):
                 feed = server.feed()
@@ -408,6 +498,156 @@ def main():
             checks.check(len(reasons) == 2 and "disagree" in reasons[0] and reasons[1].startswith("410 snapshot_expired"),
                          "a corrupted JSON Patch and a 410 each make the page refetch", json.dumps(reasons))
             faulty.close()
+
+            # The live route: a like through the admin API reaches the live page as a pushed event,
+            # with no request from the page.
+            likers = iter(range(2, 101))
+
+            def like(feed, video_id=None):
+                """PUT /v1/videos/{id}/likes/{user}: a user who has not liked it yet likes a video the feed shows."""
+                video_id = video_id or rng.choice(sorted(shown_videos(feed)))
+                status, answer = server.call("PUT", f"/v1/videos/{video_id}/likes/{next(likers)}")
+                while status == 409:  # that user liked it already (deltafeed simulate likes too)
+                    status, answer = server.call("PUT", f"/v1/videos/{video_id}/likes/{next(likers)}")
+                checks.check(status in (200, 201), f"PUT like of video {video_id}", f"{status} {answer}")
+                return video_id
+
+            mark = len(live_requests)
+            before = server.feed()
+            events_before = live.evaluate("window.deltafeedDemo.client.stats.events")
+            video_id = like(before)
+            after = server.feed()
+            checks.check(shown_videos(after)[video_id] == shown_videos(before)[video_id] + 1 and after["snapshot"] != before["snapshot"],
+                         "the like changed the feed", f"like_count {shown_videos(before)[video_id]} → {shown_videos(after).get(video_id)}")
+            verify("live: a like pushed to the page", after)
+            held = live.evaluate("window.deltafeedDemo.client.document")
+            checks.check(shown_videos(held)[video_id] == shown_videos(before)[video_id] + 1
+                         and live.evaluate("window.deltafeedDemo.client.stats.events") == events_before + 1,
+                         "live: the like arrived as one event", f"like_count on the page {shown_videos(held).get(video_id)}")
+            checks.check(routes_since(live_requests, mark) == {"live": 0, "delta": 0, "feed": 0}, "live: no request from the page for the like",
+                         json.dumps(routes_since(live_requests, mark)))
+
+            # A burst of likes faster than the server's coalescing window: the page ends at the
+            # last snapshot, equal to a fresh GET, having checked every event it got.
+            mark = len(live_requests)
+            events_before = live.evaluate("window.deltafeedDemo.client.stats.events")
+            before = server.feed()
+            for video_id in rng.sample(sorted(shown_videos(before)), 8):
+                like(before, video_id)
+            after = server.feed()
+            verify("live: a burst of 8 likes", after)
+            stats = live.evaluate("window.deltafeedDemo.client.stats")
+            events = stats["events"] - events_before
+            checks.check(1 <= events <= 8 and stats["refetches"] == 0 and stats["resets"] == 0 and stats["liveErrors"] == 0,
+                         "live: the burst came in 1 to 8 events, no refetch, no reset", f"{events} events; {json.dumps(stats)}")
+            checks.check(routes_since(live_requests, mark) == {"live": 0, "delta": 0, "feed": 0}, "live: no request from the page for the burst",
+                         json.dumps(routes_since(live_requests, mark)))
+            print(f"browser test: a burst of 8 likes reached the live page in {events} event(s)")
+
+            # Polling, forced (live=0) and where the browser has no EventSource: the page says so,
+            # never opens the live route, and follows a like by polling.
+            for name, query, script in (("live=0", "&live=0", None),
+                                        ("no EventSource", "", "delete window.EventSource;")):
+                page = watch(new_page(), f"polling page ({name})")
+                requests = track(page)
+                if script:
+                    page.add_init_script(script)
+                page.goto(f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&interval=100{query}")
+                wait_until(page, READY)
+                mode = page.evaluate("window.deltafeedDemo.client.mode")
+                checks.check(mode == "polling" and page.inner_text("#mode") == "polling", f"polling ({name}): the page says it polls",
+                             f"mode {mode}, badge {page.inner_text('#mode')!r}")
+                like(server.feed())
+                verify(f"polling ({name}): a like", server.feed(), page)
+                used = routes_since(requests, 0)
+                checks.check(used["live"] == 0 and used["delta"] > 0 and used["feed"] == 1, f"polling ({name}): the delta route, not the live route",
+                             json.dumps(used))
+                page.close()
+
+            # A live route that answers 503 (as an overloaded server, or a proxy that cannot pass
+            # the stream): the page falls back to polling, follows a write, and tries the live
+            # route again after live_retry ms, which then works and pushes the next write.
+            refused = {"count": 0}
+
+            def refuse_three(route):
+                if refused["count"] < 3:
+                    refused["count"] += 1
+                    return route.fulfill(status=503, content_type="application/json", headers={"Retry-After": "1"},
+                                         body='{"error":{"code":"overloaded","message":"test"}}')
+                return route.continue_()
+
+            page = watch(new_page(), "fallback page", failed_requests_expected=True)
+            requests = track(page)
+            page.route(re.compile(r".*/feed/live\?.*"), refuse_three)
+            page.goto(f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&interval=100&live_retry=3000")
+            wait_until(page, READY)
+            try:
+                wait_until(page, "() => window.deltafeedDemo.client.mode === 'polling'")
+            except TimeoutError:
+                pass
+            stats = page.evaluate("window.deltafeedDemo.client.stats")
+            checks.check(page.evaluate("window.deltafeedDemo.client.mode") == "polling" and refused["count"] == 3
+                         and stats["fallbacks"] == 1 and page.inner_text("#mode") == "polling",
+                         "fallback: three refused streams make the page poll", f"{refused['count']} refused; {json.dumps(stats)}")
+            like(server.feed())
+            verify("fallback: a like while polling", server.feed(), page)
+            try:
+                wait_until(page, "() => window.deltafeedDemo.client.mode === 'live'", timeout=15)
+            except TimeoutError:
+                pass
+            checks.check(page.evaluate("window.deltafeedDemo.client.mode") == "live" and page.inner_text("#mode") == "live",
+                         "fallback: the page returns to the live route", str(page.evaluate("window.deltafeedDemo.modes")))
+            page.wait_for_timeout(300)  # a poll in flight when it switched completes
+            mark = len(requests)
+            like(server.feed())
+            verify("fallback: a like pushed after the return", server.feed(), page)
+            used = routes_since(requests, mark)
+            checks.check(used == {"live": 0, "delta": 0, "feed": 0} and page.evaluate("window.deltafeedDemo.client.stats.refetches") == 0,
+                         "fallback: after the return, no polling", json.dumps(used))
+            page.close()
+
+            # A live event that does not apply is noticed: a page that holds the feed from before
+            # a new video gets, as its first event, the real delta with the new item's title
+            # altered (its version kept). The page must refuse it (the item no longer hashes to
+            # its version), fetch the feed again, say why, and go on live from there.
+            stale = server.feed()
+            _, method, path, body = random_write(rng, stale, "video")
+            server.call(method, path, body)
+            status, delta = server.call("GET", f"/v1/users/{VIEWER}/feed/delta?since={stale['snapshot']}&format=sequential&width={WIDTH}")
+            inserts = [op for op in delta["operations"] if op["op"] == "insert" and op["target"] == "items"] if status == 200 else []
+            if checks.check(inserts and inserts[0]["items"][0]["kind"] == "video", "tampered event: the new video comes as an insert", json.dumps(delta)[:300]):
+                inserts[0]["items"][0]["data"]["video"]["title"] = "Tampered on the way"
+                tampered = f"retry: 2000\n\nevent: delta\nid: {delta['snapshot']}\ndata: {json.dumps(delta)}\n\n"
+                served = {"feed": 0, "live": 0}
+
+                def stale_feed(route):
+                    served["feed"] += 1
+                    if served["feed"] == 1:
+                        return route.fulfill(status=200, content_type="application/json", body=json.dumps(stale))
+                    return route.continue_()
+
+                def tampered_live(route):
+                    served["live"] += 1
+                    if served["live"] == 1:
+                        return route.fulfill(status=200, content_type="text/event-stream; charset=utf-8", body=tampered)
+                    return route.continue_()
+
+                page = new_page()
+                page.route(re.compile(r".*/v1/users/[0-9]+/feed\?.*"), stale_feed)
+                page.route(re.compile(r".*/feed/live\?.*"), tampered_live)
+                page.goto(f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}")
+                wait_until(page, READY)
+                try:
+                    wait_until(page, "() => window.deltafeedDemo.client.refetchReasons.length > 0 && window.deltafeedDemo.client.mode === 'live'")
+                except TimeoutError:
+                    pass
+                reasons = page.evaluate("window.deltafeedDemo.client.refetchReasons")
+                checks.check(len(reasons) == 1 and "hashes to version" in reasons[0] and served["live"] == 2,
+                             "tampered event: the page refuses it, fetches the feed again and reopens the stream",
+                             f"{json.dumps(reasons)}; {served}")
+                like(server.feed())
+                verify("tampered event: a like after the refetch", server.feed(), page)
+                page.close()
 
             # The README's example, verbatim, on a page of this origin: it must follow a write.
             # (Inside a page with an icon: Chromium asks for /favicon.ico otherwise, and its 404 is a console error.)
@@ -443,6 +683,34 @@ def main():
                 checks.check(abs(layout["feed"] - width) < 1 and layout["twoColumns"] and layout["overflow"] == 0,
                              f"layout at {width} pt", json.dumps(layout))
                 page.close()
+            # The server shuts down (every stream gets `event: shutdown`) and starts again on the
+            # same port: the live page reconnects by itself (EventSource, Last-Event-ID) and the
+            # next write reaches it as a pushed event, without polling or fetching the feed.
+            mark = len(live_requests)
+            before = live.evaluate("window.deltafeedDemo.client.stats")
+            server.terminate()
+            try:
+                wait_until(live, "n => window.deltafeedDemo.client.stats.shutdowns > n", before["shutdowns"], timeout=5)
+            except TimeoutError:
+                pass
+            server.start()
+            try:
+                wait_until(live, "() => window.deltafeedDemo.client.mode === 'live'", timeout=15)
+            except TimeoutError:
+                pass
+            feed = server.feed()
+            like(feed)
+            verify("restart: a like after the server came back", server.feed())
+            stats = live.evaluate("window.deltafeedDemo.client.stats")
+            used = routes_since(live_requests, mark)
+            checks.check(stats["shutdowns"] == before["shutdowns"] + 1 and stats["fallbacks"] == 0 and stats["refetches"] == 0
+                         and live.evaluate("window.deltafeedDemo.client.mode") == "live",
+                         "restart: the page got the shutdown event and reconnected to the live route", json.dumps(stats))
+            checks.check(used["live"] >= 1 and used["delta"] == 0 and used["feed"] == 0, "restart: reconnected without polling or fetching the feed",
+                         json.dumps(used))
+            print(f"browser test: after the restart the stream resumed with {stats['resets'] - before['resets']} reset(s), "
+                  f"{stats['liveErrors'] - before['liveErrors']} failed reconnect(s), {used['live']} stream request(s)")
+
             checks.check(not console_errors, "no console errors", "; ".join(console_errors[:5]))
             browser.close()
     finally:

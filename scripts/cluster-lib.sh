@@ -96,6 +96,17 @@ kill_replica() {
 # back to the client, who retries after Retry-After, and does not mark the replica down — in a
 # database outage every replica answers it, and marking them all down would turn reads into
 # "no live upstreams" 502s.
+#
+# The live route (GET /v1/users/{id}/feed/live, Server-Sent Events) has a location of its own:
+# no buffering (each event goes out as the replica writes it; the replicas also send
+# X-Accel-Buffering: no), an hour's read timeout (a quiet stream carries a heartbeat every 15 s,
+# but a stream is meant to stay open), and HTTP/1.1 to the replica without a Connection header
+# (chunked answers, upstream keepalive). It is passed to the next replica only when the request
+# could not be made at all (connection refused or timed out): once a replica has answered, its
+# answer is the client's — a 503 `overloaded` carries the Retry-After to honour, and a stream
+# that ends (a replica shutting down sends `event: shutdown` first) is the client's cue to
+# reconnect with Last-Event-ID, which nginx balances like any new request. Graceful stops
+# (SIGQUIT) would wait for open streams: worker_shutdown_timeout ends them after 10 s.
 start_nginx() {
   local port="$1"
   local dir="$CLUSTER_DIR/nginx"
@@ -110,6 +121,7 @@ start_nginx() {
   {
     echo "$user_line"
     echo "worker_processes 1;"
+    echo "worker_shutdown_timeout 10s;"
     echo "daemon off;"
     echo "pid $dir/nginx.pid;"
     echo "error_log $dir/error.log warn;"
@@ -140,6 +152,15 @@ start_nginx() {
     echo "      if (\$request_method !~ ^(GET|HEAD)\$) { return 418; }"
     echo "      proxy_pass http://deltafeed;"
     echo "      proxy_next_upstream error timeout http_502 http_503;"
+    echo "    }"
+    echo "    location ~ ^/v1/users/[0-9]+/feed/live\$ {"
+    echo "      proxy_pass http://deltafeed;"
+    echo "      proxy_http_version 1.1;"
+    echo "      proxy_set_header Connection \"\";"
+    echo "      proxy_set_header Host \$host;"
+    echo "      proxy_buffering off;"
+    echo "      proxy_read_timeout 1h;"
+    echo "      proxy_next_upstream error timeout;"
     echo "    }"
     echo "    location @writes {"
     echo "      proxy_pass http://deltafeed;"

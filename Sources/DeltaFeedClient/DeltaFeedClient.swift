@@ -20,6 +20,10 @@ public import Foundation
 ///     }
 ///     client.document                          // always what a fresh fetch would return
 ///
+/// Or keep it live as the server pushes changes (Server-Sent Events, see ``live(options:)``):
+///
+///     for try await document in client.live() { render(document) }
+///
 /// Networking goes through a ``FeedHTTPTransport``; the default, ``URLSessionTransport``, is
 /// Foundation's `URLSession` (`FoundationNetworking` on Linux) made synchronous, so call the
 /// client from a background thread, never the main thread of an app.
@@ -136,7 +140,7 @@ public final class DeltaFeedClient {
     ///
     /// - Parameter body: the structure (default) or the whole document.
     /// - Returns: ``RefreshOutcome/unchanged`` or ``RefreshOutcome/applied(_:)``.
-    /// - Throws: as ``refresh()``.
+    /// - Throws: as ``refresh(waitingUpTo:)``.
     @discardableResult
     public func refreshPosting(sending body: PostedBody = .structure) throws(DeltaFeedClientError) -> RefreshOutcome {
         guard let document else { throw .noDocument }
@@ -174,6 +178,13 @@ public final class DeltaFeedClient {
         }
     }
 
+    /// Holds `document` from now on, as if a fetch had returned it: a page from
+    /// ``live(options:)``, kept so the next ``refresh(waitingUpTo:)`` or ``live(options:)``
+    /// resumes from it. It must be a page of this client's viewer and query.
+    public func adopt(_ document: FeedDocument) {
+        self.document = document
+    }
+
     // MARK: - Plumbing
 
     /// For a JSON syntax error, the bytes around it (so a bad response can be diagnosed).
@@ -185,7 +196,7 @@ public final class DeltaFeedClient {
     }
 
     /// `{baseURL}/v1/users/{viewer}/{suffix}?{items}`.
-    private func url(_ suffix: String, _ items: [URLQueryItem]) -> URL {
+    func url(_ suffix: String, _ items: [URLQueryItem]) -> URL {
         var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
         var path = components.path
         while path.hasSuffix("/") { path.removeLast() }
@@ -239,7 +250,7 @@ public struct FeedQuery: Hashable, Sendable {
 
 /// Why a ``DeltaFeedClient`` call failed.
 public enum DeltaFeedClientError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// ``DeltaFeedClient/refresh()`` before any ``DeltaFeedClient/fetch()``.
+    /// ``DeltaFeedClient/refresh(waitingUpTo:)`` before any ``DeltaFeedClient/fetch()``.
     case noDocument
     /// No response (connection refused, timeout…).
     case transport(String)
@@ -251,6 +262,9 @@ public enum DeltaFeedClientError: Error, Hashable, Sendable, CustomStringConvert
     /// The server's delta does not apply to the held document (a server bug, or a document
     /// changed behind the client's back).
     case apply(DeltaApplyError, delta: FeedDelta)
+    /// The server ended a live stream for good, with this code: `viewer_not_found` when the
+    /// viewer was deleted (`event: gone`).
+    case gone(String)
 
     static func unexpected(_ response: FeedHTTPResponse) -> DeltaFeedClientError {
         let error = (try? response.json())?["error"]
@@ -270,6 +284,7 @@ public enum DeltaFeedClientError: Error, Hashable, Sendable, CustomStringConvert
             "HTTP \(status)" + (code.map { " \($0)" } ?? "") + (message.map { ": \($0)" } ?? "")
         case .invalidResponse(let reason): "invalid response: \(reason)"
         case .apply(let error, _): "the delta does not apply: \(error)"
+        case .gone(let code): "the server ended the live stream for good: \(code)"
         }
     }
 }

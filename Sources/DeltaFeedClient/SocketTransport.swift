@@ -99,7 +99,7 @@ public struct SocketTransport: FeedHTTPTransport {
 }
 
 /// A socket failure, carried as a value so the caller can prefix its context.
-private struct SocketError: Error {
+struct SocketError: Error {
     let reason: String
 }
 
@@ -112,8 +112,8 @@ extension Result where Failure == SocketError {
     }
 }
 
-/// A connected, blocking TCP socket.
-private struct Socket {
+/// A connected, blocking TCP socket (``SocketTransport``'s, and the live streams').
+struct Socket {
     let descriptor: Int32
 
     static func connect(host: String, port: Int, timeout: TimeInterval) -> Result<Socket, SocketError> {
@@ -212,6 +212,21 @@ private struct Socket {
             received.append(contentsOf: chunk[0..<count])
             guard received.count <= limit else { return .failure(SocketError(reason: "response larger than \(limit) bytes")) }
         }
+    }
+
+    /// Receives what has arrived (blocking until something has, the receive timeout passes or
+    /// the connection ends) into `buffer`, from its start.
+    ///
+    /// - Returns: How many bytes were read: 0 when the peer closed the connection (or the
+    ///   socket was shut down); `EAGAIN` / `EWOULDBLOCK` when the receive timeout passed.
+    func receive(into buffer: inout [UInt8]) -> Result<Int, SystemCallError> {
+        retryingInterrupts { buffer.withUnsafeMutableBytes { Glue.recv(descriptor, $0.baseAddress!, $0.count) } }
+    }
+
+    /// How long a receive may block before it fails with `EAGAIN`.
+    func setReceiveTimeout(_ timeout: TimeInterval) {
+        var seconds = timeval(tv_sec: time_t(timeout), tv_usec: suseconds_t((timeout - timeout.rounded(.down)) * 1_000_000))
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &seconds, socklen_t(MemoryLayout<timeval>.size))
     }
 
     func close() {

@@ -6,6 +6,8 @@ public import FeedIndex
 /// the page (every change ``FeedDependencies/effect(of:view:)`` would not call `none`), so an
 /// ``InterestIndex`` can find the pages a change may touch without asking every page.
 public struct PageInterests: Sendable, Equatable {
+    /// Whose page it is.
+    var viewer: Int64
     /// Every video of the feed, sorted: a change to one of them may change the page.
     var videos: [Int64]
     /// Whose new videos enter the page (the followees), sorted.
@@ -25,6 +27,7 @@ public struct PageInterests: Sendable, Equatable {
     var suggestionFloor: FollowerRankKey?
 
     init(_ dependencies: FeedDependencies) {
+        viewer = dependencies.viewer
         videos = (dependencies.feedVideos + dependencies.regionVideos).sortedUnique()
         authors = dependencies.followees.sorted()
         users = (dependencies.shownUsers + dependencies.suggestionOrder.map(\.id)).sortedUnique()
@@ -126,8 +129,13 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
                 take(byUser[id])
                 if before == nil || after == nil { touched.formUnion(anyUserAddedOrRemoved) }
                 if let after {
+                    // Carousels whose last card ranks after this user: they may enter it,
+                    // unless they are the viewer or someone the viewer follows (never suggested).
                     let start = floors.partitioningIndex { after < $0.key }
-                    for entry in floors[start...] { touched.insert(entry.slot) }
+                    for entry in floors[start...] {
+                        guard let page = interests[Int(entry.slot)], page.viewer != id, !page.authors.containsSorted(id) else { continue }
+                        touched.insert(entry.slot)
+                    }
                 }
             case let .follow(follower, _, _):
                 take(byFollower[follower])

@@ -29,7 +29,8 @@ final class TestServer: @unchecked Sendable {  // immutable after init; requests
     init(
         seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .sockets,
         storeOptions: StorageOptions = StorageOptions(), viewerTokens: ViewerTokens? = nil, demo: Bool = true,
-        longPollCapacity: Int = 10_000, isReady: @escaping @Sendable () -> Bool = { true }
+        longPollCapacity: Int = 10_000, live: LiveLimits = LiveLimits(), requestTimeout: Duration = .seconds(10),
+        isReady: @escaping @Sendable () -> Bool = { true }
     ) throws {
         store = try SQLiteFeedStore.temporary(options: storeOptions)
         try store.seed(seed)
@@ -39,11 +40,13 @@ final class TestServer: @unchecked Sendable {  // immutable after init; requests
                 var http = HTTPServerConfiguration()
                 http.port = 0
                 http.threads = 2
+                http.requestTimeout = requestTimeout
                 http.logger.logLevel = .error
                 return http
             }())
         configuration.demo = demo
         configuration.longPollCapacity = longPollCapacity
+        configuration.live = live
         configuration.isReady = isReady
         server = try DeltaFeedServer.start(configuration: configuration)
         baseURL = URL(string: "http://127.0.0.1:\(server.http.port)")!

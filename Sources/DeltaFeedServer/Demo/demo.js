@@ -1,5 +1,10 @@
 // The live feed page: a viewer picker, the feed (FeedView) kept current by FeedClient, and a
-// panel listing each delta as it arrives. Query: ?viewer=ID&width=320…1200&interval=MS.
+// panel listing each delta as it arrives. Query: ?viewer=ID&width=320…1200, and
+//   live=0       poll instead of following the live stream (Server-Sent Events);
+//   interval=MS  how often to poll (when polling, by choice or as the fallback; default 1000);
+//   live_retry=MS  after falling back to polling, when to try the live stream again (default 60000);
+//   poll=0       fetch the feed once and follow nothing; animate=0  no animations.
+// The badge beside the status says how the page follows the feed: live, polling or connecting.
 // window.deltafeedDemo exposes the client and counters for the browser test.
 import { FeedClient } from './feed-client.js';
 import { FeedView } from './feed-view.js';
@@ -22,6 +27,16 @@ function setStatus(text) {
   $('status').textContent = text;
 }
 
+const MODE_LABELS = { connecting: 'connecting…', live: 'live', polling: 'polling', stopped: 'stopped' };
+
+function showMode(mode, reason) {
+  const badge = $('mode');
+  badge.hidden = false;
+  badge.dataset.mode = mode;
+  badge.textContent = MODE_LABELS[mode] ?? mode;
+  badge.title = reason ?? (mode === 'live' ? 'every change is pushed over Server-Sent Events' : '');
+}
+
 function describeStep(step) {
   const where = step.target === 'items' ? `s${step.section} items` : 'sections';
   const values = step.items ?? step.sections;
@@ -39,7 +54,8 @@ function logDelta(number, { sequential, bytes, feedBytes }) {
   const sizes = document.createElement('div');
   sizes.className = 'sizes';
   const share = (value) => `${Math.max(0.1, (100 * value) / feedBytes).toFixed(1)} %`;
-  sizes.textContent = `sequential ${kib(bytes.sequential)} (${share(bytes.sequential)}) · JSON Patch ${kib(bytes.jsonpatch)} (${share(bytes.jsonpatch)}) · full feed ${kib(feedBytes)}`;
+  const patch = bytes.jsonpatch === null ? 'pushed live' : `JSON Patch ${kib(bytes.jsonpatch)} (${share(bytes.jsonpatch)})`;
+  sizes.textContent = `sequential ${kib(bytes.sequential)} (${share(bytes.sequential)}) · ${patch} · full feed ${kib(feedBytes)}`;
   const ops = document.createElement('ul');
   ops.className = 'ops';
   const shown = sequential.operations.slice(0, 12);
@@ -108,8 +124,9 @@ async function main() {
   const requestedWidth = positiveInteger(parameters.get('width'));
   const width = Math.min(MAX_WIDTH, Math.max(MIN_WIDTH, requestedWidth ?? 390));
   const interval = Math.max(50, positiveInteger(parameters.get('interval')) ?? 1000);
+  const liveRetryAfter = Math.max(1000, positiveInteger(parameters.get('live_retry')) ?? 60000);
   setUpPicker(viewer, width);
-  const demo = { client: null, viewer, width, deltas: 0, feeds: 0, errors: [] };
+  const demo = { client: null, viewer, width, deltas: 0, feeds: 0, errors: [], modes: [] };
   window.deltafeedDemo = demo;
   if (viewer === null) {
     await showPeople();
@@ -126,10 +143,17 @@ async function main() {
   let deltaBytes = 0;
   let feedBytesTotal = 0;
   const client = new FeedClient({
-    viewer, width, interval, view,
-    onFeed: ({ reason }) => {
+    viewer, width, interval, view, live: parameters.get('live') !== '0', liveRetryAfter,
+    onFeed: ({ reason, reset }) => {
       demo.feeds += 1;
-      setStatus(reason === null ? `viewer ${viewer} at ${width} pt: waiting for writes` : `fetched the feed again: ${reason}`);
+      if (reason === null) setStatus(`viewer ${viewer} at ${width} pt: waiting for writes`);
+      else setStatus(reset ? `replaced the feed: ${reason}` : `fetched the feed again: ${reason}`);
+    },
+    onMode: ({ mode, reason }) => {
+      demo.modes.push(mode);
+      showMode(mode, reason);
+      if (mode === 'polling' && reason) setStatus(`polling every ${interval} ms: ${reason}`);
+      if (mode === 'connecting' && reason) setStatus(`reconnecting: ${reason}`);
     },
     onDelta: (delta) => {
       demo.deltas += 1;

@@ -1,13 +1,27 @@
 // deltafeed web client: keeps one viewer's feed document current from deltas.
 //
 // An ES module with no dependencies and no build step. It fetches
-// GET /v1/users/{viewer}/feed once, then polls GET …/feed/delta?since=SNAPSHOT in two forms:
+// GET /v1/users/{viewer}/feed once, then follows the feed in one of two modes.
+//
+// Polling (the default of FeedClient, and the fallback): every `interval` ms it asks
+// GET …/feed/delta?since=SNAPSHOT in two forms:
 //   - the sequential form is applied step by step to the list a view shows (each step is handed
 //     to the view as it is applied, as Android's ListUpdateCallback receives it);
 //   - the JSON Patch form (RFC 6902) is applied to the client's own copy of the feed document.
 // After every delta the two results must agree (same sections, items, versions and data, and
 // the view's own account of what it shows); when they do not, or the server answers 410 for a
 // snapshot it no longer holds, the client fetches the feed again and says why.
+//
+// Live (`live: true` where the browser has EventSource): one Server-Sent Events stream,
+// GET …/feed/live?since=SNAPSHOT&format=sequential, pushes each change as it happens. A `delta`
+// event carries exactly what GET …/feed/delta?since=PREVIOUS&format=sequential would answer and
+// is applied to the document and the view in the same way; since a stream carries one form,
+// the cross-check against JSON Patch is replaced by checking that every item the delta brought
+// or changed hashes to its version, that the event's id is the delta's snapshot, and that the
+// view shows the result. A `reset` event replaces the document. When the stream breaks (a
+// server shutting down, a lost connection) the browser reconnects by itself and sends the last
+// event's id, so nothing is missed; when it fails several times in a row (a 503, a proxy that
+// does not pass the stream) the client polls instead, and tries the stream again later.
 //
 // The rules mirror the reference Swift client (DeltaFeedClient): every position is checked at
 // the moment its step runs, counts must match the values carried, and a delta must start from
@@ -355,29 +369,68 @@ export function structureOf(document) {
 
 const byteLength = (text) => new TextEncoder().encode(text).length;
 
+/** EventSource.CLOSED: the browser gave up on the stream and will not reconnect by itself. */
+const EVENT_SOURCE_CLOSED = 2;
+
+/**
+ * Checks that every item of `after` that is new or has another version than in `before` hashes
+ * to its version: what the JSON Patch cross-check proves when polling, for a live delta.
+ * @throws {DeltaApplyError} naming the first item that does not.
+ */
+function checkChangedItems(before, after) {
+  const held = new Map();
+  for (const section of before.sections) for (const item of section.items) held.set(`${section.id}\n${item.id}`, item.version);
+  for (const section of after.sections) {
+    for (const item of section.items) {
+      if (held.get(`${section.id}\n${item.id}`) !== item.version) checkItemVersion(item, `section ${section.id}`);
+    }
+  }
+}
+
 /**
  * Keeps one viewer's feed current. `view` (optional) receives `reset(document)` for a whole
  * feed, then per delta `begin()`, each sequential step (see applySequential), and
  * `end(document)`; if it has `structure()`, what it returns (`[{id, items: [id…]}…]`) must
  * match the document after every delta.
  *
- * Callbacks: `onFeed({document, bytes, reason})` after every full fetch (reason null for the
- * first), `onDelta({sequential, patch, bytes, feedBytes, document})` after every delta applied,
- * `onError(error)` for failures the client retries.
+ * `live: true` follows the feed over Server-Sent Events where `EventSource` exists, and polls
+ * where it does not or when the stream keeps failing (`liveMaxErrors` failures in a row); after
+ * falling back it tries the stream again after `liveRetryAfter` ms (doubling each time, at most
+ * ten minutes; 0: never). `client.mode` says what it does: 'connecting', 'live', 'polling' or
+ * 'stopped' (null before start()).
+ *
+ * Callbacks: `onFeed({document, bytes, reason, reset})` after every full document (reason null
+ * for the first; `reset` true when a live `reset` event brought it), `onDelta({sequential,
+ * patch, bytes, feedBytes, document, live})` after every delta applied (`patch` and
+ * `bytes.jsonpatch` are null for a live delta, which comes in one form), `onError(error)` for
+ * failures the client retries, `onMode({mode, reason})` when the mode changes.
  */
 export class FeedClient {
   constructor({
     baseURL = '', viewer, width = null, limit = null, stackAds = false, interval = 1000,
     view = null, fetch = globalThis.fetch.bind(globalThis), onFeed = () => {}, onDelta = () => {}, onError = () => {},
+    live = false, EventSource = globalThis.EventSource ?? null, liveMaxErrors = 3, liveRetryDelay = 1000,
+    liveOpenTimeout = 10000, liveStable = 20000, liveRetryAfter = 60000, onMode = () => {},
   }) {
     if (!Number.isInteger(viewer) || viewer <= 0) throw new TypeError(`viewer must be a positive integer, not ${viewer}`);
     Object.assign(this, { baseURL, viewer, width, limit, stackAds, interval, view, fetch, onFeed, onDelta, onError });
+    Object.assign(this, { live, EventSource, liveMaxErrors, liveRetryDelay, liveOpenTimeout, liveStable, liveRetryAfter, onMode });
     this.document = null;
-    this.stats = { deltas: 0, unchanged: 0, refetches: 0, retries: 0 };
+    this.stats = { deltas: 0, unchanged: 0, refetches: 0, retries: 0, events: 0, resets: 0, shutdowns: 0, liveErrors: 0, fallbacks: 0 };
     this.refetchReasons = [];
     this.timer = null;
     this.running = false;
     this.busy = null;
+    this.mode = null;
+    this.modeReason = null;
+    this.polling = false;
+    this.source = null;
+    this.liveErrors = 0;
+    this.liveOpenedAt = null;
+    this.liveEnding = false;
+    this.liveBackoff = liveRetryAfter;
+    this.openTimer = null;
+    this.liveTimer = null;
   }
 
   url(path, parameters = {}) {
@@ -409,7 +462,7 @@ export class FeedClient {
       this.refetchReasons.push(reason);
     }
     this.view?.reset(clone(this.document));
-    this.onFeed({ document: this.document, bytes: byteLength(answer.text), reason });
+    this.onFeed({ document: this.document, bytes: byteLength(answer.text), reason, reset: false });
     return this.document;
   }
 
@@ -451,6 +504,14 @@ export class FeedClient {
     return 'refetched';
   }
 
+  /** @throws {DeltaApplyError} when the view does not show the structure of `document`. */
+  checkView(document) {
+    if (!this.view?.structure) return;
+    if (JSON.stringify(this.view.structure()) !== JSON.stringify(structureOf(document))) {
+      throw new DeltaApplyError('the view does not show the patched document');
+    }
+  }
+
   async apply(sequential, patch) {
     const feedBefore = this.document;
     let shown;
@@ -465,12 +526,7 @@ export class FeedClient {
       }
       const difference = documentDifference(shown, patched);
       if (difference !== null) throw new DeltaApplyError(`the sequential and JSON Patch results disagree: ${difference}`);
-      if (this.view?.structure) {
-        const onScreen = JSON.stringify(this.view.structure());
-        if (onScreen !== JSON.stringify(structureOf(patched))) {
-          throw new DeltaApplyError('the view does not show the patched document');
-        }
-      }
+      this.checkView(patched);
     } catch (error) {
       if (!(error instanceof DeltaApplyError)) throw error;
       console.error(`deltafeed: delta ${feedBefore.snapshot} → ${patch.json.snapshot} did not apply: ${error.message}`);
@@ -480,22 +536,43 @@ export class FeedClient {
     this.document = patched;
     this.stats.deltas += 1;
     this.onDelta({
-      sequential: sequential.json, patch: patch.json, document: patched,
+      sequential: sequential.json, patch: patch.json, document: patched, live: false,
       bytes: { sequential: byteLength(sequential.text), jsonpatch: byteLength(patch.text) },
       feedBytes: byteLength(JSON.stringify(patched)),
     });
     return 'applied';
   }
 
-  /** Fetches the feed, then refreshes every `interval` ms until stop(). */
+  /**
+   * Fetches the feed, then keeps it current until stop(): over the live stream when `live` is
+   * set and the browser has EventSource, otherwise by polling every `interval` ms.
+   */
   async start() {
     this.running = true;
     await this.fetchFeed();
+    if (!this.running) return;
+    if (!this.live) this.startPolling('live updates are off');
+    else if (typeof this.EventSource !== 'function') this.startPolling('this browser has no EventSource');
+    else this.openLive();
+  }
+
+  setMode(mode, reason = null) {
+    if (this.mode === mode && this.modeReason === reason) return;
+    this.mode = mode;
+    this.modeReason = reason;
+    this.onMode({ mode, reason });
+  }
+
+  // MARK: Polling
+
+  startPolling(reason) {
+    this.polling = true;
+    this.setMode('polling', reason);
     this.schedule(this.interval);
   }
 
   schedule(delay) {
-    if (!this.running) return;
+    if (!this.running || !this.polling) return;
     this.timer = setTimeout(async () => {
       let next = this.interval;
       try {
@@ -511,9 +588,186 @@ export class FeedClient {
     }, delay);
   }
 
-  /** Stops polling (a refresh in flight still completes). */
+  // MARK: Live
+
+  /** Opens the stream from the snapshot held (closing any stream open before). */
+  openLive() {
+    this.closeLive();
+    if (!this.running) return;
+    const source = new this.EventSource(this.url('/feed/live', { since: this.document.snapshot, format: 'sequential' }));
+    this.source = source;
+    this.setMode('connecting', this.modeReason);
+    this.armOpenTimer(source);
+    source.addEventListener('open', () => {
+      if (source !== this.source) return;
+      clearTimeout(this.openTimer);
+      this.liveOpenedAt = Date.now();
+      this.setMode('live');
+    });
+    for (const kind of ['reset', 'delta', 'shutdown', 'gone']) {
+      source.addEventListener(kind, (event) => this.liveEvent(source, kind, event));
+    }
+    source.addEventListener('error', () => this.liveError(source));
+  }
+
+  closeLive() {
+    clearTimeout(this.openTimer);
+    clearTimeout(this.liveTimer);
+    this.source?.close();
+    this.source = null;
+    this.liveOpenedAt = null;
+    this.liveEnding = false;
+  }
+
+  /** A stream that is not answered within liveOpenTimeout counts as a failure (a proxy holding it back). */
+  armOpenTimer(source) {
+    clearTimeout(this.openTimer);
+    this.openTimer = setTimeout(() => {
+      if (source === this.source && this.liveOpenedAt === null) this.liveFailed(`no answer within ${this.liveOpenTimeout} ms`, true);
+    }, this.liveOpenTimeout);
+  }
+
+  liveEvent(source, kind, event) {
+    if (source !== this.source) return;
+    this.stats.events += 1;
+    this.liveErrors = 0;
+    this.liveBackoff = this.liveRetryAfter;
+    try {
+      switch (kind) {
+        case 'reset': this.liveReset(event); break;
+        case 'delta': this.liveDelta(event); break;
+        case 'gone':
+          this.closeLive();
+          this.running = false;
+          this.setMode('stopped', 'the viewer no longer exists');
+          this.onError(new FeedHTTPError(404, `viewer ${this.viewer} no longer exists`));
+          break;
+        default:
+          // shutdown: the server ends the stream next, which is no failure; the browser
+          // reconnects with Last-Event-ID (to this server once it is back, or another replica).
+          this.stats.shutdowns += 1;
+          this.liveEnding = true;
+          this.setMode('connecting', 'the server is shutting down');
+      }
+    } catch (error) {
+      const before = this.document?.snapshot;
+      if (error instanceof DeltaApplyError) console.error(`deltafeed: live ${kind} ${event.lastEventId} from ${before} did not apply: ${error.message}`);
+      else this.onError(error);
+      this.resync(error.message);
+    }
+  }
+
+  liveReset(event) {
+    const document = JSON.parse(event.data);
+    if (event.lastEventId !== document.snapshot) throw new DeltaApplyError(`reset event ${event.lastEventId} carries snapshot ${document.snapshot}`);
+    const held = this.document.snapshot;
+    this.stats.resets += 1;
+    this.document = document;
+    this.view?.reset(clone(document));
+    this.onFeed({ document, bytes: byteLength(event.data), reason: `the server sent the whole feed (it does not hold ${held})`, reset: true });
+  }
+
+  liveDelta(event) {
+    const delta = JSON.parse(event.data);
+    if (event.lastEventId !== delta.snapshot) throw new DeltaApplyError(`delta event ${event.lastEventId} carries snapshot ${delta.snapshot}`);
+    const before = this.document;
+    let shown;
+    this.view?.begin();
+    try {
+      shown = applySequential(before, delta, this.view);
+    } finally {
+      this.view?.end(shown ?? null);
+    }
+    checkChangedItems(before, shown);
+    this.checkView(shown);
+    this.document = shown;
+    this.stats.deltas += 1;
+    this.onDelta({
+      sequential: delta, patch: null, document: shown, live: true,
+      bytes: { sequential: byteLength(event.data), jsonpatch: null },
+      feedBytes: byteLength(JSON.stringify(shown)),
+    });
+  }
+
+  /** After a delta that did not apply: fetch the feed, then open the stream from it. */
+  resync(reason) {
+    this.closeLive();
+    if (!this.running) return;
+    this.setMode('connecting', reason);
+    this.busy = (async () => {
+      try {
+        await this.fetchFeed(reason);
+        this.openLive();
+      } catch (error) {
+        this.onError(error);
+        this.liveTimer = setTimeout(() => this.resync(reason), Math.max(this.interval, 2000));
+      } finally {
+        this.busy = null;
+      }
+    })();
+  }
+
+  liveError(source) {
+    if (source !== this.source) return;
+    clearTimeout(this.openTimer);
+    // A stream that stayed up a while before it broke is not a failure in a row.
+    if (this.liveOpenedAt !== null && Date.now() - this.liveOpenedAt >= this.liveStable) this.liveErrors = 0;
+    this.liveOpenedAt = null;
+    const closed = source.readyState === EVENT_SOURCE_CLOSED;
+    if (this.liveEnding && !closed) {
+      this.liveEnding = false;
+      this.armOpenTimer(source);
+      return;
+    }
+    this.liveEnding = false;
+    this.liveFailed(closed ? 'the server refused the live stream' : 'the live stream broke', closed);
+  }
+
+  /** Counts a failure; reconnects (ourselves when `reopen`, else the browser does), or falls back to polling. */
+  liveFailed(reason, reopen) {
+    this.liveErrors += 1;
+    this.stats.liveErrors += 1;
+    if (this.liveErrors >= this.liveMaxErrors) {
+      this.fallBack(`${reason} (${this.liveErrors} failures in a row)`);
+      return;
+    }
+    this.setMode('connecting', reason);
+    if (reopen) {
+      this.closeLive();
+      this.liveTimer = setTimeout(() => this.openLive(), this.liveRetryDelay * this.liveErrors);
+    } else {
+      this.armOpenTimer(this.source);
+    }
+  }
+
+  fallBack(reason) {
+    this.closeLive();
+    this.stats.fallbacks += 1;
+    this.startPolling(reason);
+    if (this.liveRetryAfter > 0) {
+      const delay = this.liveBackoff;
+      this.liveBackoff = Math.min(2 * this.liveBackoff, 600000);
+      this.liveTimer = setTimeout(() => this.returnToLive(), delay);
+    }
+  }
+
+  /** Stops polling (after the refresh in flight) and opens the stream again. */
+  async returnToLive() {
+    if (!this.running || !this.polling) return;
+    this.polling = false;
+    clearTimeout(this.timer);
+    await this.busy?.catch(() => {});
+    if (!this.running) return;
+    this.liveErrors = 0;
+    this.openLive();
+  }
+
+  /** Stops following the feed (a refresh in flight still completes). */
   stop() {
     this.running = false;
+    this.polling = false;
     clearTimeout(this.timer);
+    this.closeLive();
+    this.setMode('stopped');
   }
 }

@@ -1,0 +1,123 @@
+import EventHTTP
+import HTTPTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `HTTPResponse.stream`: a body written in parts from another thread, with the producer told
+/// when its parts reached the socket and when the client left.
+@Suite("Streamed responses")
+struct StreamedResponseTests {
+    /// The streams the route handed out, and what they were told.
+    final class Streams: Sendable {
+        let opened = Mutex<[ResponseStream]>([])
+        let drained = Mutex(0)
+        let closed = Mutex(0)
+
+        func wait(_ what: () -> Bool) -> Bool {
+            for _ in 0..<5000 {
+                if what() { return true }
+                usleep(1000)
+            }
+            return false
+        }
+    }
+
+    func withStreamServer(_ body: (HTTPServer, Streams) throws -> Void) throws {
+        let streams = Streams()
+        try withTestServer(
+            threads: 1,
+            routes: { router in
+                router.get("/stream") { _ in
+                    .stream(from: "test-streams", headers: [("Content-Type", "text/plain")]) { stream in
+                        stream.onEvent { event in
+                            switch event {
+                            case .drained: streams.drained.withLock { $0 += 1 }
+                            case .closed: streams.closed.withLock { $0 += 1 }
+                            }
+                        }
+                        streams.opened.withLock { $0.append(stream) }
+                        return true
+                    }
+                }
+            }
+        ) { server in try body(server, streams) }
+    }
+
+    @Test("Parts sent from another thread arrive as chunks; finish ends the body and keeps the connection")
+    func partsAndFinish() throws {
+        try withStreamServer { server, streams in
+            let client = try RawHTTPClient(port: server.port)
+            #expect(client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"))
+            #expect(streams.wait { streams.opened.withLock { $0.count } == 1 })
+            let stream = streams.opened.withLock { $0[0] }
+            stream.send(Array("one ".utf8))
+            stream.send(Array("two".utf8))
+            stream.finish(Array(" three".utf8))
+            // The raw answer, up to the last chunk.
+            var raw: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while !String(decoding: raw, as: UTF8.self).hasSuffix("\r\n0\r\n\r\n") {
+                let count = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { break }
+                raw.append(contentsOf: chunk[..<count])
+            }
+            let text = String(decoding: raw, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 200"))
+            #expect(text.contains("Transfer-Encoding: chunked\r\n"))
+            #expect(text.hasSuffix("\r\n\r\n4\r\none \r\n3\r\ntwo\r\n6\r\n three\r\n0\r\n\r\n"), "three chunks and the end: \(text)")
+            #expect(!stream.send(Array("late".utf8)), "a finished stream takes nothing more")
+            #expect(try client.request("GET", "/hello/a").status == 200, "the connection carries the next request")
+        }
+    }
+
+    @Test("A part the client does not read keeps the stream unwritable; once read, the producer hears drained")
+    func writableOnlyWhenTheClientTookEverything() throws {
+        try withStreamServer { server, streams in
+            let client = try RawHTTPClient(port: server.port)
+            #expect(client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"))
+            #expect(streams.wait { streams.opened.withLock { $0.count } == 1 })
+            let stream = streams.opened.withLock { $0[0] }
+            #expect(streams.wait { stream.isWritable }, "nothing sent yet")
+            // More than the kernel's buffers on both sides hold while the client reads nothing.
+            stream.send([UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20))
+            usleep(300_000)
+            #expect(!stream.isWritable, "16 MiB cannot all be in the kernel's buffers")
+            let drainedBefore = streams.drained.withLock { $0 }
+            // Read everything: then the producer hears of it.
+            var received = 0
+            var chunk = [UInt8](repeating: 0, count: 1 << 20)
+            while received < 16 << 20 {
+                let count = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { break }
+                received += count
+            }
+            #expect(received >= 16 << 20)
+            #expect(streams.wait { stream.isWritable })
+            #expect(streams.wait { streams.drained.withLock { $0 } > drainedBefore })
+        }
+    }
+
+    @Test("A client that leaves closes the stream: the producer hears closed and sends are dropped")
+    func clientLeaving() throws {
+        try withStreamServer { server, streams in
+            let client = try RawHTTPClient(port: server.port)
+            #expect(client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"))
+            #expect(streams.wait { streams.opened.withLock { $0.count } == 1 })
+            let stream = streams.opened.withLock { $0[0] }
+            stream.send(Array("hello".utf8))
+            shutdown(client.fd, Int32(SHUT_RDWR))
+            // The server learns of it when it next reads or writes.
+            #expect(
+                streams.wait {
+                    stream.send(Array("ping".utf8))
+                    return streams.closed.withLock { $0 } == 1
+                })
+            #expect(stream.isClosed)
+            #expect(!stream.send(Array("more".utf8)))
+        }
+    }
+}
