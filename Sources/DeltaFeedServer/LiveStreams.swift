@@ -86,10 +86,17 @@ final class LiveStreams: @unchecked Sendable {
     private var streams: [UInt64: Stream] = [:]
     private var pages: [Page: [UInt64]] = [:]
     private var interests = InterestIndex<Page>()
+    /// What each page's registered interests were taken from.
+    private var stamps: [Page: PageInterests.Stamp] = [:]
     /// Streams owed a check, and the index position the last fan-out covered.
     private var dirty: Set<UInt64> = []
     private var fannedTo: Int64
     private var nextHeartbeatScan: ContinuousClock.Instant
+    /// Events on their way to the loops: handed over in batches (see `send`).
+    private var batch = ResponseStreamBatch()
+    /// Events per hand-over: large enough that the loops' locks are not taken per event, small
+    /// enough that the first viewers of a change do not wait for the last ones' deltas.
+    private static let batchSize = 128
 
     private let openGauge: Gauge
     private let deltaEvents: Counter
@@ -271,6 +278,7 @@ final class LiveStreams: @unchecked Sendable {
             _ = drained  // their streams are in `dirty` still: they are checked below
             wakeAt = sendOwedEvents()
             sendHeartbeats()
+            batch.flush()
 
             condition.lock()
             for viewer in gone { releaseLocked(viewer) }
@@ -282,6 +290,7 @@ final class LiveStreams: @unchecked Sendable {
         ids.removeAll { $0 == stream.id }
         if ids.isEmpty {
             pages[stream.page] = nil
+            stamps[stream.page] = nil
             interests.remove(stream.page)
         } else {
             pages[stream.page] = ids
@@ -312,7 +321,6 @@ final class LiveStreams: @unchecked Sendable {
     /// Checks every owed stream that may be sent an event now; returns when the next one may.
     private func sendOwedEvents() -> ContinuousClock.Instant? {
         var next: ContinuousClock.Instant? = nil
-        var refreshed: Set<Page> = []
         var waiting: [UInt64] = []
         let now = clock.now
         for id in dirty {
@@ -330,12 +338,6 @@ final class LiveStreams: @unchecked Sendable {
                 continue
             }
             dirty.remove(id)
-            // What the page shows is registered before the check reads the feed: a change
-            // landing in between then touches the page as registered (the next fan-out covers
-            // it, and this stream is checked again), never a page that no longer shows it.
-            if refreshed.insert(stream.page).inserted, let current = try? service.interests(viewer: stream.page.viewer, parameters: stream.page.parameters) {
-                interests.update(stream.page, current)
-            }
             check(stream)
         }
         if !waiting.isEmpty {
@@ -366,16 +368,20 @@ final class LiveStreams: @unchecked Sendable {
                 stream.resumeFrom = nil
             }
             guard let held = stream.held else { return }
-            let outcome: DeltaOutcome
-            switch try service.delta(viewer: viewer, since: held, format: stream.format) {
-            case .answered(let answer): outcome = answer
-            case .needsStorage: outcome = try service.deltaReadingStorage(viewer: viewer, since: held, format: stream.format)
+            var look = try service.liveDelta(viewer: viewer, since: held, format: stream.format, known: stamps[stream.page])
+            if look == nil {
+                // Not in memory: read it back from the store (this thread may block), then look.
+                _ = try service.deltaReadingStorage(viewer: viewer, since: held, format: stream.format)
+                look = try service.liveDelta(viewer: viewer, since: held, format: stream.format, known: stamps[stream.page])
             }
-            guard case .changed(let delta) = outcome else { return }
+            guard let look else { throw FeedError.snapshotUnknown(held) }
+            register(look, for: stream.page)
+            guard case .changed(let delta) = look.outcome else { return }
             send(stream, event: "delta", id: delta.snapshot, data: delta.bytes)
             stream.held = delta.snapshot
             deltaEvents.increment()
         } catch FeedError.viewerNotFound {
+            batch.flush()  // what was queued for it goes before its end
             stream.output.finish(LiveStreams.event("gone", id: nil, data: Array(#"{"error":"viewer_not_found"}"#.utf8)))
         } catch {
             // The snapshot expired, or the store could not read it back: the client starts over.
@@ -394,18 +400,28 @@ final class LiveStreams: @unchecked Sendable {
     }
 
     private func reset(_ stream: Stream) throws {
-        let page = try service.feed(viewer: stream.page.viewer, parameters: stream.page.parameters)
+        let look = try service.livePage(viewer: stream.page.viewer, parameters: stream.page.parameters, known: stamps[stream.page])
+        register(look, for: stream.page)
+        guard let page = look.page else { return }
         send(stream, event: "reset", id: page.snapshotID, data: page.document.bytes)
         stream.held = page.snapshotID
         stream.resumeFrom = nil
         resetEvents.increment()
     }
 
+    /// Registers what the page the stream's client now holds shows: a later change is judged
+    /// against that page, the one the client has, never one it has not seen yet.
+    private func register(_ look: LiveLook, for page: Page) {
+        if let current = look.interests { interests.update(page, current) }
+        stamps[page] = look.stamp
+    }
+
     private func send(_ stream: Stream, event: String, id: String, data: [UInt8]) {
         let now = clock.now
         stream.lastEventAt = now
         stream.lastWriteAt = now
-        stream.output.send(LiveStreams.event(event, id: id, data: data))
+        batch.send(LiveStreams.event(event, id: id, data: data), on: stream.output)
+        if batch.count >= LiveStreams.batchSize { batch.flush() }
     }
 
     /// Sends a comment to every stream that was sent nothing for the heartbeat interval (once a
@@ -417,7 +433,8 @@ final class LiveStreams: @unchecked Sendable {
         let beat = Array(":\n\n".utf8)
         for stream in streams.values where now - stream.lastWriteAt >= limits.heartbeat && stream.output.isWritable {
             stream.lastWriteAt = now
-            stream.output.send(beat)
+            batch.send(beat, on: stream.output)
+            if batch.count >= LiveStreams.batchSize { batch.flush() }
             heartbeats.increment()
         }
     }

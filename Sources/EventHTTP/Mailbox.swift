@@ -41,6 +41,18 @@ final class Mailbox: Sendable {
         }
     }
 
+    /// Leaves several deliveries at once, under one lock and with one wake-up; false when the
+    /// worker has stopped (they are dropped).
+    func post(_ batch: [(ticket: UInt64, delivery: Delivery)]) -> Bool {
+        state.withLock { state in
+            guard !state.closed, let event = state.event else { return false }
+            let wasEmpty = state.deliveries.isEmpty
+            state.deliveries.append(contentsOf: batch)
+            if wasEmpty { event_active(event.pointer, 0, 0) }
+            return true
+        }
+    }
+
     /// Every delivery left so far, in the order they were posted (loop thread).
     func takeAll() -> [(ticket: UInt64, delivery: Delivery)] {
         state.withLock { state in

@@ -48,8 +48,8 @@ public final class ResponseStream: Sendable {
         var handler: (@Sendable (Event) -> Void)?
     }
 
-    private let mailbox: Mailbox
-    private let ticket: UInt64
+    let mailbox: Mailbox
+    let ticket: UInt64
     private let state = Mutex(State())
 
     init(mailbox: Mailbox, ticket: UInt64) {
@@ -83,17 +83,21 @@ public final class ResponseStream: Sendable {
     @discardableResult
     public func send(_ bytes: [UInt8]) -> Bool {
         guard !bytes.isEmpty else { return !isClosed }
-        let accepted = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
-            state.sent &+= 1
-            return true
-        }
-        guard accepted else { return false }
+        guard reserveSend() else { return false }
         if !mailbox.post(ticket: ticket, .chunk(bytes)) {
             closed()
             return false
         }
         return true
+    }
+
+    /// Counts one more part sent, unless the stream is closed.
+    func reserveSend() -> Bool {
+        state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.sent &+= 1
+            return true
+        }
     }
 
     /// Sends `bytes` (if any) and ends the body; the connection is then kept for the client's
@@ -134,4 +138,38 @@ public final class ResponseStream: Sendable {
 struct StreamStart: Sendable {
     let queue: String
     let start: @Sendable (ResponseStream) -> Bool
+}
+
+/// Parts for many streams, handed to their event loops together: one lock and one wake-up per
+/// loop for the whole batch, where ``ResponseStream/send(_:)`` takes them for every part. For a
+/// producer that sends to thousands of streams at once (a change many live viewers see).
+public struct ResponseStreamBatch {
+    private var byMailbox: [ObjectIdentifier: (mailbox: Mailbox, parts: [(ticket: UInt64, delivery: Delivery)], streams: [ResponseStream])] = [:]
+    /// Parts queued since the last ``flush()``.
+    public private(set) var count = 0
+
+    public init() {}
+
+    /// Queues `bytes` as the next part of `stream`; it goes out at ``flush()``. Returns false
+    /// when the stream is closed (the bytes are dropped).
+    @discardableResult
+    public mutating func send(_ bytes: [UInt8], on stream: ResponseStream) -> Bool {
+        guard !bytes.isEmpty else { return !stream.isClosed }
+        guard stream.reserveSend() else { return false }
+        let key = ObjectIdentifier(stream.mailbox)
+        if byMailbox[key] == nil { byMailbox[key] = (stream.mailbox, [], []) }
+        byMailbox[key]!.parts.append((stream.ticket, .chunk(bytes)))
+        byMailbox[key]!.streams.append(stream)
+        count += 1
+        return true
+    }
+
+    /// Hands every queued part to its loop.
+    public mutating func flush() {
+        for entry in byMailbox.values where !entry.mailbox.post(entry.parts) {
+            for stream in entry.streams { stream.closed() }
+        }
+        byMailbox.removeAll(keepingCapacity: true)
+        count = 0
+    }
 }

@@ -5,8 +5,9 @@ import Logging
 // posted by the producer written as a chunk, the producer told when its parts reached the socket
 // and when the client left, a client that stops reading disconnected.
 
-/// A streamed answer being written (worker thread only).
-struct OpenStream {
+/// A streamed answer being written (worker thread only). A class: the sweep updates every
+/// stream's progress in place, without writing the dictionary it walks (which would copy it).
+final class OpenStream {
     let exchange: Exchange
     let stream: ResponseStream
     /// Parts written into the connection's output so far, and their bytes.
@@ -16,6 +17,12 @@ struct OpenStream {
     /// how much was pending then.
     var progressAt: UInt64
     var pending = 0
+
+    init(exchange: Exchange, stream: ResponseStream, progressAt: UInt64) {
+        self.exchange = exchange
+        self.stream = stream
+        self.progressAt = progressAt
+    }
 }
 
 extension Worker {
@@ -56,7 +63,7 @@ extension Worker {
 
     /// Writes the next part of stream `ticket` (dropped if the stream is gone).
     func writeChunk(_ bytes: [UInt8], ticket: UInt64) {
-        guard var open = streams[ticket] else { return }
+        guard let open = streams[ticket] else { return }
         guard evhttp_request_get_connection(open.exchange.request) != nil else { return }
         let buffer = evbuffer_new()
         bytes.withUnsafeBytes { raw in
@@ -66,17 +73,15 @@ extension Worker {
         evbuffer_free(buffer)
         open.parts &+= 1
         open.bytes += bytes.count
-        streams[ticket] = open
     }
 
     /// The connection's output is empty again: tells the stream on it that its parts are out.
     func streamWritten(_ connection: OpaquePointer) {
         guard let bev = evhttp_connection_get_bufferevent(connection), let ticket = connections[bev]?.streamTicket,
-            var open = streams[ticket]
+            let open = streams[ticket]
         else { return }
         open.progressAt = monotonicNanoseconds()
         open.pending = 0
-        streams[ticket] = open
         open.stream.written(open.parts)
     }
 
@@ -112,7 +117,7 @@ extension Worker {
     /// Disconnects the clients of streams that took none of what is pending for the request
     /// timeout (sweep).
     func sweepStreams(now: UInt64) {
-        for (ticket, var open) in streams {
+        for open in streams.values {
             guard let connection = open.exchange.connection else { continue }
             let pending = evbuffer_get_length(bufferevent_get_output(connection.bev))
             if pending == 0 || pending < open.pending {
@@ -123,7 +128,6 @@ extension Worker {
                 open.progressAt = now
             }
             open.pending = pending
-            streams[ticket] = open
         }
     }
 

@@ -141,6 +141,42 @@ public final class FeedService: Sendable {
         PageInterests(try pages.entry(viewer: viewer, parameters: parameters).dependencies)
     }
 
+    /// What a live stream needs after a change: the delta from `since` to the page now, and
+    /// what that same page shows (``PageInterests``, unless `known` says it is what the caller
+    /// registered already), so the caller registers the page the client will hold. Nil when
+    /// `since` is not in memory (``deltaReadingStorage(viewer:since:format:)`` brings it back).
+    ///
+    /// - Throws: ``FeedError/snapshotUnknown(_:)``, ``FeedError/viewerNotFound(_:)``.
+    public func liveDelta(viewer: Int64, since: String, format: DeltaFormat, known: PageInterests.Stamp?) throws(FeedError) -> LiveLook? {
+        guard SnapshotStructure.isWellFormedID(since) else { throw .snapshotUnknown(since) }
+        let now = self.now
+        let old: SnapshotStructure
+        switch book.withLock({ $0.lookup(viewer: viewer, id: since, now: now) }) {
+        case .found(let structure): old = structure
+        case .expired: throw .snapshotUnknown(since)
+        case .notInMemory: return nil
+        }
+        let entry = try pages.entry(viewer: old.viewer, parameters: old.parameters)
+        remember(entry.page)
+        // Not kept in the delta cache: each stream asks for its own delta once.
+        let outcome = delta(from: old, oldID: since, format: format, current: entry.page, caching: false)
+        let stamp = entry.interestStamp
+        return LiveLook(outcome: outcome, page: nil, stamp: stamp, interests: stamp == known ? nil : PageInterests(entry.dependencies))
+    }
+
+    /// The page for a live stream that starts over (a reset), with what it shows; see
+    /// ``liveDelta(viewer:since:format:known:)``.
+    ///
+    /// - Throws: ``FeedError/viewerNotFound(_:)``.
+    public func livePage(viewer: Int64, parameters: FeedParameters, known: PageInterests.Stamp?) throws(FeedError) -> LiveLook {
+        let entry = try pages.entry(viewer: viewer, parameters: parameters)
+        remember(entry.page)
+        let stamp = entry.interestStamp
+        return LiveLook(
+            outcome: .unchanged(snapshotID: entry.page.snapshotID), page: entry.page, stamp: stamp,
+            interests: stamp == known ? nil : PageInterests(entry.dependencies))
+    }
+
     /// The parameters snapshot `id` was asked for with, when it is in memory and is `viewer`'s.
     public func parameters(ofSnapshot id: String, viewer: Int64) -> FeedParameters? {
         let now = self.now
@@ -208,8 +244,15 @@ public final class FeedService: Sendable {
     }
 
     private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
-        let current = try feed(viewer: old.viewer, parameters: old.parameters)
+        delta(from: old, oldID: oldID, format: format, current: try feed(viewer: old.viewer, parameters: old.parameters))
+    }
+
+    private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat, current: RenderedFeed, caching: Bool = true) -> DeltaOutcome {
         guard current.snapshotID != oldID else { return .unchanged(snapshotID: oldID) }
+        guard caching else {
+            return .changed(
+                DeltaDocument(format: format, from: old, oldID: oldID, to: current, renderedItem: items.rendered(version:), patch: items.patch(from:to:)))
+        }
         let key = DeltaKey(viewer: old.viewer, since: oldID, format: format)
         if let cached = deltas.withLock({ $0.value(for: key) }), cached.snapshot == current.snapshotID {
             return .changed(cached)

@@ -14,6 +14,8 @@ final class PageCache: Sendable {
     private let index: FeedIndex
     private let items: ItemCache
     private let cache: Mutex<ByteBoundedCache<PageKey, CachedPage>>
+    /// Numbers the compositions.
+    private let compositions = Atomic<UInt64>(0)
 
     init(index: FeedIndex, items: ItemCache, budget: Int) {
         self.index = index
@@ -146,7 +148,8 @@ final class PageCache: Sendable {
         let rendered = RenderedFeed(
             snapshotID: structure.id, sections: sections, nextCursor: page.nextCursor,
             structure: structure)
-        return CachedPage(page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs)
+        return CachedPage(
+            page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs, composition: cached.composition)
     }
 
     private func compose(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
@@ -159,7 +162,9 @@ final class PageCache: Sendable {
         let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page)
         let rendered = RenderedFeed(
             snapshotID: structure.id, sections: page, nextCursor: nextCursor, structure: structure)
-        return CachedPage(page: rendered, validatedAt: sequence, dependencies: selection.dependencies, videoRefs: selection.videoRefs)
+        return CachedPage(
+            page: rendered, validatedAt: sequence, dependencies: selection.dependencies, videoRefs: selection.videoRefs,
+            composition: compositions.add(1, ordering: .relaxed).newValue)
     }
 }
 
@@ -170,6 +175,14 @@ struct CachedPage {
     let dependencies: FeedDependencies
     /// For each section of the page, for each item, the video it shows (nil for other items).
     let videoRefs: [[VideoRef?]]
+    /// Which composition this is (patches keep it): what a page shows changes only with a new
+    /// composition, or with its last popular video's rank.
+    let composition: UInt64
+
+    /// What ``PageInterests`` of this page depend on.
+    var interestStamp: PageInterests.Stamp {
+        PageInterests.Stamp(composition: composition, popularThreshold: dependencies.regionPopular.last?.key)
+    }
 
     /// An estimate of the memory it holds beyond the shared item bytes.
     var cost: Int {

@@ -38,6 +38,12 @@ public struct PageInterests: Sendable, Equatable {
         suggestionFloor = dependencies.suggestionsOnPage ? dependencies.suggestionFloor.map { FollowerRankKey($0.user.value) } : nil
     }
 
+    /// What a page's interests depend on: they are the same while this is.
+    public struct Stamp: Hashable, Sendable {
+        let composition: UInt64
+        let popularThreshold: PopularityKey?
+    }
+
     /// Ids it holds, for memory estimates.
     var idCount: Int { videos.count + authors.count + users.count + followers.count }
 }
@@ -72,16 +78,18 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
     public var allMembers: Dictionary<Member, Int32>.Keys { slots.keys }
 
     /// Registers `member` as showing what `interests` name, replacing what it was registered
-    /// with. Costs the difference between the two.
+    /// with. Costs the difference between the two: a page whose ids stayed the same (a like
+    /// moved its last popular video's rank) touches no list.
     public mutating func update(_ member: Member, _ new: PageInterests) {
         let slot: Int32
         if let existing = slots[member] {
             slot = existing
-            guard let old = interests[Int(slot)], old != new else {
-                if interests[Int(slot)] == nil { add(new, slot: slot) }
+            guard let old = interests[Int(slot)] else {
+                add(new, slot: slot)
                 return
             }
-            remove(old, slot: slot)
+            if old != new { replace(old, with: new, slot: slot) }
+            return
         } else if let free = freeSlots.popLast() {
             slot = free
             slots[member] = slot
@@ -148,6 +156,65 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
         return result
     }
 
+    /// Moves `slot` from `old` to `new`, touching only the ids and thresholds that differ.
+    private mutating func replace(_ old: PageInterests, with new: PageInterests, slot: Int32) {
+        interests[Int(slot)] = new
+        /// Walks two sorted arrays: ids only in `before` leave `map`, ids only in `after` join.
+        func move(_ before: [Int64], _ after: [Int64], in map: inout [Int64: [Int32]]) {
+            guard before != after else { return }
+            var left = 0
+            var right = 0
+            while left < before.count || right < after.count {
+                if right == after.count || (left < before.count && before[left] < after[right]) {
+                    InterestIndex.drop(slot, from: before[left], in: &map)
+                    left += 1
+                } else if left == before.count || after[right] < before[left] {
+                    map[after[right], default: []].append(slot)
+                    right += 1
+                } else {
+                    left += 1
+                    right += 1
+                }
+            }
+        }
+        move(old.videos, new.videos, in: &byVideo)
+        move(old.authors, new.authors, in: &byAuthor)
+        move(old.users, new.users, in: &byUser)
+        move(old.followers, new.followers, in: &byFollower)
+        if old.anyNewVideo != new.anyNewVideo {
+            if new.anyNewVideo { anyNewVideo.insert(slot) } else { anyNewVideo.remove(slot) }
+        }
+        if old.anyUserAddedOrRemoved != new.anyUserAddedOrRemoved {
+            if new.anyUserAddedOrRemoved { anyUserAddedOrRemoved.insert(slot) } else { anyUserAddedOrRemoved.remove(slot) }
+        }
+        if old.popularThreshold != new.popularThreshold {
+            if let key = old.popularThreshold { InterestIndex.remove(slot, key: key, from: &popular) }
+            if let key = new.popularThreshold { InterestIndex.insert(slot, key: key, into: &popular) }
+        }
+        if old.suggestionFloor != new.suggestionFloor {
+            if let key = old.suggestionFloor { InterestIndex.remove(slot, key: key, from: &floors) }
+            if let key = new.suggestionFloor { InterestIndex.insert(slot, key: key, into: &floors) }
+        }
+    }
+
+    private static func drop(_ slot: Int32, from id: Int64, in map: inout [Int64: [Int32]]) {
+        // In place: a popular video's list holds a slot for every page that shows it.
+        guard let position = map[id]?.firstIndex(of: slot) else { return }
+        let last = map[id]!.count - 1
+        map[id]!.swapAt(position, last)
+        map[id]!.removeLast()
+        if last == 0 { map[id] = nil }
+    }
+
+    private static func insert<Key: Comparable>(_ slot: Int32, key: Key, into list: inout [(key: Key, slot: Int32)]) {
+        list.insert((key, slot), at: list.partitioningIndex { ($0.key, $0.slot) >= (key, slot) })
+    }
+
+    private static func remove<Key: Comparable>(_ slot: Int32, key: Key, from list: inout [(key: Key, slot: Int32)]) {
+        let position = list.partitioningIndex { ($0.key, $0.slot) >= (key, slot) }
+        if position < list.count, list[position].slot == slot { list.remove(at: position) }
+    }
+
     private mutating func add(_ new: PageInterests, slot: Int32) {
         interests[Int(slot)] = new
         for id in new.videos { byVideo[id, default: []].append(slot) }
@@ -156,25 +223,14 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
         for id in new.followers { byFollower[id, default: []].append(slot) }
         if new.anyNewVideo { anyNewVideo.insert(slot) }
         if new.anyUserAddedOrRemoved { anyUserAddedOrRemoved.insert(slot) }
-        if let key = new.popularThreshold {
-            popular.insert((key, slot), at: popular.partitioningIndex { ($0.key, $0.slot) >= (key, slot) })
-        }
-        if let key = new.suggestionFloor {
-            floors.insert((key, slot), at: floors.partitioningIndex { ($0.key, $0.slot) >= (key, slot) })
-        }
+        if let key = new.popularThreshold { InterestIndex.insert(slot, key: key, into: &popular) }
+        if let key = new.suggestionFloor { InterestIndex.insert(slot, key: key, into: &floors) }
     }
 
     private mutating func remove(_ old: PageInterests, slot: Int32) {
         interests[Int(slot)] = nil
         func drop(_ ids: [Int64], from map: inout [Int64: [Int32]]) {
-            for id in ids {
-                // In place: a popular video's list holds a slot for every page that shows it.
-                guard let position = map[id]?.firstIndex(of: slot) else { continue }
-                let last = map[id]!.count - 1
-                map[id]!.swapAt(position, last)
-                map[id]!.removeLast()
-                if last == 0 { map[id] = nil }
-            }
+            for id in ids { InterestIndex.drop(slot, from: id, in: &map) }
         }
         drop(old.videos, from: &byVideo)
         drop(old.authors, from: &byAuthor)
@@ -182,13 +238,7 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
         drop(old.followers, from: &byFollower)
         anyNewVideo.remove(slot)
         anyUserAddedOrRemoved.remove(slot)
-        if let key = old.popularThreshold {
-            let position = popular.partitioningIndex { ($0.key, $0.slot) >= (key, slot) }
-            if position < popular.count, popular[position].slot == slot { popular.remove(at: position) }
-        }
-        if let key = old.suggestionFloor {
-            let position = floors.partitioningIndex { ($0.key, $0.slot) >= (key, slot) }
-            if position < floors.count, floors[position].slot == slot { floors.remove(at: position) }
-        }
+        if let key = old.popularThreshold { InterestIndex.remove(slot, key: key, from: &popular) }
+        if let key = old.suggestionFloor { InterestIndex.remove(slot, key: key, from: &floors) }
     }
 }

@@ -80,6 +80,13 @@ struct Prove: ParsableCommand {
     )
     var ledger: String?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "Also follow every viewer over the live route (Server-Sent Events) in each delta form, each on its own connection, and check after every round that each live page equals a fresh fetch."
+    )
+    var liveClients = true
+
     @Option(help: "Seed of the random choices (default: a new one each run, printed).")
     var seed: UInt64?
 
@@ -116,12 +123,15 @@ struct Prove: ParsableCommand {
         )
         if let ledger { proof.ledger = try WriteLedger(loading: ledger) }
         try proof.start(viewers: viewers, idsUpTo: viewerIds)
+        let watchers = liveClients ? proof.startLiveWatchers() : []
+        defer { for watcher in watchers { watcher.stop() } }
         var round = 0
         while round < rounds {
             if let duration, started.duration(to: .now) >= .seconds(duration) { break }
             round += 1
             let roundStart = ContinuousClock.now
             try proof.round(round, writes: writesPerRound)
+            proof.checkLive(watchers, round: round)
             if round % 10 == 0 { log("prove: round \(round): \(counters.snapshot().progressLine)") }
             let elapsed = roundStart.duration(to: .now)
             if elapsed < .seconds(roundInterval) { Thread.sleep(forTimeInterval: roundInterval - elapsed.seconds) }
@@ -131,6 +141,13 @@ struct Prove: ParsableCommand {
             lag = try proof.measureLag(samples: lagSamples)
         }
         // The lag's own writes are in the ledger too: read everything back last.
+        for watcher in watchers {
+            let (events, resets) = watcher.counts
+            counters.update {
+                $0.liveEvents += events
+                $0.liveResets += resets
+            }
+        }
         let verification = proof.verifyAcknowledgedWrites()
         if let ledger { try proof.ledger.save(to: ledger) }
         let report = ProveReport(

@@ -24,6 +24,10 @@ final class ProveCounters: Sendable {
         var mismatches = 0
         var errors = 0
         var settleRetries = 0
+        /// Live clients found equal to a fresh fetch after a round; their events and resets.
+        var liveChecks = 0
+        var liveEvents = 0
+        var liveResets = 0
         var unreachableReplicas: Set<String> = []
         var messages: [String] = []
 

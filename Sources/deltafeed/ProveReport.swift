@@ -79,6 +79,7 @@ struct ProveReport {
             "prove: \(rounds) rounds in \(String(format: "%.1f", seconds)) s, \(counts.requests) requests",
             "deltas applied: \(applied); unchanged (304) \(counts.unchanged); refetched after 410 \(counts.refetched) "
                 + "(410s seen \(counts.gone)); settle retries \(counts.settleRetries)",
+            "live clients: \(counts.liveChecks) pages equal to a fresh fetch after a round; \(counts.liveEvents) events, of which resets \(counts.liveResets)",
             "writes acknowledged: \(counts.writesAcknowledged) (\(kinds.isEmpty ? "none" : kinds)); refused 4xx \(counts.writesRefused); "
                 + "outcome unknown \(verification.uncertain)",
             "503 retried after Retry-After: \(counts.retried503)\(codes503.isEmpty ? "" : " (\(codes503))"); "
@@ -119,6 +120,9 @@ struct ProveReport {
             ("write_5xx", "\(counts.write5xx)"),
             ("read_no_answer", "\(counts.readNoResponse)"),
             ("write_no_answer", "\(counts.writeNoResponse)"),
+            ("live_checks", "\(counts.liveChecks)"),
+            ("live_events", "\(counts.liveEvents)"),
+            ("live_resets", "\(counts.liveResets)"),
             ("mismatches", "\(counts.mismatches)"),
             ("errors", "\(counts.errors)"),
             ("verified_records", "\(verification.records)"),

@@ -178,7 +178,7 @@ struct LiveStreamTests {
         #expect(third.status == 503)
         first.close()
         var admitted = 0
-        for _ in 0..<50 where admitted == 0 {
+        for _ in 0..<200 where admitted == 0 {
             Thread.sleep(forTimeInterval: 0.05)
             let again = try open(server, "?limit=6")
             if again.status == 200 { admitted += 1 }
