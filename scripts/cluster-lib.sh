@@ -105,8 +105,11 @@ kill_replica() {
 # could not be made at all (connection refused or timed out): once a replica has answered, its
 # answer is the client's — a 503 `overloaded` carries the Retry-After to honour, and a stream
 # that ends (a replica shutting down sends `event: shutdown` first) is the client's cue to
-# reconnect with Last-Event-ID, which nginx balances like any new request. Graceful stops
-# (SIGQUIT) would wait for open streams: worker_shutdown_timeout ends them after 10 s.
+# reconnect with Last-Event-ID, which nginx balances like any new request. Delta requests may be
+# long polls (`wait=` up to 60 s): their location reads for 75 s, so a held request is not taken
+# for a hung replica and sent again elsewhere (a delta is a read: POST …/feed/delta may be
+# retried). Graceful stops (SIGQUIT) would wait for open streams: worker_shutdown_timeout ends
+# them after 10 s.
 start_nginx() {
   local port="$1"
   local dir="$CLUSTER_DIR/nginx"
@@ -151,6 +154,11 @@ start_nginx() {
     echo "      error_page 418 = @writes;"
     echo "      if (\$request_method !~ ^(GET|HEAD)\$) { return 418; }"
     echo "      proxy_pass http://deltafeed;"
+    echo "      proxy_next_upstream error timeout http_502 http_503;"
+    echo "    }"
+    echo "    location ~ ^/v1/users/[0-9]+/feed/delta\$ {"
+    echo "      proxy_pass http://deltafeed;"
+    echo "      proxy_read_timeout 75s;"
     echo "      proxy_next_upstream error timeout http_502 http_503;"
     echo "    }"
     echo "    location ~ ^/v1/users/[0-9]+/feed/live\$ {"
