@@ -128,7 +128,7 @@ start_nginx() {
     echo "daemon off;"
     echo "pid $dir/nginx.pid;"
     echo "error_log $dir/error.log warn;"
-    echo "events { worker_connections 4096; }"
+    echo "events { worker_connections 8192; }"
     echo "http {"
     echo "  log_format upstream '\$request_method \$uri \$status upstream=\$upstream_addr upstream_status=\$upstream_status';"
     echo "  access_log $dir/access.log upstream;"

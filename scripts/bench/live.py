@@ -3,6 +3,8 @@
 The streams are held by scripts/bench/live_client.c (one epoll thread per process, every event
 timestamped with CLOCK_MONOTONIC, the clock of time.monotonic_ns() here); this script starts
 each server, does the writes, reads the server's /proc files and matches events with writes.
+The cluster phase starts no server: scripts/bench-live starts the replicas (cluster-lib.sh) and
+passes their ports and PIDs (--cluster-ports, --cluster-pids).
 
   live.py run --binary B --client C --seed S --out DIR [options]   (see scripts/bench-live)
   live.py probe PORT RATE SECONDS                                  (the /healthz prober)
@@ -164,7 +166,7 @@ class Clients:
     """PATHS split over processes of at most options.per_client streams each, every process on
     16 loopback source addresses of its own."""
 
-    def __init__(self, options, name, paths, flags=()):
+    def __init__(self, options, name, paths, flags=(), port=None, first_source=1):
         self.options = options
         self.processes = []
         self.records = []
@@ -179,8 +181,8 @@ class Clients:
                 f.write("\n".join(chunk) + "\n")
             records = os.path.join(options.out, f"records-{name}-{k}.txt")
             process = subprocess.Popen(
-                ["taskset", "-c", options.client_cpu, options.client, str(options.port), paths_file, records,
-                 "-s", "16", "-f", str(1 + 16 * k)] + list(flags),
+                ["taskset", "-c", options.client_cpu, options.client, str(port or options.port), paths_file, records,
+                 "-s", "16", "-f", str(first_source + 16 * k)] + list(flags),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, preexec_fn=raise_descriptor_limit)
             process.first = first
             os.set_blocking(process.stdout.fileno(), False)
@@ -666,6 +668,431 @@ def match(records, writer, shows, t_start):
     return lags, matched, unmatched, ambiguous, resets, deltas, delta_bytes
 
 
+# MARK: - Cluster: write-to-delivery across replicas on PostgreSQL
+
+
+def process_alive(pid):
+    """Whether PID runs (a zombie does not: the replicas are scripts/bench-live's children)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def tree_cpu_seconds(pid):
+    """utime + stime of PID, of its children alive and of those it has reaped (cutime + cstime):
+    PostgreSQL's postmaster and its backends."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    total = sum(int(fields[i]) for i in (11, 12, 13, 14))
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            total += int(fields[11]) + int(fields[12])
+    return total / CLOCK_TICK
+
+
+def json_pointer(path):
+    return [token.replace("~1", "/").replace("~0", "~") for token in path.split("/")[1:]] if path else []
+
+
+def pointer_parent(document, tokens):
+    """The container tokens[-1] is in, and that key (an index for a list, "-" kept)."""
+    container = document
+    for token in tokens[:-1]:
+        container = container[int(token)] if isinstance(container, list) else container[token]
+    key = tokens[-1]
+    if isinstance(container, list) and key != "-":
+        key = int(key)
+    return container, key
+
+
+def apply_json_patch(document, operations):
+    """RFC 6902 on a parsed document, in place; returns the document (a new one when the path ""
+    is replaced). A missing target or a failed test raises (KeyError, IndexError, ValueError)."""
+    for operation in operations:
+        kind, tokens = operation["op"], json_pointer(operation["path"])
+        if kind == "test":
+            container, key = pointer_parent(document, tokens) if tokens else (None, None)
+            if (container[key] if tokens else document) != operation["value"]:
+                raise ValueError(f"test failed at {operation['path']}")
+            continue
+        if kind in ("move", "copy"):
+            container, key = pointer_parent(document, json_pointer(operation["from"]))
+            value = container[key]
+            if kind == "move":
+                del container[key]
+            else:
+                value = json.loads(json.dumps(value))
+        else:
+            value = operation.get("value")
+        if not tokens:
+            if kind == "remove":
+                raise ValueError("remove of the whole document")
+            document = value
+            continue
+        container, key = pointer_parent(document, tokens)
+        if kind == "remove":
+            del container[key]
+        elif kind == "replace":
+            if isinstance(container, dict) and key not in container:
+                raise KeyError(operation["path"])
+            container[key] = value
+        elif isinstance(container, list):
+            if key == "-":
+                container.append(value)
+            elif 0 <= key <= len(container):
+                container.insert(key, value)
+            else:
+                raise IndexError(operation["path"])
+        else:
+            container[key] = value
+    return document
+
+
+def page_videos(document):
+    """video id -> (like_count, title) of every video item of a feed page."""
+    videos = {}
+    for section in document.get("sections", ()):
+        for item in section.get("items", ()):
+            if item.get("kind") == "video":
+                video = item["data"]["video"]
+                videos[video["id"]] = (video.get("like_count", 0), video.get("title") or "")
+    return videos
+
+
+def read_events(group):
+    """The records of a Clients group started with -d, in order: [kind, stream, t_ns, fields,
+    data], the stream index made global across the group's processes, data the JSON text of a
+    reset or delta (an "I" line of `dump`: t_ns 0, fields [last event id])."""
+    group.command_and_wait("flush", "FLUSHED")
+    events = []
+    for process, path in zip(group.processes, group.records):
+        with open(path) as f:
+            for line in f:
+                if line.startswith("J "):
+                    events[-1][4] = line[2:].rstrip("\n")
+                    continue
+                fields = line.split()
+                stream = int(fields[1]) + process.first
+                if fields[0] == "I":
+                    events.append(["I", stream, 0, fields[2:], None])
+                else:
+                    events.append([fields[0], stream, int(fields[2]), fields[3:], None])
+    return events
+
+
+class ClusterWriter:
+    """Open-loop writes at RATE a second for SECONDS, write n sent to replica n % R (each of 16
+    threads keeps one keep-alive connection per replica): 4 in 5 likes of one of VIDEOS (the videos
+    the streams' pages show) by a random user, 1 in 5 new videos by random authors titled "lv-N".
+    Remembers when each write was acknowledged, what it carries and which replica acknowledged it."""
+
+    def __init__(self, options, ports, rate, seconds, videos):
+        self.options, self.ports, self.rate, self.seconds = options, ports, rate, seconds
+        self.videos = sorted(videos)
+        self.rng = random.Random(13)
+        self.jobs = queue.Queue()
+        self.lock = threading.Lock()
+        self.likes = collections.defaultdict(list)  # video -> [(like_count, acked)]
+        self.titles = {}  # n -> acked
+        self.origin = {}  # ("L", video, like_count) or ("T", n) -> the replica that acknowledged it
+        self.status = collections.Counter()
+        self.status_by_replica = [collections.Counter() for _ in ports]
+        self.latencies = []
+        self.log = []  # (n, replica, kind, status, sent, acked, video, like_count)
+        self.offered = 0
+        self.last_acked = 0
+
+    def work(self):
+        connections = [None] * len(self.ports)
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                for connection in connections:
+                    if connection:
+                        connection.close()
+                return
+            kind, replica, method, path, body, n = job
+            port = self.ports[replica]
+            if connections[replica] is None:
+                connections[replica] = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            sent = now()
+            try:
+                status, _, data = request(port, method, path, body=body, connection=connections[replica])
+            except (OSError, http.client.HTTPException) as error:
+                status, data = type(error).__name__, b""
+                connections[replica].close()
+                connections[replica] = None
+            acked = now()
+            with self.lock:
+                self.status[status] += 1
+                self.status_by_replica[replica][status] += 1
+                video = json.loads(data) if status == 201 else {}
+                self.log.append((n, replica, kind, status, sent, acked, video.get("id", 0), video.get("like_count", -1)))
+                if status == 201:
+                    self.latencies.append(acked - sent)
+                    self.last_acked = max(self.last_acked, acked)
+                    if kind == "like":
+                        self.likes[video["id"]].append((video["like_count"], acked))
+                        self.origin[("L", video["id"], video["like_count"])] = replica
+                    else:
+                        self.titles[n] = acked
+                        self.origin[("T", n)] = replica
+
+    def run(self):
+        workers = [threading.Thread(target=self.work, daemon=True) for _ in range(16)]
+        for worker in workers:
+            worker.start()
+        started = time.monotonic()
+        for n in range(int(self.rate * self.seconds)):
+            delay = started + n / self.rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            replica = n % len(self.ports)
+            if self.rng.random() < 0.8:
+                video, user = self.rng.choice(self.videos), self.rng.randrange(1, self.options.users + 1)
+                self.jobs.put(("like", replica, "PUT", f"/v1/videos/{video}/likes/{user}", None, n))
+            else:
+                body = json.dumps({"author_id": self.rng.randrange(1, self.options.users + 1), "title": f"lv-{n}",
+                                   "thumbnail_url": "https://cdn.deltafeed.example/thumbs/b.jpg", "duration_seconds": 30})
+                self.jobs.put(("video", replica, "POST", "/v1/videos", body, n))
+            self.offered += 1
+        for _ in workers:
+            self.jobs.put(None)
+        for worker in workers:
+            worker.join(timeout=60)
+        return time.monotonic() - started
+
+
+def replay(events, writer, replica, t_start, window_ns, deliveries, counters):
+    """Applies each stream's events, in order, to a copy of its page (the streams are
+    format=jsonpatch, so every like count that changes names its video) and attributes every
+    write to the event that first carried it: a like when its video's count on the page passes the
+    like's count (several likes of one video folded into one event are each delivered by it), a
+    new video when its title lv-N first appears. A video that enters the page delivers nothing
+    (its likes were not the page's to show). Appends (lag_ns, write's replica, stream's replica,
+    quiet, write) to deliveries, quiet meaning the event came more than window_ns after the
+    stream's previous one (not held by coalescing). Returns each stream's page at the end."""
+    by_stream = collections.defaultdict(list)
+    for event in events:
+        by_stream[event[1]].append(event)
+    pages = {}
+    for stream, stream_events in by_stream.items():
+        document, videos, seen, last_t = None, {}, set(), None
+        for kind, _, t, fields, data in stream_events:
+            if kind in ("C", "F", "X"):
+                if t >= t_start:
+                    counters[{"C": "closed", "F": "refused", "X": "other_events"}[kind]] += 1
+                continue
+            if kind == "R":
+                document = json.loads(data)
+                videos = page_videos(document)
+                seen.update(title for _, title in videos.values())
+                if t >= t_start:
+                    counters["resets"] += 1
+                last_t = t
+                continue
+            if kind != "D":
+                continue
+            counters["deltas"] += 1
+            counters["delta_bytes"] += int(fields[0])
+            delta = json.loads(data)
+            if document is None or delta.get("since") != document.get("snapshot"):
+                counters["chain_breaks"] += 1
+            try:
+                document = apply_json_patch(document, delta["patch"])
+            except (KeyError, IndexError, ValueError, TypeError):
+                counters["patch_failures"] += 1
+                document = None
+                continue
+            if document.get("snapshot") != delta.get("snapshot") or fields[1] != delta.get("snapshot"):
+                counters["snapshot_mismatches"] += 1
+            after = page_videos(document)
+            quiet = last_t is None or t - last_t > window_ns
+            carried = 0
+            for video, (like_count, title) in after.items():
+                before = videos.get(video)
+                if before is None:
+                    counters["videos_entered"] += 1
+                    if title.startswith("lv-") and title not in seen:
+                        seen.add(title)
+                        n = int(title[3:])
+                        if n in writer.titles:
+                            deliveries.append((t - writer.titles[n], writer.origin[("T", n)], replica, quiet, ("T", n)))
+                            carried += 1
+                    continue
+                if like_count > before[0]:
+                    likes = [(count, acked) for count, acked in writer.likes.get(video, ()) if before[0] < count <= like_count]
+                    for count, acked in likes:
+                        deliveries.append((t - acked, writer.origin[("L", video, count)], replica, quiet, ("L", video, count)))
+                    carried += len(likes)
+                    if len(likes) != like_count - before[0]:
+                        counters["unexplained_counts"] += 1
+                elif like_count < before[0]:
+                    counters["counts_went_down"] += 1
+            videos = after
+            counters["events_carrying_writes" if carried else "events_carrying_none"] += 1
+            last_t = t
+        pages[stream] = document
+    return pages
+
+
+def cluster(options, results):
+    """Streams spread over the replicas (stream i on replica i % R, through that replica's own
+    port), writes round robin over the replicas, every delivery's lag split by whether the
+    stream's replica is the one that acknowledged the write. The replicas, PostgreSQL and nginx
+    are scripts/bench-live's (cluster-lib.sh start_cluster / stop_cluster): this reads their
+    ports and PIDs, and starts or stops none of them."""
+    ports = [int(p) for p in options.cluster_ports.split(",")]
+    pids = [int(p) for p in options.cluster_pids.split(",")]
+    replicas = len(ports)
+    count = options.cluster_streams
+
+    def alive():
+        for r, pid in enumerate(pids):
+            if not process_alive(pid):
+                raise SystemExit(f"cluster: replica {r} (pid {pid}, port {ports[r]}) is no longer running")
+
+    pages = page_paths(options, count)
+    members = [[i for i in range(count) if i % replicas == r] for r in range(replicas)]
+    say(f"cluster: opening {count:,} streams, {len(members[0]):,} on each of the {replicas} replicas' own ports "
+        f"(pages of {options.users:,} viewers, limits {pages[0][1]}..{pages[-1][1]}, format=jsonpatch)")
+    groups = []
+    try:
+        for r in range(replicas):
+            paths = [f"/v1/users/{pages[i][0]}/feed/live?limit={pages[i][1]}&format=jsonpatch" for i in members[r]]
+            groups.append(Clients(options, f"cluster-r{r}", paths, ["-d"], port=ports[r], first_source=1 + 64 * r))
+        for r, group in enumerate(groups):
+            if not group.wait_ready(timeout=180):
+                raise SystemExit(f"cluster: not every stream of replica {r} opened in 180 s: {group.stats()}")
+            stats = group.wait_for("resets", len(members[r]), timeout=180, poll=0.2)
+            if stats["resets"] < len(members[r]) or stats["refused"]:
+                raise SystemExit(f"cluster: replica {r}: {stats['resets']} resets for {len(members[r])} streams ({stats})")
+        alive()
+        videos = set()
+        for group in groups:
+            for event in read_events(group):
+                if event[0] == "R":
+                    videos.update(page_videos(json.loads(event[4])))
+        time.sleep(2)
+        base = [group.stats() for group in groups]
+        say(f"cluster: {options.cluster_rate:g} writes/s for {options.cluster_seconds:g} s, round robin over the replicas "
+            f"(likes of the {len(videos):,} videos the pages show, new videos)")
+        writer = ClusterWriter(options, ports, options.cluster_rate, options.cluster_seconds, videos)
+        cpu0 = [cpu_seconds(pid) for pid in pids]
+        pg0 = tree_cpu_seconds(options.cluster_pg_pid) if options.cluster_pg_pid else None
+        t_start = now()
+        writer.run()
+        t_writes_end = now()
+        alive()
+        # Drained: no event on any stream for options.settle seconds (at most the drain limit).
+        last_count, last_change = sum(group.stats()["deltas"] for group in groups), time.monotonic()
+        while time.monotonic() - last_change < options.settle and (now() - t_writes_end) / 1e9 < options.cluster_drain_limit:
+            time.sleep(0.25)
+            alive()
+            count_now = sum(group.stats()["deltas"] for group in groups)
+            if count_now != last_count:
+                last_count, last_change = count_now, time.monotonic()
+        t_end = now()
+        cpu1 = [cpu_seconds(pid) for pid in pids]
+        pg1 = tree_cpu_seconds(options.cluster_pg_pid) if options.cluster_pg_pid else None
+        end = [group.stats() for group in groups]
+        metrics = []
+        for r in range(replicas):
+            saved, options.port = options.port, ports[r]  # live_metrics reads options.port
+            try:
+                metrics.append(live_metrics(options, f"cluster-r{r}"))
+            finally:
+                options.port = saved
+        with open(os.path.join(options.out, "writes-cluster.txt"), "w") as f:
+            f.write("# n replica kind status sent_ns acked_ns video like_count\n")
+            for entry in sorted(writer.log):
+                f.write(" ".join(str(x) for x in entry) + "\n")
+        # Every stream's page, replayed from its events, against GET …/feed of that page now: on its
+        # own replica (the snapshot id the stream last received, and the whole document) and on the
+        # next replica (replicas at one change-log position give the same snapshot ids).
+        deliveries, counters = [], collections.Counter()
+        stale, differ, disagree, examples, last_event = 0, 0, 0, [], t_start
+        window_ns = (options.coalesce_ms + 50) * 1_000_000
+        connections = [http.client.HTTPConnection("127.0.0.1", port, timeout=10) for port in ports]
+        for r, group in enumerate(groups):
+            group.command_and_wait("dump", "DUMPED")
+            events = read_events(group)
+            held = {event[1]: event[3][0] for event in events if event[0] == "I"}
+            last_event = max([last_event] + [event[2] for event in events if event[0] == "D"])
+            replayed = replay(events, writer, r, t_start, window_ns, deliveries, counters)
+            other = (r + 1) % replicas
+            for j, i in enumerate(members[r]):
+                v, limit = pages[i]
+                path = f"/v1/users/{v}/feed?limit={limit}"
+                status, headers, body = request(ports[r], "GET", path, connection=connections[r])
+                if status != 200:
+                    raise SystemExit(f"cluster: GET {path} on replica {r} answered {status}")
+                fresh = headers["ETag"].strip('"').removeprefix("W/").strip('"')
+                if held.get(j) != fresh:
+                    stale += 1
+                    if len(examples) < 5:
+                        examples.append(f"stale: replica {r} (port {ports[r]}) {path}: the stream's last event {held.get(j)}, the page now {fresh}")
+                elif replayed.get(j) != json.loads(body):
+                    differ += 1
+                    if len(examples) < 5:
+                        examples.append(f"differs: replica {r} (port {ports[r]}) {path} at {fresh}: the stream's events applied to its reset "
+                                        f"do not give the page")
+                if snapshot_of(ports[other], path, connections[other]) != fresh:
+                    disagree += 1
+            del events, replayed
+        for connection in connections:
+            connection.close()
+
+        def figures(lags):
+            lags = sorted(lags)
+            return {"n": len(lags), "p50": percentile(lags, 50), "p99": percentile(lags, 99),
+                    "max": lags[-1] if lags else float("nan"), "min": lags[0] if lags else float("nan")}
+
+        pairs = collections.defaultdict(list)
+        first = {}  # (write, stream's replica) -> (lag of the first stream it reached there, write's replica)
+        reach = collections.Counter()  # write -> streams it reached
+        for lag, origin, stream_replica, _, write in deliveries:
+            pairs[(origin, stream_replica)].append(lag)
+            reach[write] += 1
+            if (write, stream_replica) not in first or lag < first[(write, stream_replica)][0]:
+                first[(write, stream_replica)] = (lag, origin)
+        wide = count // 10
+        results.append({
+            "replicas": replicas, "streams": count, "rate": options.cluster_rate, "seconds": options.cluster_seconds,
+            "offered": writer.offered, "status": dict(writer.status),
+            "status_by_replica": [dict(c) for c in writer.status_by_replica], "videos": len(videos),
+            "write_p50": percentile(sorted(writer.latencies), 50), "write_p99": percentile(sorted(writer.latencies), 99),
+            "same": figures([d[0] for d in deliveries if d[1] == d[2]]), "other": figures([d[0] for d in deliveries if d[1] != d[2]]),
+            "all": figures([d[0] for d in deliveries]), "quiet": figures([d[0] for d in deliveries if d[3]]),
+            "held": figures([d[0] for d in deliveries if not d[3]]),
+            "first_same": figures([lag for (_, r), (lag, origin) in first.items() if origin == r]),
+            "first_other": figures([lag for (_, r), (lag, origin) in first.items() if origin != r]),
+            "wide": figures([d[0] for d in deliveries if reach[d[4]] > wide]),
+            "narrow": figures([d[0] for d in deliveries if reach[d[4]] <= wide]),
+            "wide_writes": sum(1 for n in reach.values() if n > wide), "narrow_writes": sum(1 for n in reach.values() if n <= wide),
+            "writes_reaching": len(reach),
+            "pairs": {f"{a}→{b}": figures(lags) for (a, b), lags in sorted(pairs.items())},
+            "events_per_s": counters["deltas"] / ((t_end - t_start) / 1e9), "counters": dict(counters),
+            "live_end": sum(e["live"] for e in end), "closed": sum(e["closed"] - b["closed"] for e, b in zip(end, base)),
+            "stale": stale, "differ": differ, "disagree": disagree, "examples": examples,
+            "drained": max(0.0, (last_event - max(writer.last_acked, t_start)) / 1e9),
+            "cpu": [b - a for a, b in zip(cpu0, cpu1)], "pg_cpu": (pg1 - pg0) if pg0 is not None else None,
+            "window": (t_end - t_start) / 1e9, "metrics": metrics, "ports": ports, "pids": pids,
+        })
+    finally:
+        for group in groups:
+            group.quit()
+
+
 # MARK: - Output
 
 
@@ -679,13 +1106,14 @@ def kib(value):
     return f"{value / 1024:,.0f}"
 
 
-def report(options, idle_results, fanout_results, mixed_results):
-    print()
-    print(f"deltafeed live streams: {options.binary_label}; store: demo ({options.users:,} users, {options.videos:,} videos, 40 ads), SQLite")
-    print(f"server: `serve --threads 1` pinned to core {options.server_cpu} (taskset); stream holders "
-          f"(scripts/bench/live_client.c, epoll), writer and /healthz prober on core {options.client_cpu}; "
-          f"RLIMIT_NOFILE {resource.getrlimit(resource.RLIMIT_NOFILE)[1]:,}; load average {options.load_before} before, "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} after")
+def report(options, idle_results, fanout_results, mixed_results, cluster_results=()):
+    if idle_results or fanout_results or mixed_results:
+        print()
+        print(f"deltafeed live streams: {options.binary_label}; store: demo ({options.users:,} users, {options.videos:,} videos, 40 ads), SQLite")
+        print(f"server: `serve --threads 1` pinned to core {options.server_cpu} (taskset); stream holders "
+              f"(scripts/bench/live_client.c, epoll), writer and /healthz prober on core {options.client_cpu}; "
+              f"RLIMIT_NOFILE {resource.getrlimit(resource.RLIMIT_NOFILE)[1]:,}; load average {options.load_before} before, "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} after")
     verdicts = []
     if idle_results:
         print()
@@ -761,6 +1189,67 @@ def report(options, idle_results, fanout_results, mixed_results):
                                  f"lag p99 {ms(r['p99'])} ms; {r['stale']} streams stale at the end",
                                  "yes" if r["p99"] <= 1e9 and r["stale"] == 0 else "no"))
                 verdicts.append(("50 writes/s: /healthz p99 ≤ 10 ms", f"{h['p99_ms']:.2f} ms", "yes" if h["p99_ms"] <= 10 else "no"))
+    for r in cluster_results:
+        n = r["replicas"]
+        print()
+        print(f"deltafeed live streams across {n} replicas: {options.binary_label}; {n} replicas (`serve --threads 1` each, "
+              f"scripts/cluster-lib.sh) on one {options.cluster_label}, seeded with the demo store ({options.users:,} users, "
+              f"{options.videos:,} videos, 40 ads); replicas, PostgreSQL and nginx on {options.cluster_cpu}; stream holders "
+              f"and writer on core {options.client_cpu}; load average {options.load_before} before, "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} after")
+        print()
+        print(f"{r['streams']:,} streams, stream i on replica i % {n} through that replica's own port ({r['streams'] // n:,} each; "
+              f"pages: viewer 1 + i % {options.users:,} with limit 10 + i / {options.users:,}, each starting with a reset); "
+              f"{r['rate']} writes/s for {r['seconds']:g} s, write n sent to replica n % {n} directly (open loop, 16 connections; "
+              f"4 in 5 likes of one of the {r['videos']:,} videos the pages show by a random user, 1 in 5 new videos by random "
+              f"authors titled lv-N). Lag = event received − write acknowledged (both CLOCK_MONOTONIC), for every stream whose "
+              f"event carried the write (the streams are format=jsonpatch and each is replayed on a copy of its page, so every "
+              f"like count that changes names its video), split by the stream's replica against the one that acknowledged the write:")
+        print()
+        print("| deliveries | count | p50 | p99 | max | min |")
+        print("|---|---|---|---|---|---|")
+        rows = (("stream on the replica that acknowledged the write", "same"), ("stream on another replica (NOTIFY, then catch-up)", "other"),
+                ("all", "all"),
+                (f"all, of the {r['wide_writes']:,} writes that reached more than 10 % of the streams", "wide"),
+                (f"all, of the {r['narrow_writes']:,} writes that reached 10 % or fewer", "narrow"),
+                (f"all, in events > {options.coalesce_ms + 50} ms after the stream's previous one (not held by coalescing)", "quiet"),
+                (f"all, in events ≤ {options.coalesce_ms + 50} ms after the stream's previous one", "held"),
+                ("first stream a write reached on its own replica (one per write)", "first_same"),
+                ("first stream a write reached on each other replica (one per write and replica)", "first_other"))
+        for label, key in rows:
+            f = r[key]
+            print(f"| {label} | {f['n']:,} | {ms(f['p50'])} ms | {ms(f['p99'])} ms | {ms(f['max'])} ms | {ms(f['min'])} ms |")
+        print()
+        c = collections.Counter(r["counters"])
+        other = {k: v for k, v in r["status"].items() if k != 201}
+        cpu = " / ".join(f"{100 * x / r['window']:.0f}" for x in r["cpu"])
+        pg = f"{100 * r['pg_cpu'] / r['window']:.0f} %" if r["pg_cpu"] is not None else "-"
+        print("| writes acknowledged (201) | other answers | write p50 / p99 | events/s | SSE bytes per event | events carrying no write "
+              "| resets, closed, refused during | open at the end | last event after the last ack "
+              "| streams not at their page's snapshot (lost) | pages replayed ≠ GET …/feed | pages the next replica disagrees on "
+              "| replicas' CPU | PostgreSQL CPU |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print(f"| {r['status'].get(201, 0):,} of {r['offered']:,} | {other or 0} | {ms(r['write_p50'])} / {ms(r['write_p99'])} ms | "
+              f"{r['events_per_s']:,.0f} | {c['delta_bytes'] / max(c['deltas'], 1):,.0f} | {c['events_carrying_none']:,} of {c['deltas']:,} | "
+              f"{c['resets']}, {c['closed']}, {c['refused']} | {r['live_end']:,} of {r['streams']:,} | {r['drained']:.2f} s | "
+              f"{r['stale']} | {r['differ']} | {r['disagree']} | {cpu} % of a core ({r['window']:.0f} s) | {pg} |")
+        print()
+        print(f"replay: {c['videos_entered']:,} videos entered pages; {c['unexplained_counts']} like counts moved by other than the "
+              f"acknowledged likes; {c['chain_breaks']} deltas not from the previous event's snapshot; {c['patch_failures']} patches "
+              f"that did not apply; {c['snapshot_mismatches']} events whose patched snapshot is not their id; "
+              f"{c['other_events']} other events (shutdown, gone)")
+        print()
+        print("p50 / p99 by the write's replica → the stream's replica: "
+              + "; ".join(f"{pair} {ms(f['p50'])} / {ms(f['p99'])} ms ({f['n']:,})" for pair, f in r["pairs"].items()))
+        for k, metrics in enumerate(r["metrics"]):
+            print(f"replica {k}: " + metrics_line(metrics))
+        for example in r["examples"]:
+            print(example)
+        worst = max(r["same"]["p99"], r["other"]["p99"])
+        verdicts.append((f"across {n} replicas, write-to-delivery p99 ≤ 100 ms (on the acknowledging replica and on the others), no event lost",
+                         f"p99 {ms(r['same']['p99'])} ms same replica, {ms(r['other']['p99'])} ms other replicas "
+                         f"({ms(r['all']['p99'])} ms all); {r['stale']} streams not at their page's snapshot",
+                         "yes" if worst <= 100e6 and r["stale"] == r["differ"] == 0 and r["live_end"] == r["streams"] else "no"))
     if verdicts:
         print()
         print("| target | measured | met? |")
@@ -832,6 +1321,16 @@ def main():
     parser.add_argument("--phases", default="idle fanout mixed")
     parser.add_argument("--server-flags", default="")
     parser.add_argument("--drain-limit", type=float, default=120)
+    parser.add_argument("--cluster-ports", default="", help="the replicas' ports, comma-separated (scripts/bench-live)")
+    parser.add_argument("--cluster-pids", default="", help="the replicas' PIDs, in the same order")
+    parser.add_argument("--cluster-pg-pid", type=int, default=0, help="PostgreSQL's postmaster (for its CPU)")
+    parser.add_argument("--cluster-label", default="PostgreSQL")
+    parser.add_argument("--cluster-cpu", default="cores 0-1 (unpinned)", help="where the cluster runs (for the report)")
+    parser.add_argument("--cluster-streams", type=int, default=3000)
+    parser.add_argument("--cluster-rate", type=float, default=50)
+    parser.add_argument("--cluster-seconds", type=float, default=30)
+    parser.add_argument("--cluster-drain-limit", type=float, default=60)
+    parser.add_argument("--coalesce-ms", type=int, default=100, help="the servers' --live-coalesce-ms")
     options = parser.parse_args()
     options.binary_label = options.binary_label or options.binary
     # The prober preempts the stream holders on the load core (real-time when allowed), so its
@@ -841,7 +1340,12 @@ def main():
     options.load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     os.makedirs(options.out, exist_ok=True)
     phases = options.phases.split()
-    idle_results, fanout_results, mixed_results = [], [], []
+    unknown = set(phases) - {"idle", "fanout", "mixed", "cluster"}
+    if unknown:
+        raise SystemExit(f"unknown phases: {' '.join(sorted(unknown))} (idle, fanout, mixed, cluster)")
+    if "cluster" in phases and not (options.cluster_ports and options.cluster_pids):
+        raise SystemExit("the cluster phase needs --cluster-ports and --cluster-pids: run it with PHASES=cluster scripts/bench-live")
+    idle_results, fanout_results, mixed_results, cluster_results = [], [], [], []
     if "idle" in phases:
         for count in (int(n) for n in options.idle.split()):
             idle(options, count, idle_results)
@@ -850,9 +1354,15 @@ def main():
     if "mixed" in phases:
         for rate in (int(r) for r in options.rates.split()):
             mixed(options, rate, mixed_results)
-    with open(os.path.join(options.out, "results.json"), "w") as f:
-        json.dump({"idle": idle_results, "fanout": fanout_results, "mixed": mixed_results}, f, indent=1, default=str)
-    report(options, idle_results, fanout_results, mixed_results)
+    if "cluster" in phases:
+        cluster(options, cluster_results)
+    if idle_results or fanout_results or mixed_results:
+        with open(os.path.join(options.out, "results.json"), "w") as f:
+            json.dump({"idle": idle_results, "fanout": fanout_results, "mixed": mixed_results}, f, indent=1, default=str)
+    if cluster_results:
+        with open(os.path.join(options.out, "results-cluster.json"), "w") as f:
+            json.dump({"cluster": cluster_results}, f, indent=1, default=str)
+    report(options, idle_results, fanout_results, mixed_results, cluster_results)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 // time.monotonic_ns() reads, so the benchmark compares it with the times writes were
 // acknowledged).
 //
-//   live_client PORT PATHS RECORDS [-s SOURCES] [-i INFLIGHT] [-f FIRST_SOURCE] [-k] [-v]
+//   live_client PORT PATHS RECORDS [-s SOURCES] [-i INFLIGHT] [-f FIRST_SOURCE] [-k] [-v] [-d]
 //
 // PATHS holds one request target per line ("/v1/users/7/feed/live?limit=12"): one stream each.
 // Connections come from SOURCES loopback addresses 127.0.1.FIRST_SOURCE... (default 16 from 1)
@@ -12,6 +12,8 @@
 //   R stream t_ns bytes id [V ...]       a reset (with -v: the ids of the videos on the page)
 //   D stream t_ns bytes id [keys ...]    a delta (with -k: what it carries, see below)
 //   X stream t_ns name                   another event (shutdown, gone)
+//   J data                               with -d: the data of the reset or delta just recorded
+//                                        (its data lines joined), on a line of its own
 //   C stream t_ns                        the server closed the stream
 //   F stream t_ns status                 the stream was refused (status 0: no connection)
 // bytes are the event's bytes as sent (its field lines), without the chunked framing. Keys: a
@@ -69,7 +71,7 @@ static struct stream *streams;
 static char **paths;
 static size_t count;
 static FILE *records;
-static int epfd, keys, video_ids;
+static int epfd, keys, video_ids, dump_data;
 static int sources = 16, first_source = 1, inflight_max = 256;
 static int port;
 static size_t next_to_open, setting_up, opened, refused, closed_by_server, ready_said;
@@ -216,11 +218,13 @@ static void dispatch(size_t index, uint64_t t) {
     fprintf(records, "R %zu %llu %zu %s", index, (unsigned long long)t, s->event_bytes, s->id);
     if (video_ids) write_keys(&s->data, 1, 0, 1);
     fputc('\n', records);
+    if (dump_data) fprintf(records, "J %s\n", s->data.bytes ? s->data.bytes : "");
   } else if (s->event_kind == 2) {
     deltas++;
     fprintf(records, "D %zu %llu %zu %s", index, (unsigned long long)t, s->event_bytes, s->id);
     if (keys) write_keys(&s->data, 1, 1, 0);
     fputc('\n', records);
+    if (dump_data) fprintf(records, "J %s\n", s->data.bytes ? s->data.bytes : "");
   } else {
     others++;
     fprintf(records, "X %zu %llu %s\n", index, (unsigned long long)t, s->event_name[0] ? s->event_name : "message");
@@ -277,7 +281,7 @@ static void sse_line(size_t index, const char *line, size_t n, uint64_t t) {
     memcpy(s->id, line + 4, k);
     s->id[k] = 0;
   } else if (n >= 6 && memcmp(line, "data: ", 6) == 0) {
-    if (keys || video_ids) append(&s->data, line + 6, n - 6);
+    if (keys || video_ids || dump_data) append(&s->data, line + 6, n - 6);
   }
 }
 
@@ -440,7 +444,7 @@ static int command(void) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: %s PORT PATHS RECORDS [-s SOURCES] [-f FIRST_SOURCE] [-i INFLIGHT] [-k] [-v]\n", argv[0]);
+    fprintf(stderr, "usage: %s PORT PATHS RECORDS [-s SOURCES] [-f FIRST_SOURCE] [-i INFLIGHT] [-k] [-v] [-d]\n", argv[0]);
     return 2;
   }
   port = atoi(argv[1]);
@@ -450,6 +454,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) inflight_max = atoi(argv[++i]);
     else if (strcmp(argv[i], "-k") == 0) keys = 1;
     else if (strcmp(argv[i], "-v") == 0) video_ids = 1;
+    else if (strcmp(argv[i], "-d") == 0) dump_data = 1;
     else { fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
   }
   struct rlimit limit;
