@@ -208,7 +208,9 @@ struct LiveFeedTests {
         defer { server.stop() }
         let client = DeltaFeedClient(
             baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, viewer: 2, format: .sequential, query: FeedQuery(limit: 7), bearerToken: "token-2")
-        let recorder = LiveRecorder(client.liveUpdates(options: DeltaFeedClient.LiveOptions(retry: 30)))
+        // No idle timeout within the test: on a loaded machine (the whole suite in parallel) this
+        // task may wait long enough between steps for a silent connection to be reopened.
+        let recorder = LiveRecorder(client.liveUpdates(options: DeltaFeedClient.LiveOptions(idleTimeout: 3600, retry: 30)))
         defer { recorder.cancel() }
         #expect(try await recorder.element(1) == DeltaFeedClient.LiveUpdate(change: .reset, document: LiveFeedTests.page))
         try await until(within: 3, "a second connection") { server.requests.count >= 2 }
