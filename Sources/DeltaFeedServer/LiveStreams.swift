@@ -262,17 +262,19 @@ final class LiveStreams: @unchecked Sendable {
             advanced = false
             condition.unlock()
 
+            // New streams first: one that closed as soon as it opened is in both lists, and
+            // must be set up before it is forgotten, or its place would never be given back.
+            for stream in newStreams {
+                streams[stream.id] = stream
+                pages[stream.page, default: []].append(stream.id)
+                dirty.insert(stream.id)
+            }
             var gone: [Int64] = []
             for id in closed {
                 guard let stream = streams.removeValue(forKey: id) else { continue }
                 gone.append(stream.page.viewer)
                 dirty.remove(id)
                 forget(stream)
-            }
-            for stream in newStreams {
-                streams[stream.id] = stream
-                pages[stream.page, default: []].append(stream.id)
-                dirty.insert(stream.id)
             }
             if changed { fanOut(from: fannedTo) }
             _ = drained  // their streams are in `dirty` still: they are checked below

@@ -187,6 +187,24 @@ struct LiveStreamTests {
         #expect(admitted == 1, "the closed stream's place was given back")
     }
 
+    @Test("Streams closed at once, many times over, give their places back")
+    func quickClosesReleaseTheirPlaces() throws {
+        let server = try TestServer(live: LiveLimits(perViewer: 1))
+        defer { server.stop() }
+        for _ in 0..<60 {
+            // Sent and gone: the server may learn of the close before it has set the stream up.
+            let reader = try EventStreamReader(port: server.server.http.port, path: "/v1/users/\(LiveStreamTests.viewer)/feed/live")
+            reader.close()
+        }
+        var admitted = false
+        for _ in 0..<200 where !admitted {
+            Thread.sleep(forTimeInterval: 0.05)
+            let again = try open(server, "?limit=6")
+            admitted = again.status == 200
+        }
+        #expect(admitted, "every closed stream's place was given back")
+    }
+
     @Test("Unknown viewers are 404, bad parameters 400, HEAD answers the head alone")
     func badRequests() throws {
         let server = try TestServer()
