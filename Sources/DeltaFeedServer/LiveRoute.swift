@@ -45,26 +45,24 @@ struct LiveRoute {
                 throw HTTPError.notFound("User \(viewer) does not exist.")
             }
             let page = LiveStreams.Page(viewer: viewer, parameters: parameters)
+            try LiveRoute.admit(live, page)
+            if request.isHead {
+                // The head alone: no stream starts, so the admission is given back.
+                live.release(page)
+                return .stream(from: "live-streams", headers: LiveRoute.headers) { _ in false }
+            }
             let resume = resumeFrom
-            try LiveRoute.precheck(live, page)
             return .stream(from: "live-streams", headers: LiveRoute.headers) { output in
-                do {
-                    try live.admit(page)
-                } catch {
-                    return false
-                }
                 live.open(page, format: format, resumeFrom: resume, output: output)
                 return true
             }
         }
     }
 
-    /// Refuses with a message that says which limit a stream would pass (the admission itself
-    /// happens when the stream starts, and may still refuse).
-    static func precheck(_ live: LiveStreams, _ page: LiveStreams.Page) throws {
+    /// Admits a stream of `page`, or refuses with a message that says which limit it would pass.
+    static func admit(_ live: LiveStreams, _ page: LiveStreams.Page) throws {
         do {
             try live.admit(page)
-            live.release(page)
         } catch .full {
             throw HTTPError(
                 status: 503, code: "overloaded", message: "This server holds as many live streams as it allows (\(live.limits.maxStreams)); retry shortly.",

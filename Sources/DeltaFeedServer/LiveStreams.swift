@@ -72,9 +72,10 @@ final class LiveStreams: @unchecked Sendable {
     // Guarded by `condition`.
     private var opened: [Stream] = []
     private var closedIDs: [UInt64] = []
-    private var drainedIDs: [UInt64] = []
-    /// Streams waiting for their last event to reach the socket before their next.
+    /// Streams waiting for their last event to reach the socket before their next, and whether
+    /// one of them got there (the thread wakes to check it; it is still owed its event).
     private var blocked: Set<UInt64> = []
+    private var drained = false
     private var advanced = false
     private var stopping = false
     private var stopped = false
@@ -142,8 +143,8 @@ final class LiveStreams: @unchecked Sendable {
         case stopping
     }
 
-    /// Admits a stream of `page` (on the event loop, before the stream starts), or says why
-    /// not; ``open(_:format:resumeFrom:output:)`` or ``release(_:)`` must follow an admission.
+    /// Admits a stream of `page` (on the event loop, in the route), or says why not;
+    /// ``open(_:format:resumeFrom:output:)`` or ``release(_:)`` must follow an admission.
     func admit(_ page: Page) throws(Refusal) {
         condition.lock()
         defer { condition.unlock() }
@@ -171,9 +172,7 @@ final class LiveStreams: @unchecked Sendable {
     /// Starts serving an admitted stream: its first event is the delta since `resumeFrom` (a
     /// reset when that is nil or unknown), unless nothing changed since.
     func open(_ page: Page, format: DeltaFormat, resumeFrom: String?, output: ResponseStream) {
-        var retry = Array("retry: \(limits.retry.milliseconds)\n\n".utf8)
-        if resumeFrom == nil { retry = Array(": resetting\n".utf8) + retry }
-        output.send(retry)
+        output.send(Array("retry: \(limits.retry.milliseconds)\n\n".utf8))
         condition.lock()
         nextID &+= 1
         let stream = Stream(id: nextID, page: page, format: format, resumeFrom: resumeFrom, output: output, now: clock.now)
@@ -196,7 +195,7 @@ final class LiveStreams: @unchecked Sendable {
         switch event {
         case .drained:
             guard blocked.remove(id) != nil else { return }
-            drainedIDs.append(id)
+            drained = true
         case .closed:
             blocked.remove(id)
             closedIDs.append(id)
@@ -233,7 +232,7 @@ final class LiveStreams: @unchecked Sendable {
         var wakeAt: ContinuousClock.Instant? = nil
         condition.lock()
         while true {
-            while !stopping && !advanced && opened.isEmpty && closedIDs.isEmpty && drainedIDs.isEmpty {
+            while !stopping && !advanced && !drained && opened.isEmpty && closedIDs.isEmpty {
                 let until = min(wakeAt ?? nextHeartbeatScan, nextHeartbeatScan)
                 let now = clock.now
                 if until <= now { break }
@@ -254,11 +253,10 @@ final class LiveStreams: @unchecked Sendable {
             }
             let newStreams = opened
             let closed = closedIDs
-            let drained = drainedIDs
             let changed = advanced
             opened.removeAll()
             closedIDs.removeAll()
-            drainedIDs.removeAll()
+            drained = false
             advanced = false
             condition.unlock()
 
@@ -277,7 +275,6 @@ final class LiveStreams: @unchecked Sendable {
                 forget(stream)
             }
             if changed { fanOut(from: fannedTo) }
-            _ = drained  // their streams are in `dirty` still: they are checked below
             wakeAt = sendOwedEvents()
             sendHeartbeats()
             batch.flush()

@@ -132,15 +132,6 @@ public final class FeedService: Sendable {
         return page
     }
 
-    /// What `viewer`'s page asked for with `parameters` shows, as it is now, for an
-    /// ``InterestIndex``: which later index changes may touch it. Runs no SQL; hands out no
-    /// snapshot.
-    ///
-    /// - Throws: ``FeedError/viewerNotFound(_:)``.
-    public func interests(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> PageInterests {
-        PageInterests(try pages.entry(viewer: viewer, parameters: parameters).dependencies)
-    }
-
     /// What a live stream needs after a change: the delta from `since` to the page now, and
     /// what that same page shows (``PageInterests``, unless `known` says it is what the caller
     /// registered already), so the caller registers the page the client will hold. Nil when

@@ -43,9 +43,6 @@ public struct PageInterests: Sendable, Equatable {
         let composition: UInt64
         let popularThreshold: PopularityKey?
     }
-
-    /// Ids it holds, for memory estimates.
-    var idCount: Int { videos.count + authors.count + users.count + followers.count }
 }
 
 /// Pages (any `Member`: a viewer's page with its parameters, a live stream) by what they show,

@@ -94,18 +94,26 @@ struct ProofRun {
         }
         if let lastViewer { waitForReplicasToAgree(viewer: lastViewer) }
         let (viewers, counters, settleTimeout, urls, token) = (self.viewers, self.counters, self.settleTimeout, self.urls, self.token)
+        ProofRun.forEach(viewers.count, threads: threads) { index in
+            let viewer = viewers[index]
+            for (position, client) in viewer.clients.enumerated() {
+                // The fresh fetch starts elsewhere in the rotation than the client's delta.
+                let fresh = ProofRun.client(
+                    viewer: viewer.id, format: .batch, bases: urls, offset: round + index + position + 1, counters: counters, token: token)
+                ProofRun.check(client, fresh: fresh, round: round, counters: counters, settleTimeout: settleTimeout)
+            }
+        }
+    }
+
+    /// Runs `body` for every index below `count`, on at most `threads` threads, each taking the
+    /// next index when it is done with one (the checks of a round take uneven times).
+    static func forEach(_ count: Int, threads: Int, _ body: @Sendable (Int) -> Void) {
         let claimed = Atomic(0)
-        DispatchQueue.concurrentPerform(iterations: min(threads, viewers.count)) { _ in
+        DispatchQueue.concurrentPerform(iterations: min(threads, count)) { _ in
             while true {
                 let index = claimed.wrappingAdd(1, ordering: .relaxed).oldValue
-                guard index < viewers.count else { return }
-                let viewer = viewers[index]
-                for (position, client) in viewer.clients.enumerated() {
-                    // The fresh fetch starts elsewhere in the rotation than the client's delta.
-                    let fresh = ProofRun.client(
-                        viewer: viewer.id, format: .batch, bases: urls, offset: round + index + position + 1, counters: counters, token: token)
-                    ProofRun.check(client, fresh: fresh, round: round, counters: counters, settleTimeout: settleTimeout)
-                }
+                guard index < count else { return }
+                body(index)
             }
         }
     }

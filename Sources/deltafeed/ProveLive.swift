@@ -77,15 +77,10 @@ extension ProofRun {
     /// within the settle timeout (its events travel while the check runs).
     func checkLive(_ watchers: [LiveWatcher], round: Int) {
         let (counters, settleTimeout, urls, token) = (self.counters, self.settleTimeout, self.urls, self.token)
-        let claimed = Atomic(0)
-        DispatchQueue.concurrentPerform(iterations: min(threads, watchers.count)) { _ in
-            while true {
-                let index = claimed.wrappingAdd(1, ordering: .relaxed).oldValue
-                guard index < watchers.count else { return }
-                let watcher = watchers[index]
-                let fresh = ProofRun.client(viewer: watcher.viewer, format: .batch, bases: urls, offset: round + index, counters: counters, token: token)
-                ProofRun.check(live: watcher, fresh: fresh, round: round, counters: counters, settleTimeout: settleTimeout)
-            }
+        ProofRun.forEach(watchers.count, threads: threads) { index in
+            let watcher = watchers[index]
+            let fresh = ProofRun.client(viewer: watcher.viewer, format: .batch, bases: urls, offset: round + index, counters: counters, token: token)
+            ProofRun.check(live: watcher, fresh: fresh, round: round, counters: counters, settleTimeout: settleTimeout)
         }
     }
 

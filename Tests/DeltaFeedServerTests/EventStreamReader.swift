@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,9 @@ final class EventStreamReader {
         case retry(Int)
     }
 
-    let fd: Int32
+    /// The connection (HTTPTestSupport's), read here by hand.
+    private let connection: RawHTTPClient
+    private var fd: Int32 { connection.fd }
     private(set) var status = 0
     private(set) var headers: [String: String] = [:]
     private var raw: [UInt8] = []
@@ -31,33 +34,13 @@ final class EventStreamReader {
     private(set) var ended = false
     private var parts: [Part] = []
 
-    /// Connects to `port` and sends `GET path` with `headers`; `receiveBuffer` shrinks the
-    /// socket's receive buffer (a slow reader's).
-    init(port: Int, path: String, headers: [String: String] = [:], method: String = "GET", receiveBuffer: Int32? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket failed") }
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            Glibc.close(fd)
-            throw TestFailure("connect failed: errno \(errno)")
-        }
+    /// Connects to `port` and sends `method path` with `headers`.
+    init(port: Int, path: String, headers: [String: String] = [:], method: String = "GET") throws {
+        connection = try RawHTTPClient(port: port)
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
-        request += "\r\n"
-        let bytes = Array(request.utf8)
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard connection.send(request + "\r\n") else { throw TestFailure("the request could not be sent") }
     }
-
-    deinit { Glibc.close(fd) }
 
     func close() {
         shutdown(fd, Int32(SHUT_RDWR))

@@ -9,9 +9,8 @@ import Testing
 struct LiveStreamTests {
     static let viewer: Int64 = 4
 
-    func open(_ server: TestServer, _ query: String = "", headers: [String: String] = [:], receiveBuffer: Int32? = nil) throws -> EventStreamReader {
-        let reader = try EventStreamReader(
-            port: server.server.http.port, path: "/v1/users/\(LiveStreamTests.viewer)/feed/live\(query)", headers: headers, receiveBuffer: receiveBuffer)
+    func open(_ server: TestServer, _ query: String = "", headers: [String: String] = [:]) throws -> EventStreamReader {
+        let reader = try EventStreamReader(port: server.server.http.port, path: "/v1/users/\(LiveStreamTests.viewer)/feed/live\(query)", headers: headers)
         try reader.readHead()
         return reader
     }

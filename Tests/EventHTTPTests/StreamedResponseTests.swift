@@ -26,6 +26,14 @@ struct StreamedResponseTests {
         }
     }
 
+    /// Asks `server` for /stream and waits until its route has handed the stream out.
+    func requestStream(_ server: HTTPServer, _ streams: Streams) throws -> (RawHTTPClient, ResponseStream) {
+        let client = try RawHTTPClient(port: server.port)
+        #expect(client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(streams.wait { streams.opened.withLock { $0.count } == 1 })
+        return (client, try #require(streams.opened.withLock { $0.first }))
+    }
+
     func withStreamServer(_ body: (HTTPServer, Streams) throws -> Void) throws {
         let streams = Streams()
         try withTestServer(
@@ -50,10 +58,7 @@ struct StreamedResponseTests {
     @Test("Parts sent from another thread arrive as chunks; finish ends the body and keeps the connection")
     func partsAndFinish() throws {
         try withStreamServer { server, streams in
-            let client = try RawHTTPClient(port: server.port)
-            #expect(client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"))
-            #expect(streams.wait { streams.opened.withLock { $0.count } == 1 })
-            let stream = streams.opened.withLock { $0[0] }
+            let (client, stream) = try requestStream(server, streams)
             stream.send(Array("one ".utf8))
             stream.send(Array("two".utf8))
             stream.finish(Array(" three".utf8))
@@ -77,10 +82,7 @@ struct StreamedResponseTests {
     @Test("A part the client does not read keeps the stream unwritable; once read, the producer hears drained")
     func writableOnlyWhenTheClientTookEverything() throws {
         try withStreamServer { server, streams in
-            let client = try RawHTTPClient(port: server.port)
-            #expect(client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"))
-            #expect(streams.wait { streams.opened.withLock { $0.count } == 1 })
-            let stream = streams.opened.withLock { $0[0] }
+            let (client, stream) = try requestStream(server, streams)
             #expect(streams.wait { stream.isWritable }, "nothing sent yet")
             // More than the kernel's buffers on both sides hold while the client reads nothing.
             stream.send([UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20))
@@ -104,10 +106,7 @@ struct StreamedResponseTests {
     @Test("A client that leaves closes the stream: the producer hears closed and sends are dropped")
     func clientLeaving() throws {
         try withStreamServer { server, streams in
-            let client = try RawHTTPClient(port: server.port)
-            #expect(client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"))
-            #expect(streams.wait { streams.opened.withLock { $0.count } == 1 })
-            let stream = streams.opened.withLock { $0[0] }
+            let (client, stream) = try requestStream(server, streams)
             stream.send(Array("hello".utf8))
             shutdown(client.fd, Int32(SHUT_RDWR))
             // The server learns of it when it next reads or writes.

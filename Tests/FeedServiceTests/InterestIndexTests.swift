@@ -33,12 +33,13 @@ struct InterestIndexTests {
         }
         var index = InterestIndex<Page>()
         var snapshots: [Page: String] = [:]
-        /// Registers what the page shows now, then reads it (the order the live streams use).
+        /// Reads the page and registers what it shows, from one look (as the live streams do).
         func look(_ page: Page) throws {
             do {
-                index.update(page, try service.interests(viewer: page.viewer, parameters: page.parameters))
-                snapshots[page] = try service.feed(viewer: page.viewer, parameters: page.parameters).snapshotID
-            } catch .viewerNotFound {
+                let look = try service.livePage(viewer: page.viewer, parameters: page.parameters, known: nil)
+                index.update(page, try #require(look.interests))
+                snapshots[page] = look.page?.snapshotID
+            } catch FeedError.viewerNotFound {
                 index.remove(page)
                 snapshots[page] = nil
             }
@@ -86,7 +87,8 @@ struct InterestIndexTests {
         let service = try FeedService(store: store)
         var index = InterestIndex<Int64>()
         for viewer in Int64(1)...Int64(10) {
-            index.update(viewer, try service.interests(viewer: viewer, parameters: FeedParameters(limit: 4)))
+            let look = try service.livePage(viewer: viewer, parameters: FeedParameters(limit: 4), known: nil)
+            index.update(viewer, try #require(look.interests))
         }
         #expect(index.count == 10)
         // A follow by viewer 3 touches viewer 3's page (and those of whoever follows 3).

@@ -250,7 +250,7 @@ static void sse_line(size_t index, const char *line, size_t n, uint64_t t) {
     return;
   }
   if (line[0] == ':') {
-    // ":" alone then a blank line is the heartbeat; ": resetting" precedes the first reset.
+    // ":" alone then a blank line is the heartbeat; other comment lines are skipped.
     if (n == 1) {
       s->heartbeats++;
       heartbeats++;
