@@ -184,7 +184,7 @@ let package = Package(
         .testTarget(
             name: "FeedServiceTests",
             dependencies: [
-                "Deterministic", "FeedService", "FeedIndex", "FeedStore", "SQLiteStore", "FeedWire", "JSONBytes", "StoreOracle", "WritePlanning",
+                "Deterministic", "FeedService", "FeedIndex", "FeedStore", "SQLiteStore", "FeedWire", "JSONBytes", "ListDiff", "StoreOracle", "WritePlanning",
             ]
         ),
         .testTarget(

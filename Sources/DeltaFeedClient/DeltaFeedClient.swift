@@ -228,22 +228,39 @@ public struct FeedQuery: Hashable, Sendable {
     public var width: Int?
     /// Whether ads are stacked into the preceding grid section instead of standing alone.
     public var stackAds: Bool
+    /// The item and view kinds the app renders (`kinds=`): the server leaves every other kind
+    /// out, so an app never meets a kind from a newer server. By default, every kind this module
+    /// knows (``FeedQuery/knownKinds``); nil sends none (the server then sends every kind).
+    public var kinds: [String]?
+    /// The viewport's height in points (100…4000), for the page's `prefetch` hint; nil for the
+    /// server's default (844).
+    public var viewport: Int?
+
+    /// Every item and view kind this version of the module knows.
+    public static let knownKinds = ItemKind.allCases.map(\.rawValue)
 
     /// Creates a query; every member is optional.
-    public init(limit: Int? = nil, cursor: String? = nil, width: Int? = nil, stackAds: Bool = false) {
+    public init(
+        limit: Int? = nil, cursor: String? = nil, width: Int? = nil, stackAds: Bool = false, kinds: [String]? = FeedQuery.knownKinds,
+        viewport: Int? = nil
+    ) {
         self.limit = limit
         self.cursor = cursor
         self.width = width
         self.stackAds = stackAds
+        self.kinds = kinds
+        self.viewport = viewport
     }
 
-    /// The query items (`limit`, `cursor`, `width`, `stack_ads`), only those set.
+    /// The query items (`limit`, `cursor`, `width`, `stack_ads`, `kinds`, `viewport`), only those set.
     public var items: [URLQueryItem] {
         var items: [URLQueryItem] = []
         if let limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
         if let cursor { items.append(URLQueryItem(name: "cursor", value: cursor)) }
         if let width { items.append(URLQueryItem(name: "width", value: String(width))) }
         if stackAds { items.append(URLQueryItem(name: "stack_ads", value: "true")) }
+        if let kinds { items.append(URLQueryItem(name: "kinds", value: kinds.joined(separator: ","))) }
+        if let viewport { items.append(URLQueryItem(name: "viewport", value: String(viewport))) }
         return items
     }
 }

@@ -72,13 +72,17 @@ struct FeedRoutes {
             }
             return response
         }
-        // GET /v1/users/{id}/feed/delta?since=&format=
+        // GET /v1/users/{id}/feed/delta?since=&format=&wait=
         router.get("/v1/users/{id}/feed/delta") { request in
             let viewer = try request.id("id")
             try viewers.check(request, viewer: viewer)
             let since = try request.since()
             let format = try request.deltaFormat()
             let wait = try request.waitSeconds()
+            // The page's parameters (kinds and viewport included) are the snapshot's: a delta
+            // stays within the capability set its snapshot was asked with. They are still
+            // checked, so a client that sends the same query on every route learns of a typo.
+            _ = try request.feedParameters()
             let position = service.index.sequence  // before the look: a later change moves it
             let lookup = try translatingErrors { try service.delta(viewer: viewer, since: since, format: format) }
             if wait > 0 {
@@ -127,8 +131,8 @@ struct FeedRoutes {
         return response
     }
 
-    /// Reads `{"sections":[{"id","kind","items":[{"id","version"}…]}…]}` — a feed document as
-    /// returned by GET …/feed is accepted as is (other members are ignored).
+    /// Reads `{"sections":[{"id","kind","items":[{"id","version"}…],"header"?,"footer"?}…],"prefetch"?}`
+    /// — a feed document as returned by GET …/feed is accepted as is (other members are ignored).
     static func postedStructure(_ body: [UInt8], viewer: Int64, parameters: FeedParameters) throws -> SnapshotStructure {
         guard case .object(let document) = try JSONValue.parse(body) else {
             throw HTTPError(status: 400, code: "invalid_json", message: "The body must be a feed document: a JSON object with \"sections\".")
@@ -154,18 +158,28 @@ struct FeedRoutes {
             guard items.count <= maxPostedItems else {
                 throw invalid("sections[\(sectionIndex)].items: at most \(maxPostedItems) items.")
             }
-            var itemShapes: [SnapshotStructure.Item] = []
-            for (itemIndex, item) in items.enumerated() {
-                guard case .object(let itemMembers) = item,
+            func shape(_ value: JSONValue, _ place: String) throws -> SnapshotStructure.Item {
+                guard case .object(let itemMembers) = value,
                     case .string(let itemID)? = itemMembers["id"], case .string(let version)? = itemMembers["version"]
                 else {
-                    throw invalid("sections[\(sectionIndex)].items[\(itemIndex)]: needs string id and string version.")
+                    throw invalid("sections[\(sectionIndex)].\(place): needs string id and string version.")
                 }
-                itemShapes.append(SnapshotStructure.Item(id: itemID, version: version))
+                return SnapshotStructure.Item(id: itemID, version: version)
             }
-            shapes.append(SnapshotStructure.Section(id: id, kind: kind, items: itemShapes))
+            func view(_ name: String) throws -> SnapshotStructure.Item? {
+                guard let value = members[name], value != .null else { return nil }
+                return try shape(value, name)
+            }
+            shapes.append(
+                SnapshotStructure.Section(
+                    id: id, kind: kind, items: try items.enumerated().map { try shape($1, "items[\($0)]") }, header: try view("header"),
+                    footer: try view("footer")))
         }
-        return SnapshotStructure(viewer: viewer, parameters: parameters, sections: shapes)
+        var prefetch: Int?
+        if case .object(let hint)? = document["prefetch"], case .int(let index)? = hint["index"], index >= 0, index < shapes.count {
+            prefetch = Int(index)
+        }
+        return SnapshotStructure(viewer: viewer, parameters: parameters, sections: shapes, prefetch: prefetch)
     }
 }
 

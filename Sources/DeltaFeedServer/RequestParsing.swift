@@ -45,12 +45,15 @@ extension HTTPRequest {
         return since
     }
 
-    /// `limit`, `cursor`, `width` and `stack_ads` as ``FeedService/FeedParameters``.
+    /// `limit`, `cursor`, `width`, `stack_ads`, `kinds` and `viewport` as
+    /// ``FeedService/FeedParameters``.
     func feedParameters() throws -> FeedParameters {
         var parameters = FeedParameters()
         parameters.limit = try intQuery("limit", in: 1...FeedParameters.maxLimit, default: FeedParameters.defaultLimit)!
         parameters.width = try intQuery("width", in: FeedParameters.widths, default: nil)
         parameters.stackAds = try boolQuery("stack_ads")
+        parameters.kinds = try kinds()
+        parameters.viewport = try viewport()
         if let cursor = query["cursor"] {
             guard let offset = FeedParameters.offset(fromCursor: cursor) else {
                 throw HTTPError(status: 400, code: "invalid_cursor", message: "cursor is not one this server issued; use next_cursor from a feed response.")
@@ -58,6 +61,23 @@ extension HTTPRequest {
             parameters.offset = offset
         }
         return parameters
+    }
+
+    /// `kinds`: the kinds the client renders, comma-separated (names this server does not know
+    /// are ignored); every kind when absent. A value with no name at all is refused.
+    func kinds() throws -> ItemKinds {
+        guard let raw = query["kinds"] else { return .all }
+        guard raw.utf8.count <= 512, let kinds = ItemKinds(parameter: raw) else {
+            throw HTTPError(
+                status: 400, code: "invalid_parameter",
+                message: "kinds must name at least one kind, comma-separated (\(ItemKinds.all.names.joined(separator: ","))); leave it out for every kind.")
+        }
+        return kinds
+    }
+
+    /// `viewport`: the client's viewport height in points, for the `prefetch` hint.
+    func viewport() throws -> Int? {
+        try intQuery("viewport", in: FeedParameters.viewports, default: nil)
     }
 
     /// `format`: batch (default), sequential or jsonpatch.

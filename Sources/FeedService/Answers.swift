@@ -16,7 +16,9 @@ public struct RenderedFeed: Sendable {
 
     /// The page as FeedWire writes it.
     public var document: FeedPage {
-        FeedPage(snapshot: snapshotID, viewer: structure.viewer, sections: sections, nextCursor: nextCursor, layout: layout)
+        FeedPage(
+            snapshot: snapshotID, viewer: structure.viewer, sections: sections, nextCursor: nextCursor, layout: layout,
+            prefetch: structure.prefetchHint)
     }
 }
 

@@ -19,9 +19,40 @@ extension DeltaDocument {
             itemIdentifier: { $0.id },
             isItemContentEqual: { $0.version == $1.version })
         let page = current.sections
-        // Sections matched whole (same kind) whose items changed carry a new version.
-        let kept = diff.itemDiffs.filter {
-            $0.items.hasChanges && old.sections[$0.oldSection].kind == page[$0.newSection].kind.rawValue
+        // Sections matched by id and kind keep their place in every form (moved at most): their
+        // items, views and layout change in place. The others are replaced whole.
+        let matched = diff.itemDiffs.filter { old.sections[$0.oldSection].kind == page[$0.newSection].kind.rawValue }
+        var views: [SupplementaryUpdate] = []
+        var changedLayouts: [Int] = []
+        var kept: [Int] = []
+        for sectionDiff in matched {
+            let before = old.sections[sectionDiff.oldSection]
+            let after = page[sectionDiff.newSection]
+            var viewsChanged = false
+            for element in SupplementaryElement.allCases {
+                let (was, now) = (before[element], after[element])
+                guard was?.id != now?.id || was?.version != now?.versionText else { continue }
+                viewsChanged = true
+                guard let now else {
+                    views.append(SupplementaryUpdate(section: sectionDiff.newSection, element: element, change: .removed))
+                    continue
+                }
+                guard let was else {
+                    views.append(SupplementaryUpdate(section: sectionDiff.newSection, element: element, change: .inserted))
+                    continue
+                }
+                let previous = was.id == now.id ? renderedItem(was.version) : nil
+                views.append(
+                    SupplementaryUpdate(section: sectionDiff.newSection, element: element, change: .changed, patch: previous.flatMap { patch($0, now) }))
+            }
+            if sectionDiff.items.hasChanges || viewsChanged { kept.append(sectionDiff.newSection) }
+            // A section's layout follows from its kind (the same here), its item count and its
+            // views (the kinds of its items follow from its kind and count: see FeedComposer).
+            if current.layout != nil,
+                before.items.count != after.items.count || before.header?.id != after.header?.id || before.footer?.id != after.footer?.id
+            {
+                changedLayouts.append(sectionDiff.newSection)
+            }
         }
         var patches: [ItemPath: ItemPatch] = [:]
         for sectionDiff in diff.itemDiffs {
@@ -35,7 +66,8 @@ extension DeltaDocument {
         }
         self.init(
             format: format, since: oldID, snapshot: current.snapshotID, nextCursor: current.nextCursor, page: page,
-            layout: current.layout, diff: diff, keptSectionsWithChangedItems: kept.map(\.newSection), itemPatches: patches)
+            layout: current.layout, diff: diff, keptSectionsWithChangedItems: kept, itemPatches: patches, supplementaryChanges: views,
+            changedLayouts: changedLayouts, prefetch: (old.prefetchHint, new.prefetchHint))
     }
 
     /// An estimate of the memory the delta holds beyond the page's shared items, for the cache.

@@ -40,6 +40,8 @@ package struct FeedComposer {
         var totalSections: Int
         var adEpoch: Int64
         var stackAds: Bool
+        /// The kinds the client renders.
+        var kinds: ItemKinds
         var dependencies: FeedDependencies
 
         /// For each page section, for each item, the video it shows (nil for other items).
@@ -82,20 +84,27 @@ package struct FeedComposer {
         let chunkCount = (videos.count + gridChunkSize - 1) / gridChunkSize
         let ads = view.ads
         let slots = AdPlacement.slots(viewer: viewerID, inventory: ads, gridSections: chunkCount)
-        let hasSuggestions = view.hasSuggestions(for: viewerID)
-        var layout: [LaidOut] = [.header]
+        // Sections of kinds the client does not render are left out before paging, so a page
+        // holds `limit` sections it can show and the cursor counts only those.
+        let kinds = parameters.kinds
+        let hasSuggestions = view.hasSuggestions(for: viewerID) && kinds.contains(.user)
+        let showsVideos = kinds.contains(.video)
+        let showsAds = kinds.contains(.ad)
+        var layout: [LaidOut] = kinds.contains(.header) ? [.header] : []
         if chunkCount == 0 {
-            layout.append(.empty)
+            if kinds.contains(.empty) { layout.append(.empty) }
             if hasSuggestions { layout.append(.suggestions) }
         }
         var nextSlot = 0
         for index in 0..<chunkCount {
             var ad: Ad?
             if nextSlot < slots.count, slots[nextSlot].afterGrid == index {
-                ad = slots[nextSlot].ad
+                ad = showsAds ? slots[nextSlot].ad : nil
                 nextSlot += 1
             }
-            layout.append(.grid(index: index, ad: parameters.stackAds ? ad : nil))
+            let stacked = parameters.stackAds ? ad : nil
+            // A grid without videos shows only its stacked ad, if it has one.
+            if showsVideos || stacked != nil { layout.append(.grid(index: index, ad: stacked)) }
             if let ad, !parameters.stackAds { layout.append(.ad(index: index, ad)) }
             if index == 0, hasSuggestions { layout.append(.suggestions) }
         }
@@ -120,7 +129,7 @@ package struct FeedComposer {
                 dependencies.suggestionsOnPage = true
                 page.append(.suggestions(suggestions))
             case .grid(let index, let ad):
-                let chunk = videos[(index * gridChunkSize)..<min((index + 1) * gridChunkSize, videos.count)]
+                let chunk = showsVideos ? videos[(index * gridChunkSize)..<min((index + 1) * gridChunkSize, videos.count)] : []
                 let records = chunk.compactMap { video in view.video(video.id).map { ($0, view.user(video.author)) } }
                 page.append(.grid(index: index, videos: records, ad: ad))
             case .ad(let index, let ad):
@@ -142,7 +151,7 @@ package struct FeedComposer {
         // Off the page, the carousel matters only by being there or not.
         dependencies.suggestionsOffPage = hasSuggestions && !dependencies.suggestionsOnPage
         return Selection(
-            page: page, totalSections: layout.count, adEpoch: ads.epoch, stackAds: parameters.stackAds,
+            page: page, totalSections: layout.count, adEpoch: ads.epoch, stackAds: parameters.stackAds, kinds: kinds,
             dependencies: dependencies)
     }
 
@@ -155,23 +164,30 @@ package struct FeedComposer {
         case ad(index: Int, Ad)
     }
 
-    /// Renders the sections of the page (outside the index lock).
+    /// Renders the sections of the page (outside the index lock), with the headers and footers
+    /// of the kinds the client renders: the carousel's title and "See all", an ad's "Sponsored".
     package func build(_ selection: Selection) -> [FeedSection] {
-        selection.page.map { planned in
+        let kinds = selection.kinds
+        return selection.page.map { planned in
             switch planned {
             case .header(let viewer):
                 return FeedSection(id: "header", kind: .header, columns: 1, items: [items.header(viewer)])
             case .empty:
                 return FeedSection(id: "empty", kind: .empty, columns: 1, items: [items.emptyState()])
             case .suggestions(let suggestions):
-                return FeedSection(id: "suggestions", kind: .followSuggestions, columns: 1, items: suggestions.map(items.suggestion))
+                return FeedSection(
+                    id: "suggestions", kind: .followSuggestions, columns: 1, items: suggestions.map(items.suggestion),
+                    header: kinds.contains(.sectionTitle) ? items.suggestionsTitle() : nil,
+                    footer: kinds.contains(.seeAll) ? items.seeAll(count: suggestions.count) : nil)
             case .grid(let index, let videos, let ad):
                 var sectionItems = items.videos(videos)
                 if let ad { sectionItems.append(items.ad(ad, epoch: selection.adEpoch)) }
                 let kind: SectionKind = ad != nil ? .videoGridStacked : .videoGrid
                 return FeedSection(id: "grid-\(index)", kind: kind, columns: 2, items: sectionItems)
             case .ad(let index, let ad):
-                return FeedSection(id: "ad-slot-\(index)", kind: .ad, columns: 1, items: [items.ad(ad, epoch: selection.adEpoch)])
+                return FeedSection(
+                    id: "ad-slot-\(index)", kind: .ad, columns: 1, items: [items.ad(ad, epoch: selection.adEpoch)],
+                    footer: kinds.contains(.sponsored) ? items.sponsored(ad, epoch: selection.adEpoch) : nil)
             }
         }
     }

@@ -1,5 +1,5 @@
 import Deterministic
-package import FeedWire
+public import FeedWire
 package import Foundation
 import JSONBytes
 
@@ -15,12 +15,23 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
         public var kind: String
         /// The items, in order.
         public var items: [Item]
+        /// The header's id and version, if the section has one.
+        public var header: Item?
+        /// The footer's id and version, if the section has one.
+        public var footer: Item?
 
         /// Creates a section shape.
-        public init(id: String, kind: String, items: [Item]) {
+        public init(id: String, kind: String, items: [Item], header: Item? = nil, footer: Item? = nil) {
             self.id = id
             self.kind = kind
             self.items = items
+            self.header = header
+            self.footer = footer
+        }
+
+        /// The header or the footer.
+        public subscript(element: SupplementaryElement) -> Item? {
+            element == .header ? header : footer
         }
     }
 
@@ -44,20 +55,40 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     public var parameters: FeedParameters
     /// The sections in order.
     public var sections: [Section]
+    /// The index of the section the page's `prefetch` hint names (nil: no next page). Derived
+    /// from the rest, so not part of the id.
+    public var prefetch: Int?
 
     /// Creates a structure.
-    public init(viewer: Int64, parameters: FeedParameters, sections: [Section]) {
+    public init(viewer: Int64, parameters: FeedParameters, sections: [Section], prefetch: Int? = nil) {
         self.viewer = viewer
         self.parameters = parameters
         self.sections = sections
+        self.prefetch = prefetch
     }
 
-    package init(viewer: Int64, parameters: FeedParameters, page: [FeedSection]) {
+    /// The structure of a page; `hasNextPage` decides whether it has a `prefetch` hint.
+    package init(viewer: Int64, parameters: FeedParameters, page: [FeedSection], hasNextPage: Bool) {
+        func shape(_ item: FeedItem) -> Item { Item(id: item.id, version: item.versionText) }
+        var prefetch: Int?
+        if hasNextPage {
+            let layout = Layout(width: parameters.width ?? Layout.defaultWidth)
+            prefetch = Layout.prefetchIndex(
+                heights: page.map { $0.sectionLayout(layout).height }, viewport: parameters.viewport ?? Layout.defaultViewport)
+        }
         self.init(
             viewer: viewer, parameters: parameters,
             sections: page.map { section in
-                Section(id: section.id, kind: section.kind.rawValue, items: section.items.map { Item(id: $0.id, version: $0.versionText) })
-            })
+                Section(
+                    id: section.id, kind: section.kind.rawValue, items: section.items.map(shape), header: section.header.map(shape),
+                    footer: section.footer.map(shape))
+            }, prefetch: prefetch)
+    }
+
+    /// The `prefetch` hint of the page this structure describes.
+    public var prefetchHint: Prefetch? {
+        guard let prefetch, sections.indices.contains(prefetch) else { return nil }
+        return Prefetch(index: prefetch, section: sections[prefetch].id)
     }
 
     /// The snapshot id: 32 hex digits hashing the viewer, the parameters and every section and
@@ -78,6 +109,10 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
         combine(Int64(parameters.offset))
         combine(Int64(parameters.width ?? -1))
         combine(parameters.stackAds ? 1 : 0)
+        // Parameters and views added later count only when they differ from the default, so
+        // the snapshots stored before them keep their ids.
+        if parameters.kinds != .all { combine("kinds:\(parameters.kinds.rawValue)") }
+        if let viewport = parameters.viewport { combine("viewport:\(viewport)") }
         for section in sections {
             combine(section.id)
             combine(section.kind)
@@ -85,6 +120,12 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
             for item in section.items {
                 combine(item.id)
                 combine(item.version)
+            }
+            for (position, view) in [("header", section.header), ("footer", section.footer)] {
+                guard let view else { continue }
+                combine(position)
+                combine(view.id)
+                combine(view.version)
             }
         }
         return hex16(first.state) + hex16(second.state)
@@ -101,7 +142,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     /// Reads stored bytes back: the binary form, or the JSON of the `Codable` conformance that
     /// earlier versions stored.
     package static func decode(_ data: Data) throws -> SnapshotStructure {
-        if data.first == SnapshotCoding.formatByte { return try SnapshotCoding.decode(Array(data)) }
+        if SnapshotCoding.isBinary(data) { return try SnapshotCoding.decode(Array(data)) }
         let value = try JSONValue(parsing: data)
         struct Malformed: Error {}
         func int(_ value: JSONValue?) throws -> Int {

@@ -30,6 +30,8 @@ package final class ItemCache: Sendable {
         case suggestion(user: Int64, mutuals: Int64)
         case header(Int64)
         case ad(Int64)
+        case seeAll(count: Int)
+        case sponsored(ad: Int64)
     }
 
     private let cache: Mutex<ByteBoundedCache<Key, Cached>>
@@ -136,6 +138,21 @@ package final class ItemCache: Sendable {
     package func emptyState() -> FeedItem {
         FeedItem.emptyState
     }
+
+    /// The suggestions carousel's header.
+    package func suggestionsTitle() -> FeedItem {
+        ItemRenderer.suggestionsTitle
+    }
+
+    /// The suggestions carousel's footer, counting the users it shows.
+    package func seeAll(count: Int) -> FeedItem {
+        cached(.seeAll(count: count), stamp: Stamp(revision: 0, otherRevision: 0)) { ItemRenderer.seeAll(count: count) }
+    }
+
+    /// An ad section's footer; `epoch` as for ``ad(_:epoch:)``.
+    package func sponsored(_ ad: Ad, epoch: Int64) -> FeedItem {
+        cached(.sponsored(ad: ad.id), stamp: Stamp(revision: epoch, otherRevision: 0)) { ItemRenderer.sponsored(ad) }
+    }
 }
 
 /// Turns records into ``FeedItem``s: the data object (written by FeedWire), its version and the
@@ -157,6 +174,32 @@ package enum ItemRenderer {
 
     package static func header(viewer: User) -> FeedItem {
         FeedItem(id: "header", kind: .header, capacity: 160) { $0.headerData(viewer: viewer) }
+    }
+
+    package static let suggestionsTitle = FeedItem(id: "title", kind: .sectionTitle, capacity: 40) { json in
+        json.raw("{\"title\":")
+        json.string("Suggested for you")
+        json.raw("}")
+    }
+
+    package static func seeAll(count: Int) -> FeedItem {
+        FeedItem(id: "see_all", kind: .seeAll, capacity: 40) { json in
+            json.raw("{\"count\":")
+            json.int(count)
+            json.raw(",\"title\":")
+            json.string("See all")
+            json.raw("}")
+        }
+    }
+
+    package static func sponsored(_ ad: Ad) -> FeedItem {
+        FeedItem(id: "sponsored", kind: .sponsored, capacity: 80) { json in
+            json.raw("{\"advertiser\":")
+            json.string(ad.advertiser)
+            json.raw(",\"label\":")
+            json.string("Sponsored")
+            json.raw("}")
+        }
     }
 
 }

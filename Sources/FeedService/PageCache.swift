@@ -141,10 +141,12 @@ final class PageCache: Sendable {
                 }
             }
             if changed {
-                sections[sectionIndex] = FeedSection(id: section.id, kind: section.kind, columns: section.columns, items: items)
+                sections[sectionIndex] = FeedSection(
+                    id: section.id, kind: section.kind, columns: section.columns, items: items, header: section.header, footer: section.footer)
             }
         }
-        let structure = SnapshotStructure(viewer: page.structure.viewer, parameters: page.structure.parameters, page: sections)
+        let structure = SnapshotStructure(
+            viewer: page.structure.viewer, parameters: page.structure.parameters, page: sections, hasNextPage: page.nextCursor != nil)
         let rendered = RenderedFeed(
             snapshotID: structure.id, sections: sections, nextCursor: page.nextCursor,
             structure: structure)
@@ -159,7 +161,7 @@ final class PageCache: Sendable {
         let page = FeedComposer(items: items).build(selection)
         let end = min(parameters.offset, selection.totalSections) + page.count
         let nextCursor = end < selection.totalSections ? FeedCursor.encode(offset: end) : nil
-        let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page)
+        let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page, hasNextPage: nextCursor != nil)
         let rendered = RenderedFeed(
             snapshotID: structure.id, sections: page, nextCursor: nextCursor, structure: structure)
         return CachedPage(

@@ -25,9 +25,28 @@ import FeedWire
 /// among all the base's items, plus one, times two, plus one when a new `version` follows. So a
 /// new video at the top of the grid, which moves one item of every grid section into the next,
 /// costs a byte or two per item instead of the sections written out.
+///
+/// Since sections have headers and footers and pages a `prefetch` hint, snapshots are written in
+/// a second version of both forms, 0x03 (full) and 0x04 (difference); the first version (0x01,
+/// 0x02, as above) is still read back. The parameters go on with `kinds+1|0 viewport+1|0
+/// prefetch+1|0` (0 for every kind), and a section written out is followed by its views,
+/// `flags [id version] [id version]` (bit 0 a header, bit 1 a footer). In the difference form a
+/// section taken from the base keeps the base section's views (tags 0 and 1), or is followed by
+/// its own (tags 4 and 5, otherwise as 0 and 1), so a like costs no byte for views.
 package enum SnapshotCoding {
-    static let formatByte: UInt8 = 0x01
-    static let deltaFormatByte: UInt8 = 0x02
+    static let formatByte: UInt8 = 0x03
+    static let deltaFormatByte: UInt8 = 0x04
+    /// The first version's bytes, read but no longer written.
+    static let formatByteV1: UInt8 = 0x01
+    static let deltaFormatByteV1: UInt8 = 0x02
+    /// Added to the tag of a section taken from the base whose views differ from the base's.
+    private static let ownViews: UInt8 = 4
+
+    /// Whether `bytes` are a snapshot in one of the binary forms (the full form or a difference).
+    package static func isBinary(_ bytes: some Collection<UInt8>) -> Bool {
+        guard let first = bytes.first else { return false }
+        return first == formatByte || first == deltaFormatByte || first == formatByteV1 || first == deltaFormatByteV1
+    }
 
     struct Malformed: Error {}
 
@@ -37,18 +56,25 @@ package enum SnapshotCoding {
         out.append(formatByte)
         let viewer = structure.viewer
         varint(UInt64(bitPattern: (viewer << 1) ^ (viewer >> 63)), to: &out)
-        parameters(structure.parameters, to: &out)
+        parameters(structure, to: &out)
         varint(UInt64(structure.sections.count), to: &out)
-        for section in structure.sections { write(section, to: &out) }
+        for section in structure.sections {
+            write(section, to: &out)
+            views(of: section, to: &out)
+        }
         return out
     }
 
-    /// `limit offset width+1|0 stack_ads(0|1)`.
-    private static func parameters(_ parameters: FeedParameters, to out: inout [UInt8]) {
+    /// `limit offset width+1|0 stack_ads(0|1) kinds viewport+1|0 prefetch+1|0`.
+    private static func parameters(_ structure: SnapshotStructure, to out: inout [UInt8]) {
+        let parameters = structure.parameters
         varint(UInt64(max(0, parameters.limit)), to: &out)
         varint(UInt64(max(0, parameters.offset)), to: &out)
         varint(parameters.width.map { UInt64(max(0, $0)) + 1 } ?? 0, to: &out)
         out.append(parameters.stackAds ? 1 : 0)
+        varint(parameters.kinds == .all ? 0 : UInt64(parameters.kinds.rawValue) + 1, to: &out)
+        varint(parameters.viewport.map { UInt64(max(0, $0)) + 1 } ?? 0, to: &out)
+        varint(structure.prefetch.map { UInt64(max(0, $0)) + 1 } ?? 0, to: &out)
     }
 
     /// `id kind itemCount { id version }`.
@@ -59,6 +85,16 @@ package enum SnapshotCoding {
         for item in section.items {
             string(item.id, to: &out)
             version(item.version, to: &out)
+        }
+    }
+
+    /// `flags [id version] [id version]`: bit 0 a header, bit 1 a footer.
+    private static func views(of section: SnapshotStructure.Section, to out: inout [UInt8]) {
+        out.append((section.header == nil ? 0 : 1) | (section.footer == nil ? 0 : 2))
+        for view in [section.header, section.footer] {
+            guard let view else { continue }
+            string(view.id, to: &out)
+            version(view.version, to: &out)
         }
     }
 
@@ -79,7 +115,7 @@ package enum SnapshotCoding {
         guard structure.viewer == base.viewer else { return nil }
         var out: [UInt8] = [deltaFormatByte]
         string(baseID, to: &out)
-        parameters(structure.parameters, to: &out)
+        parameters(structure, to: &out)
         varint(UInt64(structure.sections.count), to: &out)
         var baseIndex: [String: Int] = [:]
         for (index, section) in base.sections.enumerated() where baseIndex[section.id] == nil { baseIndex[section.id] = index }
@@ -104,7 +140,8 @@ package enum SnapshotCoding {
                 zip(base.sections[index].items, section.items).allSatisfy({ $0.id == $1.id })
             {
                 let changed = section.items.indices.filter { section.items[$0].version != base.sections[index].items[$0].version }
-                out.append(changed.isEmpty ? 0 : 1)
+                let sameViews = section.header == base.sections[index].header && section.footer == base.sections[index].footer
+                out.append((changed.isEmpty ? 0 : 1) + (sameViews ? 0 : ownViews))
                 varint(UInt64(index), to: &out)
                 if !changed.isEmpty {
                     varint(UInt64(changed.count), to: &out)
@@ -113,12 +150,14 @@ package enum SnapshotCoding {
                         version(section.items[item].version, to: &out)
                     }
                 }
+                if !sameViews { views(of: section, to: &out) }
             } else {
                 let known = positions()
                 let referenced = section.items.filter { known[$0.id] != nil }.count
                 guard referenced * 2 >= section.items.count else {
                     out.append(2)
                     write(section, to: &out)
+                    views(of: section, to: &out)
                     continue
                 }
                 out.append(3)
@@ -136,6 +175,7 @@ package enum SnapshotCoding {
                     varint(UInt64(found.position + 1) * 2 + (changed ? 1 : 0), to: &out)
                     if changed { version(item.version, to: &out) }
                 }
+                views(of: section, to: &out)
             }
         }
         return out.count * 3 <= fullSize(of: structure) ? out : nil
@@ -153,17 +193,17 @@ package enum SnapshotCoding {
 
     /// The base a stored delta form names, or nil for a full form.
     package static func baseID(of bytes: [UInt8]) throws -> String? {
-        guard bytes.first == deltaFormatByte else { return nil }
+        guard bytes.first == deltaFormatByte || bytes.first == deltaFormatByteV1 else { return nil }
         var reader = Reader(bytes: bytes, position: 1)
         return try reader.string()
     }
 
     /// Reads a delta form back against its base.
     package static func decode(_ bytes: [UInt8], base: SnapshotStructure) throws -> SnapshotStructure {
-        guard bytes.first == deltaFormatByte else { throw Malformed() }
-        var reader = Reader(bytes: bytes, position: 1)
+        guard bytes.first == deltaFormatByte || bytes.first == deltaFormatByteV1 else { throw Malformed() }
+        var reader = Reader(bytes: bytes, position: 1, hasViews: bytes.first == deltaFormatByte)
         _ = try reader.string()
-        let parameters = try reader.parameters()
+        let (parameters, prefetch) = try reader.parameters()
         let sectionCount = Int(try reader.varint())
         guard sectionCount <= bytes.count else { throw Malformed() }
         var sections: [SnapshotStructure.Section] = []
@@ -172,11 +212,12 @@ package enum SnapshotCoding {
         for _ in 0..<sectionCount {
             let tag = try reader.byte()
             switch tag {
-            case 0, 1:
+            case 0, 1, ownViews, ownViews + 1:
+                guard tag < ownViews || reader.hasViews else { throw Malformed() }
                 let index = Int(try reader.varint())
                 guard base.sections.indices.contains(index) else { throw Malformed() }
                 var section = base.sections[index]
-                if tag == 1 {
+                if tag & 1 == 1 {
                     let changes = Int(try reader.varint())
                     guard changes <= section.items.count else { throw Malformed() }
                     for _ in 0..<changes {
@@ -185,9 +226,12 @@ package enum SnapshotCoding {
                         section.items[item].version = try reader.version()
                     }
                 }
+                if tag >= ownViews { try reader.views(of: &section) }
                 sections.append(section)
             case 2:
-                sections.append(try reader.section())
+                var section = try reader.section()
+                try reader.views(of: &section)
+                sections.append(section)
             case 3:
                 if flat == nil { flat = base.sections.flatMap(\.items) }
                 let flat = flat!
@@ -209,28 +253,34 @@ package enum SnapshotCoding {
                     if code % 2 == 1 { item.version = try reader.version() }
                     items.append(item)
                 }
-                sections.append(SnapshotStructure.Section(id: id, kind: kind, items: items))
+                var section = SnapshotStructure.Section(id: id, kind: kind, items: items)
+                try reader.views(of: &section)
+                sections.append(section)
             default:
                 throw Malformed()
             }
         }
         guard reader.position == bytes.count else { throw Malformed() }
-        return SnapshotStructure(viewer: base.viewer, parameters: parameters, sections: sections)
+        return SnapshotStructure(viewer: base.viewer, parameters: parameters, sections: sections, prefetch: prefetch)
     }
 
     package static func decode(_ bytes: [UInt8]) throws -> SnapshotStructure {
-        var reader = Reader(bytes: bytes, position: 1)
-        guard bytes.first == formatByte else { throw Malformed() }
+        guard bytes.first == formatByte || bytes.first == formatByteV1 else { throw Malformed() }
+        var reader = Reader(bytes: bytes, position: 1, hasViews: bytes.first == formatByte)
         let zigzag = try reader.varint()
         let viewer = Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))
-        let parameters = try reader.parameters()
+        let (parameters, prefetch) = try reader.parameters()
         let sectionCount = Int(try reader.varint())
         guard sectionCount <= bytes.count else { throw Malformed() }
         var sections: [SnapshotStructure.Section] = []
         sections.reserveCapacity(sectionCount)
-        for _ in 0..<sectionCount { sections.append(try reader.section()) }
+        for _ in 0..<sectionCount {
+            var section = try reader.section()
+            try reader.views(of: &section)
+            sections.append(section)
+        }
         guard reader.position == bytes.count else { throw Malformed() }
-        return SnapshotStructure(viewer: viewer, parameters: parameters, sections: sections)
+        return SnapshotStructure(viewer: viewer, parameters: parameters, sections: sections, prefetch: prefetch)
     }
 
     private static func varint(_ value: UInt64, to out: inout [UInt8]) {
@@ -272,6 +322,8 @@ package enum SnapshotCoding {
     private struct Reader {
         let bytes: [UInt8]
         var position: Int
+        /// Whether this is the second version (views after sections, more parameters).
+        var hasViews = true
 
         mutating func byte() throws -> UInt8 {
             guard position < bytes.count else { throw Malformed() }
@@ -291,12 +343,29 @@ package enum SnapshotCoding {
             }
         }
 
-        mutating func parameters() throws -> FeedParameters {
+        mutating func parameters() throws -> (FeedParameters, prefetch: Int?) {
             let limit = Int(try varint())
             let offset = Int(try varint())
             let width = try varint()
             let stackAds = try byte() == 1
-            return FeedParameters(limit: limit, offset: offset, width: width == 0 ? nil : Int(width - 1), stackAds: stackAds)
+            var parameters = FeedParameters(limit: limit, offset: offset, width: width == 0 ? nil : Int(width - 1), stackAds: stackAds)
+            guard hasViews else { return (parameters, nil) }
+            let kinds = try varint()
+            guard kinds <= UInt64(UInt32.max) + 1 else { throw Malformed() }
+            parameters.kinds = kinds == 0 ? .all : ItemKinds(rawValue: UInt32(kinds - 1))
+            let viewport = try varint()
+            parameters.viewport = viewport == 0 ? nil : Int(truncatingIfNeeded: viewport - 1)
+            let prefetch = try varint()
+            return (parameters, prefetch == 0 ? nil : Int(truncatingIfNeeded: prefetch - 1))
+        }
+
+        /// The views written after a section (none in the first version).
+        mutating func views(of section: inout SnapshotStructure.Section) throws {
+            guard hasViews else { return }
+            let flags = try byte()
+            guard flags & ~3 == 0 else { throw Malformed() }
+            section.header = flags & 1 == 0 ? nil : SnapshotStructure.Item(id: try string(), version: try version())
+            section.footer = flags & 2 == 0 ? nil : SnapshotStructure.Item(id: try string(), version: try version())
         }
 
         mutating func section() throws -> SnapshotStructure.Section {

@@ -150,8 +150,31 @@ extension FeedDocument {
                 reloads: reloadsBySection[old, default: []].map(\.item), reloaded: { reloadedItems[ItemPath(section: old, item: $0)]! },
                 position: { ItemPath(section: new, item: $0) }, name: "reloaded_items: old path")
         }
+        for (offset, change) in batch.supplementary.enumerated() {
+            try result.apply(change, inserted: nil, name: "supplementary[\(offset)]")
+        }
         try result.finish(with: batch.header)
         return result
+    }
+
+    /// Applies a header or footer change to a section of the result: `inserted` says what the
+    /// step claims (a sequential insert needs no view there, a change or remove one), nil for a
+    /// batch entry, which may set a view where there was none.
+    private mutating func apply(_ change: FeedDelta.SupplementaryChange, inserted: Bool?, name: String) throws(DeltaApplyError) {
+        let element = change.element
+        try checkSection(change.section, name: name, "the \(element.rawValue) of section \(change.section)")
+        let current = sections[change.section][element]
+        if inserted == true, current != nil {
+            throw .payloadMismatch("\(name) inserts a \(element.rawValue) into section \(change.section), which has one")
+        }
+        if inserted == false || change.view == nil || change.view?.isPatch == true, current == nil {
+            throw .payloadMismatch("\(name) changes or removes the \(element.rawValue) of section \(change.section), which has none")
+        }
+        switch change.view {
+        case nil: sections[change.section][element] = nil
+        case .item(let view)?: sections[change.section][element] = view
+        case let patch?: sections[change.section][element] = try patch.applied(to: current!, name: name)
+        }
     }
 
     // MARK: Sequential
@@ -193,6 +216,8 @@ extension FeedDocument {
                     values.append(try change.applied(to: items[at + offset], name: "\(name).items[\(offset)]"))
                 }
                 try runStep(step, values: values, on: &result.sections[section].items, name: name)
+            case .supplementary(let change, let inserted):
+                try result.apply(change, inserted: inserted, name: name)
             }
         }
         try result.finish(with: sequential.header)
@@ -218,12 +243,12 @@ extension FeedDocument {
     public func applying(jsonPatch: FeedDelta.JSONPatch) throws(DeltaApplyError) -> FeedDocument {
         try checkStart(jsonPatch.header)
         var result = self
-        var fieldsReplaced: Set<ItemPath> = []
+        var fieldsReplaced: Set<String> = []
         for (offset, operation) in jsonPatch.operations.enumerated() {
             try result.apply(operation, name: "patch[\(offset)]", fieldsReplaced: &fieldsReplaced)
         }
-        if let item = fieldsReplaced.min(by: { ($0.section, $0.item) < ($1.section, $1.item) }) {
-            throw .resultMismatch("/sections/\(item.section)/items/\(item.item) had fields replaced but not its version")
+        if let item = fieldsReplaced.min() {
+            throw .resultMismatch("\(item) had fields replaced but not its version")
         }
         let header = jsonPatch.header
         guard result.snapshot == header.snapshot else {
@@ -244,7 +269,7 @@ extension FeedDocument {
         return result
     }
 
-    private mutating func apply(_ operation: PatchOperation, name: String, fieldsReplaced: inout Set<ItemPath>) throws(DeltaApplyError) {
+    private mutating func apply(_ operation: PatchOperation, name: String, fieldsReplaced: inout Set<String>) throws(DeltaApplyError) {
         let tokens = operation.path.tokens
         func string(_ value: JSONValue, nullable: Bool = false) throws(DeltaApplyError) -> String? {
             if case .string(let string) = value { return string }
@@ -261,6 +286,11 @@ extension FeedDocument {
                 nextCursor = try string(value, nullable: true)
                 return
             }
+            if tokens.count == 3, tokens[0] == "sections", tokens[2] == "layout", let section = JSONPointer.arrayIndex(tokens[1]) {
+                try checkSection(section, name: name, "\(operation.path)")
+                sections[section].layout = try decoded(value, decodeSectionLayout, name: name)
+                return
+            }
             if tokens.count == 3, tokens[0] == "sections", tokens[2] == "version", let section = JSONPointer.arrayIndex(tokens[1]) {
                 try checkSection(section, name: name, "\(operation.path)")
                 sections[section].version = try string(value)!
@@ -275,24 +305,52 @@ extension FeedDocument {
                     throw .invalidOperations(
                         name, ApplyError(.indexOutOfRange, section: section, "\(operation.path) names no item (count \(sections[section].items.count))"))
                 }
-                let path = ItemPath(section: section, item: item)
-                if tokens[4] == "version" {
-                    sections[section].items[item].version = try string(value)!
-                    try sections[section].items[item].checkVersion()
-                    fieldsReplaced.remove(path)
-                    return
-                }
-                let field = Array(tokens[5...])
-                guard !field.isEmpty,
-                    let data = ItemPatch(version: "", changes: [ItemPatch.Change(path: field, value: value)]).applied(
-                        to: sections[section].items[item].data)
-                else {
-                    throw .invalidDocument("\(name): \(operation.path) is not a value the item has")
-                }
-                sections[section].items[item].data = data
-                fieldsReplaced.insert(path)
+                try replaceField(
+                    of: &sections[section].items[item], at: "/sections/\(section)/items/\(item)", tokens: tokens[4...], value: value,
+                    operation: operation, name: name, fieldsReplaced: &fieldsReplaced)
                 return
             }
+            // A field of a header's or footer's data, or its version after its fields.
+            if tokens.count >= 4, tokens[0] == "sections", let element = SupplementaryElement(rawValue: tokens[2]),
+                let section = JSONPointer.arrayIndex(tokens[1]), tokens[3] == "data" || (tokens[3] == "version" && tokens.count == 4)
+            {
+                try checkSection(section, name: name, "\(operation.path)")
+                guard var view = sections[section][element] else {
+                    throw .invalidDocument("\(name): \(operation.path): section \(section) has no \(element.rawValue)")
+                }
+                try replaceField(
+                    of: &view, at: "/sections/\(section)/\(element.rawValue)", tokens: tokens[3...], value: value, operation: operation, name: name,
+                    fieldsReplaced: &fieldsReplaced)
+                sections[section][element] = view
+                return
+            }
+        }
+        // The next page's hint, which comes and goes with the next page.
+        if tokens == ["prefetch"] {
+            switch (operation.op, operation.value) {
+            case (.add, let value?), (.replace, let value?):
+                guard operation.op == .add || prefetch != nil else { throw .invalidDocument("\(name): replace /prefetch, which the document does not have") }
+                prefetch = try decoded(value, decodePrefetch, name: name)
+            case (.remove, nil):
+                guard prefetch != nil else { throw .invalidDocument("\(name): remove /prefetch, which the document does not have") }
+                prefetch = nil
+            default: throw .invalidDocument("\(name): \(operation.op) /prefetch")
+            }
+            return
+        }
+        // A whole header or footer: added where there is none, replaced, or removed.
+        if tokens.count == 3, tokens[0] == "sections", let element = SupplementaryElement(rawValue: tokens[2]),
+            let section = JSONPointer.arrayIndex(tokens[1]), operation.op != .move
+        {
+            try checkSection(section, name: name, "\(operation.path)")
+            let present = sections[section][element] != nil
+            guard present == (operation.op != .add) else {
+                throw .invalidDocument("\(name): \(operation.op) \(operation.path), but the section \(present ? "has" : "has no") \(element.rawValue)")
+            }
+            sections[section][element] = try operation.value.map { value throws(DeltaApplyError) in
+                try decoded(value, FeedDocument.Item.init(json:path:), name: name)
+            }
+            return
         }
         // Sections and items: one ListDiff operation on one array, whose value the operation carries.
         func refuse(_ reason: String) -> DeltaApplyError { .invalidOperations(name, ApplyError(.invalidPath, "\(operation.op) \(operation.path) \(reason)")) }
@@ -301,11 +359,7 @@ extension FeedDocument {
         let step = JSONPatchOperation(kind: operation.op, path: operation.path, from: operation.from, value: operation.value.map { _ in .element(index) })
         func decode<Value>(_ decoder: WireDecoder<Value>) throws(DeltaApplyError) -> [Value] {
             guard let value = operation.value else { return [] }
-            do {
-                return [try decoder(value, name + ".value")]
-            } catch {
-                throw .invalidDocument(error.description)
-            }
+            return [try decoded(value, decoder, name: name)]
         }
         if tokens.count == 2, tokens[0] == "sections" {
             let values = try decode(FeedDocument.Section.init(json:path:))
@@ -320,7 +374,38 @@ extension FeedDocument {
                 try ListDiff.JSONPatch(operations: [step]).apply(to: old, newElements: new, at: JSONPointer(tokens: Array(tokens.prefix(3))))
             }
         } else {
-            throw refuse("is not a section, an item, a section's version, /snapshot or /next_cursor")
+            throw refuse("is not a section, an item, a header or footer, a section's version or layout, /snapshot, /next_cursor or /prefetch")
+        }
+    }
+
+    /// A replace of a field under an item's (or view's) `data` (`tokens` from `data` on), or of
+    /// its `version` after its fields, which must then hash to it.
+    private func replaceField(
+        of item: inout FeedDocument.Item, at location: String, tokens: ArraySlice<String>, value: JSONValue, operation: PatchOperation,
+        name: String, fieldsReplaced: inout Set<String>
+    ) throws(DeltaApplyError) {
+        if tokens.first == "version" {
+            guard case .string(let version) = value else { throw .invalidDocument("\(name): \(operation.path) must be a string") }
+            item.version = version
+            try item.checkVersion()
+            fieldsReplaced.remove(location)
+            return
+        }
+        let field = Array(tokens.dropFirst())
+        guard !field.isEmpty, let data = ItemPatch(version: "", changes: [ItemPatch.Change(path: field, value: value)]).applied(to: item.data)
+        else {
+            throw .invalidDocument("\(name): \(operation.path) is not a value the item has")
+        }
+        item.data = data
+        fieldsReplaced.insert(location)
+    }
+
+    /// A patch value read as a feed value.
+    private func decoded<Value>(_ value: JSONValue, _ decoder: WireDecoder<Value>, name: String) throws(DeltaApplyError) -> Value {
+        do {
+            return try decoder(value, name + ".value")
+        } catch {
+            throw .invalidDocument(error.description)
         }
     }
 
@@ -346,6 +431,13 @@ extension FeedDocument {
             }
             sections[index].version = version
         }
+        for (index, layout) in header.sectionLayouts.sorted(by: { $0.key < $1.key }) {
+            guard sections.indices.contains(index) else {
+                throw .countMismatch("section_layouts names section \(index) of \(sections.count)")
+            }
+            sections[index].layout = layout
+        }
+        if header.changesPrefetch { prefetch = header.prefetch }
         snapshot = header.snapshot
         nextCursor = header.nextCursor
     }

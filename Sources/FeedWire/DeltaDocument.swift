@@ -36,11 +36,46 @@ public struct DeltaDocument: Sendable {
     /// The items replaced in place that travel as patches, by their path in the new page. Every
     /// other replaced item is sent whole.
     public var itemPatches: [ItemPath: ItemPatch]
+    /// Headers and footers that came, went or changed in sections matched by id and kind, in new
+    /// section order. A batch leaves out those of sections it carries whole.
+    public var supplementaryChanges: [SupplementaryUpdate]
+    /// New indexes of the sections matched by id and kind whose layout changed (an item more or
+    /// less, a header or footer come or gone), with a width only. A batch leaves out those it
+    /// carries whole.
+    public var changedLayouts: [Int]
+    /// The next page's hint the snapshot had, and the page's (nil: none); sent when they differ.
+    public var prefetch: (old: Prefetch?, new: Prefetch?)
+
+    /// A header or footer that differs between the snapshot and the page.
+    public struct SupplementaryUpdate: Sendable {
+        /// The section's index in the new page.
+        public var section: Int
+        /// Which view.
+        public var element: SupplementaryElement
+        /// Whether the section had no such view before (it is inserted) or has none now (removed).
+        public var change: Change
+        /// The fields that changed, when the view keeps its id and kind and a patch says it.
+        public var patch: ItemPatch?
+
+        /// How the view changed.
+        public enum Change: Sendable {
+            case inserted, changed, removed
+        }
+
+        /// Creates an update.
+        public init(section: Int, element: SupplementaryElement, change: Change, patch: ItemPatch? = nil) {
+            self.section = section
+            self.element = element
+            self.change = change
+            self.patch = patch
+        }
+    }
 
     /// Creates the document's description; ``bytes`` writes it.
     public init(
         format: DeltaFormat, since: String, snapshot: String, nextCursor: String?, page: [FeedSection], layout: Layout?,
-        diff: SectionedDiff<String, String>, keptSectionsWithChangedItems: [Int], itemPatches: [ItemPath: ItemPatch] = [:]
+        diff: SectionedDiff<String, String>, keptSectionsWithChangedItems: [Int], itemPatches: [ItemPath: ItemPatch] = [:],
+        supplementaryChanges: [SupplementaryUpdate] = [], changedLayouts: [Int] = [], prefetch: (old: Prefetch?, new: Prefetch?) = (nil, nil)
     ) {
         self.format = format
         self.since = since
@@ -51,6 +86,9 @@ public struct DeltaDocument: Sendable {
         self.diff = diff
         self.keptSectionsWithChangedItems = keptSectionsWithChangedItems
         self.itemPatches = itemPatches
+        self.supplementaryChanges = supplementaryChanges
+        self.changedLayouts = changedLayouts
+        self.prefetch = prefetch
     }
 
     /// The JSON document.
@@ -59,14 +97,61 @@ public struct DeltaDocument: Sendable {
         let sectionVersions = format == .jsonpatch ? [] : keptSectionsWithChangedItems.map { ($0, page[$0].versionText) }
         json.openDelta(
             format: format.rawValue, since: since, snapshot: snapshot, nextCursor: nextCursor,
-            sectionVersions: sectionVersions, changeCount: diff.changeCount)
+            sectionVersions: sectionVersions, changeCount: diff.changeCount + supplementaryChanges.count)
         switch format {
-        case .batch: writeBatch(diff.batch, to: &json)
-        case .sequential: writeSequential(diff.sequential, to: &json)
-        case .jsonpatch: writePatch(diff.jsonPatch(), to: &json)
+        case .batch:
+            let batch = diff.batch
+            // Sections the batch inserts or reloads come whole, views and layout included.
+            var whole = Set(batch.sectionInserts)
+            for oldIndex in batch.sectionReloads { whole.insert(diff.sections.newIndex(forOldIndex: oldIndex)!) }
+            writeHeaderExtras(to: &json, layouts: changedLayouts.filter { !whole.contains($0) })
+            writeBatch(batch, to: &json)
+            json.member("supplementary", supplementaryChanges.filter { !whole.contains($0.section) }) { json, update in
+                json.raw("{\"section\":\(update.section),\"element\":\"\(update.element.rawValue)\",")
+                writeView(update, key: "view", to: &json)
+                json.raw("}")
+            }
+        case .sequential:
+            writeHeaderExtras(to: &json, layouts: changedLayouts)
+            writeSequential(diff.sequential, to: &json)
+        case .jsonpatch:
+            writePatch(diff.jsonPatch(), to: &json)
         }
         json.raw("}")
         return json.bytes
+    }
+
+    /// `"section_layouts":{…}` when any, and `"prefetch"` when it changed.
+    private func writeHeaderExtras(to json: inout JSONWriter, layouts: [Int]) {
+        if let layout, !layouts.isEmpty {
+            json.raw(",\"section_layouts\":{")
+            for (position, index) in layouts.enumerated() {
+                json.raw(position == 0 ? "\"\(index)\":" : ",\"\(index)\":")
+                json.sectionLayout(page[index].sectionLayout(layout))
+            }
+            json.raw("}")
+        }
+        if prefetch.old != prefetch.new {
+            json.raw(",\"prefetch\":")
+            if let new = prefetch.new { json.prefetch(new) } else { json.raw("null") }
+        }
+    }
+
+    /// The new header or footer as a member: `"key":{view}`, `"key":null` for a removal, or
+    /// `"version":…,"patch":…` (inside `"key":{…}` when `nested`).
+    private func writeView(_ update: SupplementaryUpdate, key: String, nested: Bool = false, to json: inout JSONWriter) {
+        guard update.change != .removed, let view = page[update.section][update.element] else {
+            json.raw("\"\(key)\":null")
+            return
+        }
+        if let patch = update.patch {
+            if nested { json.raw("\"\(key)\":{") }
+            patchMembers(patch, to: &json)
+            if nested { json.raw("}") }
+        } else {
+            json.raw("\"\(key)\":")
+            json.raw(bytes: view.json)
+        }
     }
 
     private func section(_ index: Int, to json: inout JSONWriter) {
@@ -134,8 +219,11 @@ public struct DeltaDocument: Sendable {
     // MARK: sequential
 
     private func writeSequential(_ update: SectionedSequentialUpdate, to json: inout JSONWriter) {
-        json.raw(",\"operations\":")
-        json.array(update.operations) { json, operation in
+        json.raw(",\"operations\":[")
+        var first = true
+        for operation in update.operations {
+            if !first { json.raw(",") }
+            first = false
             switch operation {
             case .section(let step):
                 json.sequentialStep(step, target: "sections") { json, index in section(index, to: &json) }
@@ -152,6 +240,24 @@ public struct DeltaDocument: Sendable {
                 }
             }
         }
+        // Headers and footers last, each on the section where it now is.
+        for update in supplementaryChanges {
+            if !first { json.raw(",") }
+            first = false
+            let op =
+                switch update.change {
+                case .inserted: "insert"
+                case .changed: "change"
+                case .removed: "remove"
+                }
+            json.raw("{\"op\":\"\(op)\",\"target\":\"\(update.element.rawValue)\",\"section\":\(update.section)")
+            if update.change != .removed {
+                json.raw(",")
+                writeView(update, key: "view", nested: true, to: &json)
+            }
+            json.raw("}")
+        }
+        json.raw("]")
     }
 
     // MARK: JSON Patch
@@ -198,8 +304,46 @@ public struct DeltaDocument: Sendable {
             value(&json)
             json.raw("}")
         }
+        for update in supplementaryChanges {
+            let location = "/sections/\(update.section)/\(update.element.rawValue)"
+            if let patch = update.patch {
+                for change in patch.changes {
+                    replace(location + "/data" + JSONPointer(tokens: change.path).description) { $0.raw(bytes: change.value.serialized()) }
+                }
+                replace(location + "/version") { $0.string(patch.version) }
+                continue
+            }
+            separator()
+            switch update.change {
+            case .removed:
+                json.raw("{\"op\":\"remove\",\"path\":")
+                json.string(location)
+            case .inserted, .changed:
+                json.raw("{\"op\":\"\(update.change == .inserted ? "add" : "replace")\",\"path\":")
+                json.string(location)
+                json.raw(",\"value\":")
+                json.raw(bytes: page[update.section][update.element]!.json)
+            }
+            json.raw("}")
+        }
+        if let layout {
+            for index in changedLayouts {
+                replace("/sections/\(index)/layout") { $0.sectionLayout(page[index].sectionLayout(layout)) }
+            }
+        }
         for index in keptSectionsWithChangedItems {
             replace("/sections/\(index)/version") { $0.string(page[index].versionText) }
+        }
+        if prefetch.old != prefetch.new {
+            separator()
+            switch prefetch.new {
+            case let new?:
+                json.raw("{\"op\":\"\(prefetch.old == nil ? "add" : "replace")\",\"path\":\"/prefetch\",\"value\":")
+                json.prefetch(new)
+            case nil:
+                json.raw("{\"op\":\"remove\",\"path\":\"/prefetch\"")
+            }
+            json.raw("}")
         }
         replace("/snapshot") { $0.string(snapshot) }
         replace("/next_cursor") { $0.optionalString(nextCursor) }

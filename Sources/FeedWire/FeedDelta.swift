@@ -42,16 +42,31 @@ public enum FeedDelta: Hashable, Sendable {
         /// carry their own version; a JSON Patch replaces versions in the document instead.
         public var sectionVersions: [Int: String]
         /// How many changes the delta holds (inserts, deletes, moves and updates of sections and
-        /// items), as the server counted them.
+        /// items, and headers and footers that came, went or changed), as the server counted them.
         public var changeCount: Int
+        /// The new layouts of the sections kept in place whose layout changed (an item more or
+        /// less, a header or footer come or gone), by their index in the new page
+        /// (`section_layouts`, absent when none). Sections a delta carries whole bring their own;
+        /// a JSON Patch replaces layouts in the document instead.
+        public var sectionLayouts: [Int: SectionLayout]
+        /// Whether the page's ``FeedDocument/prefetch`` hint changed (`prefetch` is present).
+        public var changesPrefetch: Bool
+        /// The new hint when it changed (nil: the page no longer has one).
+        public var prefetch: Prefetch?
 
         /// Creates a header.
-        public init(since: String, snapshot: String, nextCursor: String?, sectionVersions: [Int: String] = [:], changeCount: Int) {
+        public init(
+            since: String, snapshot: String, nextCursor: String?, sectionVersions: [Int: String] = [:], changeCount: Int,
+            sectionLayouts: [Int: SectionLayout] = [:], changesPrefetch: Bool = false, prefetch: Prefetch? = nil
+        ) {
             self.since = since
             self.snapshot = snapshot
             self.nextCursor = nextCursor
             self.sectionVersions = sectionVersions
             self.changeCount = changeCount
+            self.sectionLayouts = sectionLayouts
+            self.changesPrefetch = changesPrefetch
+            self.prefetch = prefetch
         }
     }
 
@@ -100,12 +115,15 @@ public enum FeedDelta: Hashable, Sendable {
         /// The replacements of reloaded items, one per ``SectionedBatchUpdate/itemReloads`` path
         /// (their ``Payload/oldPosition``): the whole item or a patch of the one at the old path.
         public var reloadedItems: [ItemReload]
+        /// Headers and footers that came, went or changed in sections the batch does not carry
+        /// whole, applied after the batch (`supplementary`), by new section index.
+        public var supplementary: [SupplementaryChange]
 
         /// Creates a batch delta.
         public init(
             header: Header, update: SectionedBatchUpdate = SectionedBatchUpdate(),
             insertedSections: [SectionPayload] = [], reloadedSections: [SectionPayload] = [],
-            insertedItems: [ItemPayload] = [], reloadedItems: [ItemReload] = []
+            insertedItems: [ItemPayload] = [], reloadedItems: [ItemReload] = [], supplementary: [SupplementaryChange] = []
         ) {
             self.header = header
             self.update = update
@@ -113,6 +131,26 @@ public enum FeedDelta: Hashable, Sendable {
             self.reloadedSections = reloadedSections
             self.insertedItems = insertedItems
             self.reloadedItems = reloadedItems
+            self.supplementary = supplementary
+        }
+    }
+
+    /// A header or footer that came, went or changed: `{"section":3,"element":"footer","view":{…}|null}`,
+    /// or with `version` and `patch` for one whose data changed in a few fields. In a sequential
+    /// delta it is a step: `{"op":"insert"|"remove"|"change","target":"header"|"footer","section":3,"view":…}`.
+    public struct SupplementaryChange: Hashable, Sendable {
+        /// The section, by its index in the new page (in a sequential delta, at that moment).
+        public var section: Int
+        /// Which view.
+        public var element: SupplementaryElement
+        /// The new view, whole or as a patch of the one the section has; nil removes it.
+        public var view: ItemChange?
+
+        /// Creates a change.
+        public init(section: Int, element: SupplementaryElement, view: ItemChange?) {
+            self.section = section
+            self.element = element
+            self.view = view
         }
     }
 
@@ -178,12 +216,16 @@ public enum FeedDelta: Hashable, Sendable {
         /// A step on the items of section `section` (its index at that moment). An insert's values
         /// are whole items; a change's may be patches of the items it replaces.
         case items(section: Int, SequentialOperation, values: [ItemChange] = [])
+        /// A header or footer inserted (the section had none), changed, or removed (`view` nil).
+        /// These come after every section and item step.
+        case supplementary(SupplementaryChange, inserted: Bool)
 
-        /// The step without its values.
-        public var step: SectionedSequentialOperation {
+        /// The step without its values, for a section or item step (nil for a header or footer).
+        public var step: SectionedSequentialOperation? {
             switch self {
             case .sections(let step, _): .section(step)
             case .items(let section, let step, _): .item(section: section, step)
+            case .supplementary: nil
             }
         }
     }
@@ -263,7 +305,9 @@ extension FeedDelta: JSONConvertible {
             since: try object.string("since"), snapshot: try object.string("snapshot"),
             nextCursor: try object.optionalString("next_cursor"),
             sectionVersions: try object.optionalObject("section_versions", decodeSectionVersions) ?? [:],
-            changeCount: try object.index("change_count"))
+            changeCount: try object.index("change_count"),
+            sectionLayouts: try object.optionalObject("section_layouts", decodeSectionLayouts) ?? [:],
+            changesPrefetch: object.has("prefetch"), prefetch: try object.optional("prefetch", decodePrefetch))
         switch format {
         case .batch:
             let sections = try decodeBatchLists(object, "sections", decodeIndex)
@@ -280,7 +324,8 @@ extension FeedDelta: JSONConvertible {
                     insertedSections: try object.optionalArray("inserted_sections", section(false)),
                     reloadedSections: try object.optionalArray("reloaded_sections", section(true)),
                     insertedItems: try object.optionalArray("inserted_items", item),
-                    reloadedItems: try object.optionalArray("reloaded_items", decodeItemReload)))
+                    reloadedItems: try object.optionalArray("reloaded_items", decodeItemReload),
+                    supplementary: try object.optionalArray("supplementary", decodeSupplementaryChange)))
         case .sequential:
             self = .sequential(Sequential(header: header, operations: try object.array("operations", Operation.init(json:path:))))
         case .jsonpatch:
@@ -309,6 +354,11 @@ extension FeedDelta: JSONConvertible {
             members["section_versions"] = .object(
                 Dictionary(uniqueKeysWithValues: header.sectionVersions.map { (String($0.key), JSONValue.string($0.value)) }))
         }
+        if !header.sectionLayouts.isEmpty {
+            members["section_layouts"] = .object(
+                Dictionary(uniqueKeysWithValues: header.sectionLayouts.map { (String($0.key), $0.value.json) }))
+        }
+        if header.changesPrefetch { members["prefetch"] = header.prefetch?.json ?? .null }
         func list(_ name: String, _ values: [JSONValue]) {
             if !values.isEmpty { members[name] = .array(values) }
         }
@@ -321,6 +371,7 @@ extension FeedDelta: JSONConvertible {
             list("reloaded_sections", batch.reloadedSections.map { $0.json("index", "section") })
             list("inserted_items", batch.insertedItems.map { $0.json("path", "item") })
             list("reloaded_items", batch.reloadedItems.map(\.json))
+            list("supplementary", batch.supplementary.map(\.json))
         case .sequential(let sequential):
             members["operations"] = .array(sequential.operations.map(\.json))
         case .jsonPatch(let patch):
@@ -377,6 +428,48 @@ private func decodeSectionVersions(_ value: JSONValue, path: String) throws(Feed
     return versions
 }
 
+/// `section_layouts`: `{"<new section index>":{layout}}`.
+private func decodeSectionLayouts(_ value: JSONValue, path: String) throws(FeedDecodingError) -> [Int: SectionLayout] {
+    let object = try JSONObjectReader(value, path: path)
+    var layouts: [Int: SectionLayout] = [:]
+    for key in object.keys {
+        guard let index = JSONPointer.arrayIndex(key) else {
+            throw FeedDecodingError(path: object.memberPath(key), reason: "must be named by a section index")
+        }
+        layouts[index] = try object.value(key, decodeSectionLayout)
+    }
+    return layouts
+}
+
+/// A batch's `supplementary` entry: `{"section","element","view"}` (view null: removed) or
+/// `{"section","element","version","patch"}`.
+private func decodeSupplementaryChange(_ json: JSONValue, path: String) throws(FeedDecodingError) -> FeedDelta.SupplementaryChange {
+    let object = try JSONObjectReader(json, path: path)
+    return FeedDelta.SupplementaryChange(
+        section: try object.index("section"), element: try object.value("element", decodeName(SupplementaryElement.init(rawValue:), "header or footer")),
+        view: try decodeView(object))
+}
+
+/// The view a supplementary change carries: `view` (an item, `{"version","patch"}`, or null),
+/// or `version` and `patch` beside it (a batch entry).
+private func decodeView(_ object: JSONObjectReader) throws(FeedDecodingError) -> ItemChange? {
+    if object.has("patch") { return .patch(try ItemPatch(object)) }
+    return try object.optional("view", ItemChange.init(json:path:))
+}
+
+extension FeedDelta.SupplementaryChange {
+    /// The batch entry.
+    fileprivate var json: JSONValue {
+        var members: [String: JSONValue] = ["section": section.json, "element": .string(element.rawValue)]
+        switch view {
+        case nil: members["view"] = .null
+        case .item(let item)?: members["view"] = item.json
+        case .patch(let patch)?: members.merge(patch.members) { $1 }
+        }
+        return .object(members)
+    }
+}
+
 /// `{"old_path","path","item"}` or `{"old_path","path","version","patch"}`.
 private func decodeItemReload(_ json: JSONValue, path: String) throws(FeedDecodingError) -> FeedDelta.ItemReload {
     let object = try JSONObjectReader(json, path: path)
@@ -386,6 +479,12 @@ private func decodeItemReload(_ json: JSONValue, path: String) throws(FeedDecodi
 }
 
 extension ItemChange {
+    /// Whether this is a patch rather than a whole item.
+    public var isPatch: Bool {
+        if case .patch = self { return true }
+        return false
+    }
+
     /// Reads `{"item":{…}}`-style members: `item`, or `version` and `patch` (when `patch` is there).
     fileprivate init(_ object: JSONObjectReader) throws(FeedDecodingError) {
         guard object.has("patch") else {
@@ -476,7 +575,21 @@ extension FeedDelta.Operation {
     public init(json: JSONValue, path: String) throws(FeedDecodingError) {
         let object = try JSONObjectReader(json, path: path)
         let op = try object.string("op")
-        let target = try object.value("target", decodeName(Target.init(rawValue:), "sections or items"))
+        let target = try object.value("target", decodeName(Target.init(rawValue:), "sections, items, header or footer"))
+        if let element = SupplementaryElement(rawValue: target.rawValue) {
+            let section = try object.index("section")
+            switch op {
+            case "remove": self = .supplementary(FeedDelta.SupplementaryChange(section: section, element: element, view: nil), inserted: false)
+            case "insert", "change":
+                let view = try object.value("view", ItemChange.init(json:path:))
+                guard op == "change" || !view.isPatch else {
+                    throw FeedDecodingError(path: object.memberPath("view"), reason: "an insert carries the whole view")
+                }
+                self = .supplementary(FeedDelta.SupplementaryChange(section: section, element: element, view: view), inserted: op == "insert")
+            default: throw FeedDecodingError(path: object.memberPath("op"), reason: "must be insert, remove or change, not \"\(op)\"")
+            }
+            return
+        }
         let step: SequentialOperation
         switch op {
         case "remove": step = .remove(at: try object.index("index"), count: try object.index("count"))
@@ -492,20 +605,32 @@ extension FeedDelta.Operation {
         case .items:
             let section = try object.index("section")
             self = .items(section: section, step, values: carriesValues ? try object.array("items", ItemChange.init(json:path:)) : [])
+        case .header, .footer:
+            preconditionFailure("header and footer steps are read above")
         }
     }
 
     private enum Target: String {
-        case sections, items
+        case sections, items, header, footer
     }
 
     /// The step as the server renders it.
     public var json: JSONValue {
-        let (target, section, step, values): (String, Int?, SequentialOperation, [JSONValue]) =
-            switch self {
-            case .sections(let step, let sections): ("sections", nil, step, sections.map(\.json))
-            case .items(let section, let step, let items): ("items", section, step, items.map(\.json))
-            }
+        let target: String
+        let section: Int?
+        let step: SequentialOperation
+        let values: [JSONValue]
+        switch self {
+        case .sections(let sectionStep, let sections): (target, section, step, values) = ("sections", nil, sectionStep, sections.map(\.json))
+        case .items(let index, let itemStep, let items): (target, section, step, values) = ("items", index, itemStep, items.map(\.json))
+        case .supplementary(let change, let inserted):
+            var members: [String: JSONValue] = [
+                "op": .string(change.view == nil ? "remove" : inserted ? "insert" : "change"), "target": .string(change.element.rawValue),
+                "section": change.section.json,
+            ]
+            if let view = change.view { members["view"] = view.json }
+            return .object(members)
+        }
         var members: [String: JSONValue] = ["target": .string(target)]
         if let section { members["section"] = section.json }
         switch step {

@@ -25,13 +25,17 @@ public struct FeedDocument: Hashable, Sendable {
     public var sections: [Section]
     /// The cursor of the next page, or nil on the last page.
     public var nextCursor: String?
+    /// When to fetch the next page: once the section it names comes on screen (nil on the last
+    /// page).
+    public var prefetch: Prefetch?
 
     /// Creates a document from its parts.
-    public init(snapshot: String, viewer: Int64, sections: [Section], nextCursor: String?) {
+    public init(snapshot: String, viewer: Int64, sections: [Section], nextCursor: String?, prefetch: Prefetch? = nil) {
         self.snapshot = snapshot
         self.viewer = viewer
         self.sections = sections
         self.nextCursor = nextCursor
+        self.prefetch = prefetch
     }
 
     /// One unit for one section controller (IGListKit) or one adapter segment (Android): a chunk
@@ -47,14 +51,34 @@ public struct FeedDocument: Hashable, Sendable {
         public var columns: Int
         /// The items, in display order.
         public var items: [Item]
+        /// The supplementary view above the items (shaped like an item, without a size), if any.
+        public var header: Item?
+        /// The supplementary view below the items, if any.
+        public var footer: Item?
+        /// Where the items and views go, present when the feed was asked with a screen width.
+        public var layout: SectionLayout?
 
         /// Creates a section.
-        public init(id: String, kind: String, version: String, columns: Int, items: [Item]) {
+        public init(
+            id: String, kind: String, version: String, columns: Int, items: [Item], header: Item? = nil, footer: Item? = nil,
+            layout: SectionLayout? = nil
+        ) {
             self.id = id
             self.kind = kind
             self.version = version
             self.columns = columns
             self.items = items
+            self.header = header
+            self.footer = footer
+            self.layout = layout
+        }
+
+        /// The header or the footer.
+        public subscript(element: SupplementaryElement) -> Item? {
+            get { element == .header ? header : footer }
+            set {
+                if element == .header { header = newValue } else { footer = newValue }
+            }
         }
 
         /// ``kind`` as one of the kinds this module knows, or nil for a kind from a newer server
@@ -102,6 +126,7 @@ extension FeedDocument {
         viewer = try object.int("viewer")
         nextCursor = try object.optionalString("next_cursor")
         sections = try object.array("sections", Section.init(json:path:))
+        prefetch = try object.optional("prefetch", decodePrefetch)
     }
 
     /// Parses and reads a feed document from UTF-8 JSON bytes (a `GET …/feed` body).
@@ -112,33 +137,41 @@ extension FeedDocument {
     }
 
     /// The document as the server renders it: `snapshot`, `viewer`, `sections`, `next_cursor`
-    /// (null on the last page).
+    /// (null on the last page), and `prefetch` when there is one.
     public var json: JSONValue {
-        .object([
+        var members: [String: JSONValue] = [
             "snapshot": .string(snapshot),
             "viewer": .int(viewer),
             "sections": .array(sections.map(\.json)),
             "next_cursor": nextCursor.map(JSONValue.string) ?? .null,
-        ])
+        ]
+        if let prefetch { members["prefetch"] = prefetch.json }
+        return .object(members)
     }
 
-    /// The structure the server diffs against, as JSON: `snapshot`, `viewer`, and per section
-    /// its `id`, `kind`, `version` and items' `id` and `version` (no item data). A valid body
-    /// for `POST …/feed/delta`, a tenth of the document's size.
+    /// The structure the server diffs against, as JSON: `snapshot`, `viewer`, `prefetch`, and
+    /// per section its `id`, `kind`, `version`, items' and header's and footer's `id` and
+    /// `version` (no data). A valid body for `POST …/feed/delta`, a tenth of the document's size.
     public var structureJSON: JSONValue {
-        .object([
+        func shape(_ item: Item) -> JSONValue { .object(["id": .string(item.id), "version": .string(item.version)]) }
+        var members: [String: JSONValue] = [
             "snapshot": .string(snapshot),
             "viewer": .int(viewer),
             "sections": .array(
                 sections.map { section in
-                    .object([
+                    var members: [String: JSONValue] = [
                         "id": .string(section.id),
                         "kind": .string(section.kind),
                         "version": .string(section.version),
-                        "items": .array(section.items.map { .object(["id": .string($0.id), "version": .string($0.version)]) }),
-                    ])
+                        "items": .array(section.items.map(shape)),
+                    ]
+                    if let header = section.header { members["header"] = shape(header) }
+                    if let footer = section.footer { members["footer"] = shape(footer) }
+                    return .object(members)
                 }),
-        ])
+        ]
+        if let prefetch { members["prefetch"] = prefetch.json }
+        return .object(members)
     }
 
     /// The document as compact UTF-8 JSON (for `POST …/feed/delta`, or to store on disk).
@@ -158,18 +191,91 @@ extension FeedDocument.Section {
         version = try object.string("version")
         columns = try object.index("columns")
         items = try object.array("items", FeedDocument.Item.init(json:path:))
+        header = try object.optional("header", FeedDocument.Item.init(json:path:))
+        footer = try object.optional("footer", FeedDocument.Item.init(json:path:))
+        layout = try object.optional("layout", decodeSectionLayout)
     }
 
-    /// The section's JSON object.
+    /// The section's JSON object (`header`, `footer` and `layout` only when present).
     public var json: JSONValue {
-        .object([
+        var members: [String: JSONValue] = [
             "id": .string(id),
             "kind": .string(kind),
             "version": .string(version),
             "columns": .int(Int64(columns)),
             "items": .array(items.map(\.json)),
-        ])
+        ]
+        if let header { members["header"] = header.json }
+        if let footer { members["footer"] = footer.json }
+        if let layout { members["layout"] = layout.json }
+        return .object(members)
     }
+}
+
+/// A section's header or footer: where a delta's supplementary change applies.
+public enum SupplementaryElement: String, Hashable, Sendable, CaseIterable {
+    /// The view above the section's items.
+    case header
+    /// The view below them.
+    case footer
+}
+
+extension Frame {
+    /// `{"x","y","width","height"}`.
+    public var json: JSONValue {
+        .object(["x": .int(Int64(x)), "y": .int(Int64(y)), "width": .int(Int64(width)), "height": .int(Int64(height))])
+    }
+}
+
+extension SectionLayout {
+    /// The `layout` object, as ``JSONBytes/JSONWriter/sectionLayout(_:)`` writes it.
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "height": .int(Int64(height)),
+            "insets": .object([
+                "top": .int(Int64(insets.top)), "left": .int(Int64(insets.left)), "bottom": .int(Int64(insets.bottom)),
+                "right": .int(Int64(insets.right)),
+            ]),
+            "frames": .array(frames.map(\.json)),
+        ]
+        if let contentWidth {
+            members["scroll"] = .string("horizontal")
+            members["content_width"] = .int(Int64(contentWidth))
+        }
+        if let header { members["header"] = header.json }
+        if let footer { members["footer"] = footer.json }
+        return .object(members)
+    }
+}
+
+extension Prefetch {
+    /// `{"index","section"}`.
+    public var json: JSONValue { .object(["index": .int(Int64(index)), "section": .string(section)]) }
+}
+
+/// `{"x","y","width","height"}`, each an integer (x and y may be any integer, sizes not negative).
+func decodeFrame(_ value: JSONValue, path: String) throws(FeedDecodingError) -> Frame {
+    let object = try JSONObjectReader(value, path: path)
+    return Frame(x: Int(try object.int("x")), y: Int(try object.int("y")), width: try object.index("width"), height: try object.index("height"))
+}
+
+/// A section's `layout` object.
+func decodeSectionLayout(_ value: JSONValue, path: String) throws(FeedDecodingError) -> SectionLayout {
+    let object = try JSONObjectReader(value, path: path)
+    let insets = try object.value("insets") { value, path throws(FeedDecodingError) in
+        let insets = try JSONObjectReader(value, path: path)
+        return Insets(top: try insets.index("top"), left: try insets.index("left"), bottom: try insets.index("bottom"), right: try insets.index("right"))
+    }
+    return SectionLayout(
+        height: try object.index("height"), insets: insets, contentWidth: try object.optional("content_width", decodeIndex),
+        header: try object.optional("header", decodeFrame), footer: try object.optional("footer", decodeFrame),
+        frames: try object.array("frames", decodeFrame))
+}
+
+/// `{"index","section"}`.
+func decodePrefetch(_ value: JSONValue, path: String) throws(FeedDecodingError) -> Prefetch {
+    let object = try JSONObjectReader(value, path: path)
+    return Prefetch(index: try object.index("index"), section: try object.string("section"))
 }
 
 extension FeedDocument.Item {

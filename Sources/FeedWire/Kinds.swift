@@ -28,4 +28,19 @@ public enum ItemKind: String, Sendable, Hashable, CaseIterable {
     case header
     /// The empty state's message.
     case empty
+    /// A section header with a title (the suggestions carousel's "Suggested for you").
+    case sectionTitle = "section_title"
+    /// A section footer leading to the whole list (the suggestions carousel's "See all").
+    case seeAll = "see_all"
+    /// A footer marking an ad as paid for, with its advertiser.
+    case sponsored
+
+    /// Whether this kind is a section's supplementary view (a header or footer, IGListKit's
+    /// supplementary views) rather than a cell.
+    public var isSupplementary: Bool {
+        switch self {
+        case .sectionTitle, .seeAll, .sponsored: true
+        case .video, .ad, .user, .header, .empty: false
+        }
+    }
 }

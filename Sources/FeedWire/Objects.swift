@@ -156,10 +156,11 @@ extension JSONWriter {
         raw("\"")
     }
 
-    /// A feed page: `{"snapshot":…,"viewer":…,"sections":[…],"next_cursor":…|null}`, each of the
-    /// `sections` written by `section`.
+    /// A feed page: `{"snapshot":…,"viewer":…,"sections":[…],"next_cursor":…|null}` and
+    /// `"prefetch":{…}` when there is a hint, each of the `sections` written by `section`.
     public mutating func page<Section>(
-        snapshot: String, viewer: Int64, sections: [Section], nextCursor: String?, section: (inout JSONWriter, Section) -> Void
+        snapshot: String, viewer: Int64, sections: [Section], nextCursor: String?, prefetch: Prefetch? = nil,
+        section: (inout JSONWriter, Section) -> Void
     ) {
         raw("{\"snapshot\":")
         string(snapshot)
@@ -169,6 +170,19 @@ extension JSONWriter {
         array(sections, element: section)
         raw(",\"next_cursor\":")
         optionalString(nextCursor)
+        if let prefetch {
+            raw(",\"prefetch\":")
+            self.prefetch(prefetch)
+        }
+        raw("}")
+    }
+
+    /// `{"index":…,"section":…}`.
+    public mutating func prefetch(_ prefetch: Prefetch) {
+        raw("{\"index\":")
+        int(prefetch.index)
+        raw(",\"section\":")
+        string(prefetch.section)
         raw("}")
     }
 

@@ -64,7 +64,9 @@ public struct FeedItem: Sendable, Hashable {
 /// carousel, the header, the empty state.
 ///
 /// A section's own content is its `kind` (and the layout that comes with it); everything a
-/// viewer sees changing lives in its items, so a refresh animates item by item.
+/// viewer sees changing lives in its items and in its supplementary views (a `header` above the
+/// items, a `footer` below, IGListKit's supplementary views), so a refresh animates item by item
+/// and a changed footer is an update of that footer, not a reload of the section.
 public struct FeedSection: Sendable, Hashable {
     /// Stable identity (`header`, `grid-0`, `ad-slot-1`, `suggestions`, `empty`).
     public let id: String
@@ -74,17 +76,23 @@ public struct FeedSection: Sendable, Hashable {
     public let columns: Int
     /// The items in order.
     public let items: [FeedItem]
-    /// A hash of the kind and every item's id and version.
+    /// The view above the items, if any (shaped like an item; written without a size).
+    public let header: FeedItem?
+    /// The view below the items, if any.
+    public let footer: FeedItem?
+    /// A hash of the kind, every item's id and version, and the header's and footer's.
     public let version: UInt64
     /// ``version`` as 16 hex digits, as it is sent.
     public let versionText: String
 
-    /// A section of `items`; its version is computed from them.
-    public init(id: String, kind: SectionKind, columns: Int, items: [FeedItem]) {
+    /// A section of `items`, with a header and footer if given; its version is computed from them.
+    public init(id: String, kind: SectionKind, columns: Int, items: [FeedItem], header: FeedItem? = nil, footer: FeedItem? = nil) {
         self.id = id
         self.kind = kind
         self.columns = columns
         self.items = items
+        self.header = header
+        self.footer = footer
         var hasher = StableHasher()
         hasher.combine(kind.rawValue)
         hasher.combine(Int64(columns))
@@ -92,21 +100,67 @@ public struct FeedSection: Sendable, Hashable {
             hasher.combine(item.id)
             hasher.combine(item.version)
         }
+        // Sections without supplementary views hash as they did before there were any.
+        for (position, view) in [("header", header), ("footer", footer)] {
+            guard let view else { continue }
+            hasher.combine(position)
+            hasher.combine(view.id)
+            hasher.combine(view.version)
+        }
         self.version = hasher.state
         self.versionText = hex16(hasher.state)
     }
 
-    /// Writes the section's JSON object, items sized for `layout` if there is one.
+    /// The header or the footer.
+    public subscript(element: SupplementaryElement) -> FeedItem? {
+        element == .header ? header : footer
+    }
+
+    /// Where the section's items and views go at `layout`'s width.
+    public func sectionLayout(_ layout: Layout) -> SectionLayout {
+        layout.section(kind: kind, itemKinds: items.lazy.map(\.kind), header: header?.kind, footer: footer?.kind)
+    }
+
+    /// Writes the section's JSON object: items sized, and the section's `layout`, for `layout`
+    /// if there is one.
     public func write(to json: inout JSONWriter, layout: Layout?) {
         json.openEnvelope(id: id, kind: kind.rawValue, version: versionText)
         json.raw(",\"columns\":")
         json.int(columns)
+        if let header {
+            json.raw(",\"header\":")
+            json.raw(bytes: header.json)
+        }
+        if let footer {
+            json.raw(",\"footer\":")
+            json.raw(bytes: footer.json)
+        }
         json.raw(",\"items\":[")
         for (index, item) in items.enumerated() {
             if index > 0 { json.raw(",") }
             item.write(to: &json, layout: layout)
         }
-        json.raw("]}")
+        json.raw("]")
+        if let layout {
+            json.raw(",\"layout\":")
+            json.sectionLayout(sectionLayout(layout))
+        }
+        json.raw("}")
+    }
+}
+
+/// When to fetch the next page (`"prefetch":{"index":7,"section":"grid-4"}`): as soon as the
+/// section at `index` comes on screen (``Layout/prefetchIndex(heights:viewport:)``).
+public struct Prefetch: Hashable, Sendable {
+    /// The section's index in the page.
+    public var index: Int
+    /// The section's id.
+    public var section: String
+
+    /// Creates a hint.
+    public init(index: Int, section: String) {
+        self.index = index
+        self.section = section
     }
 }
 
@@ -121,22 +175,25 @@ public struct FeedPage: Sendable {
     public var sections: [FeedSection]
     /// The cursor of the next page, if any.
     public var nextCursor: String?
-    /// Sizes items for the screen width the feed was asked with.
+    /// Sizes items and lays sections out for the screen width the feed was asked with.
     public var layout: Layout?
+    /// When to fetch the next page (present when there is one).
+    public var prefetch: Prefetch?
 
     /// A page of `sections`.
-    public init(snapshot: String, viewer: Int64, sections: [FeedSection], nextCursor: String?, layout: Layout?) {
+    public init(snapshot: String, viewer: Int64, sections: [FeedSection], nextCursor: String?, layout: Layout?, prefetch: Prefetch? = nil) {
         self.snapshot = snapshot
         self.viewer = viewer
         self.sections = sections
         self.nextCursor = nextCursor
         self.layout = layout
+        self.prefetch = prefetch
     }
 
     /// The JSON document, written from the sections' shared item bytes on each call.
     public var bytes: [UInt8] {
         var json = JSONWriter(capacity: 1024 + sections.reduce(0) { $0 + $1.items.reduce(64) { $0 + $1.json.count + 48 } })
-        json.page(snapshot: snapshot, viewer: viewer, sections: sections, nextCursor: nextCursor) { json, section in
+        json.page(snapshot: snapshot, viewer: viewer, sections: sections, nextCursor: nextCursor, prefetch: prefetch) { json, section in
             section.write(to: &json, layout: layout)
         }
         return json.bytes

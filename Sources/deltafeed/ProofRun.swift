@@ -57,7 +57,18 @@ struct ProofRun {
         role: ProveTransport.Role = .client
     ) -> DeltaFeedClient {
         let transport = ProveTransport(bases: bases, counters: counters, offset: offset, role: role)
-        return DeltaFeedClient(baseURL: bases[0], viewer: viewer, format: format, transport: transport, bearerToken: token)
+        return DeltaFeedClient(
+            baseURL: bases[0], viewer: viewer, format: format, query: query(for: viewer), transport: transport, bearerToken: token)
+    }
+
+    /// How each viewer's clients (and the probes checking them) ask for the feed: every page laid
+    /// out for a screen width, so frames, headers and footers are proven with the rest; odd
+    /// viewers with a capability set that leaves ads and the header out (and names a kind from a
+    /// newer app, which the server ignores) and a short viewport.
+    static func query(for viewer: Int64) -> FeedQuery {
+        viewer % 2 == 0
+            ? FeedQuery(width: 390)
+            : FeedQuery(width: 360, kinds: ["video", "user", "section_title", "see_all", "reel"], viewport: 640)
     }
 
     mutating func start(viewers count: Int, idsUpTo upper: Int64) throws {

@@ -215,9 +215,11 @@ struct LiveFeedTests {
         #expect(try await recorder.element(1) == DeltaFeedClient.LiveUpdate(change: .reset, document: LiveFeedTests.page))
         try await until(within: 3, "a second connection") { server.requests.count >= 2 }
         let (first, second) = (server.requests[0], server.requests[1])
-        #expect(first.hasPrefix("GET /v1/users/2/feed/live?format=sequential&limit=7 HTTP/1.1\r\n"))
+        // The client says which kinds it renders: every kind this module knows.
+        let kinds = FeedQuery.knownKinds.joined(separator: ",")
+        #expect(first.hasPrefix("GET /v1/users/2/feed/live?format=sequential&limit=7&kinds=\(kinds) HTTP/1.1\r\n"))
         #expect(!first.contains("Last-Event-ID"))
-        #expect(second.hasPrefix("GET /v1/users/2/feed/live?format=sequential&limit=7&since=\(LiveFeedTests.snapshot) HTTP/1.1\r\n"))
+        #expect(second.hasPrefix("GET /v1/users/2/feed/live?format=sequential&limit=7&kinds=\(kinds)&since=\(LiveFeedTests.snapshot) HTTP/1.1\r\n"))
         #expect(second.contains("\r\nLast-Event-ID: \(LiveFeedTests.snapshot)\r\n"))
         for request in [first, second] {
             #expect(request.contains("\r\nAuthorization: Bearer token-2\r\n"))

@@ -29,10 +29,11 @@ enum ApplyOracle {
             guard patch.header.sectionVersions.allSatisfy({ result.sections.indices.contains($0.key) && result.sections[$0.key].version == $0.value }),
                 result.snapshot == patch.header.snapshot, result.nextCursor == patch.header.nextCursor
             else { throw Refusal("the result disagrees with the header") }
-            // Every item the patch changed (its data or its version) hashes to the version it ends with.
+            // Every item and view the patch changed (its data or its version) hashes to the
+            // version it ends with.
             for section in result.sections {
-                for item in section.items where item.computedVersion != item.version {
-                    guard document.sections.contains(where: { $0.items.contains(item) }) else {
+                for item in section.items + [section.header, section.footer].compactMap({ $0 }) where item.computedVersion != item.version {
+                    guard document.sections.contains(where: { $0.items.contains(item) || $0.header == item || $0.footer == item }) else {
                         throw Refusal("item \(item.id) was patched to data that does not hash to its version")
                     }
                 }
@@ -43,6 +44,11 @@ enum ApplyOracle {
             guard result.sections.indices.contains(index) else { throw Refusal("section_versions names no section") }
             result.sections[index].version = version
         }
+        for (index, layout) in delta.header.sectionLayouts {
+            guard result.sections.indices.contains(index) else { throw Refusal("section_layouts names no section") }
+            result.sections[index].layout = layout
+        }
+        if delta.header.changesPrefetch { result.prefetch = delta.header.prefetch }
         result.snapshot = delta.header.snapshot
         result.nextCursor = delta.header.nextCursor
         return result
@@ -139,7 +145,33 @@ enum ApplyOracle {
             }
             result.sections[newSection].items = itemLevel.elements
         }
+        for change in batch.supplementary { try apply(change, inserted: nil, to: &result) }
         return result
+    }
+
+    // MARK: Headers and footers
+
+    /// Sets, patches or removes a section's header or footer. A sequential step says whether it
+    /// inserts (`inserted` true: no view there before) or changes or removes one (false: a view
+    /// there); a batch entry (nil) may set a view where there was none.
+    private static func apply(_ change: FeedDelta.SupplementaryChange, inserted: Bool?, to document: inout FeedDocument) throws(Refusal) {
+        guard document.sections.indices.contains(change.section) else { throw Refusal("no section \(change.section) for a view") }
+        let current = change.element == .header ? document.sections[change.section].header : document.sections[change.section].footer
+        switch (inserted, current) {
+        case (true?, _?): throw Refusal("a view inserted where there is one")
+        case (false?, nil): throw Refusal("a view changed or removed where there is none")
+        default: break
+        }
+        var view: FeedDocument.Item?
+        switch change.view {
+        case nil:
+            guard current != nil else { throw Refusal("a view removed where there is none") }
+        case .item(let whole)?: view = whole
+        case let patch?:
+            guard let current else { throw Refusal("a view patched where there is none") }
+            view = try patched(current, with: patch)
+        }
+        if change.element == .header { document.sections[change.section].header = view } else { document.sections[change.section].footer = view }
     }
 
     /// Payloads by key, which must be exactly the positions the operations name.
@@ -222,6 +254,8 @@ enum ApplyOracle {
                     }
                 }
                 try apply(step, values: values, to: &result.sections[section].items)
+            case .supplementary(let change, let inserted):
+                try apply(change, inserted: inserted, to: &result)
             }
         }
         return result

@@ -105,6 +105,12 @@ private struct Proof {
             ("page 1", FeedQuery(limit: 30), 1),
             ("page 2", FeedQuery(limit: 30, cursor: cursor), 4),
             ("page 1 at width 390 with stacked ads", FeedQuery(limit: 30, width: 390, stackAds: true), 4),
+            // A capability set (with a kind from a newer app the server ignores), frames, the
+            // carousel's header and footer, and a prefetch hint for a short viewport.
+            (
+                "page 1 at width 320 rendering videos, users and the carousel's views",
+                FeedQuery(limit: 12, width: 320, kinds: ["video", "user", "section_title", "see_all", "reel"], viewport: 600), 2
+            ),
         ]
         for (index, (name, query, every)) in queries.enumerated() {
             var viewpoint = Viewpoint(name: name, query: query, every: every, everyStep: [], occasional: [])

@@ -1,4 +1,5 @@
 import DeltaFeedClient
+import FeedStore
 import Foundation
 import Testing
 
@@ -21,8 +22,8 @@ struct GoldenDeltaFixtureWriter {
         let server = try TestServer()
         defer { server.stop() }
         let viewer: Int64 = 3
-        let query = FeedQuery(limit: 5)
-        func page() throws -> (json: JSONValue, document: FeedDocument) { try server.freshFeed(viewer: viewer, query: query) }
+        // With a width, so every section carries its layout (frames) and the page its prefetch hint.
+        let query = FeedQuery(limit: 5, width: 390)
         func ok(_ response: FeedHTTPResponse) throws -> JSONValue {
             guard (200...299).contains(response.status) else { throw TestFailure("\(response.status): \(String(decoding: response.body, as: UTF8.self))") }
             return response.body.isEmpty ? .null : try response.json()
@@ -119,20 +120,39 @@ struct GoldenDeltaFixtureWriter {
         ]
         try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
         for scenario in scenarios {
-            let before = try page()
-            try scenario.write(before.document)
-            let after = try page()
-            var deltas: [String: JSONValue] = [:]
-            for format in FeedDelta.Format.allCases {
-                let response = try server.request("GET", "/v1/users/\(viewer)/feed/delta?since=\(before.document.snapshot)&format=\(format.rawValue)")
-                #expect(response.status == 200, "\(scenario.name) \(format.rawValue): \(response.status)")
-                deltas[format.rawValue] = try response.json()
-            }
-            let fixture: JSONValue = [
-                "name": .string(scenario.name), "description": .string(scenario.description), "before": before.json, "after": after.json,
-                "deltas": .object(deltas),
-            ]
-            try Data(fixture.serialized() + [0x0A]).write(to: Self.directory.appendingPathComponent("\(scenario.name).json"))
+            try write(scenario.name, scenario.description, server: server, viewer: viewer, query: query, change: scenario.write)
         }
+        // A footer that changes: on a small store the carousel shows every candidate, so a new
+        // user is one card more and "See all" counts one more (a field patch of the footer, a
+        // wider carousel: a new layout), while the grid stays as it is.
+        let small = try TestServer(seed: DemoSeed(users: 8, videos: 120, ads: 2, seed: 3))
+        defer { small.stop() }
+        try write(
+            "see-all", "a user joins: one card more in the carousel, the See all footer's count patched, the carousel's layout replaced",
+            server: small, viewer: 1, query: FeedQuery(limit: 200, width: 390)
+        ) { _ in
+            let response = try small.request(
+                "POST", "/v1/users", json: ["handle": "new_face", "display_name": "New Face", "avatar_url": "https://cdn.example/new.jpg"])
+            guard (200...299).contains(response.status) else { throw TestFailure("POST /v1/users answered \(response.status)") }
+        }
+    }
+
+    /// Writes one fixture: the page, `change`, the page again and the delta in every form.
+    private func write(
+        _ name: String, _ description: String, server: TestServer, viewer: Int64, query: FeedQuery, change: (FeedDocument) throws -> Void
+    ) throws {
+        let before = try server.freshFeed(viewer: viewer, query: query)
+        try change(before.document)
+        let after = try server.freshFeed(viewer: viewer, query: query)
+        var deltas: [String: JSONValue] = [:]
+        for format in FeedDelta.Format.allCases {
+            let response = try server.request("GET", "/v1/users/\(viewer)/feed/delta?since=\(before.document.snapshot)&format=\(format.rawValue)")
+            #expect(response.status == 200, "\(name) \(format.rawValue): \(response.status)")
+            deltas[format.rawValue] = try response.json()
+        }
+        let fixture: JSONValue = [
+            "name": .string(name), "description": .string(description), "before": before.json, "after": after.json, "deltas": .object(deltas),
+        ]
+        try Data(fixture.serialized() + [0x0A]).write(to: Self.directory.appendingPathComponent("\(name).json"))
     }
 }

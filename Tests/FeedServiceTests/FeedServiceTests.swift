@@ -61,7 +61,7 @@ struct FeedCompositionTests {
         let sections = try #require(try jsonObject(feed.document.bytes)["sections"] as? [[String: Any]])
         let grid = try #require(sections.first { $0["kind"] as? String == "video_grid" })
         let size = try #require(((grid["items"] as? [[String: Any]])?.first?["size"]) as? [String: Int])
-        #expect(size == ["width": 179, "height": 278])  // (390 - 24 - 8) / 2 = 179; 179 * 4 / 3 + 40
+        #expect(size == ["width": 183, "height": 284])  // (390 - 16 - 8) / 2 = 183; 183 * 4 / 3 + 40
     }
 
     @Test("Viewer with no videos anywhere gets the empty state") func viewerWithNoVideosAnywhereGetsTheEmptyState() throws {

@@ -63,7 +63,7 @@ struct IndexPropertyTests {
         let expected = Array(all[start..<min(start + parameters.limit, all.count)])
         let same = served.sections == expected
         #expect(same, "viewer \(viewer) \(parameters) after write \(step + 1):\nserved   \(outline(served.sections))\nexpected \(outline(expected))")
-        let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: expected)
+        let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: expected, hasNextPage: served.nextCursor != nil)
         #expect(served.snapshotID == structure.id)
     }
 }

@@ -36,28 +36,32 @@ struct SQLOracle {
         }
         var ads = AdPlacement.slots(viewer: viewerID, inventory: inventory, gridSections: chunks.count)[...]
         let suggestionItems = suggestions.map { ItemRenderer.suggestion($0.user, mutualCount: $0.mutualCount) }
+        // The carousel carries its title above and "See all" below; an ad standing alone "Sponsored".
+        let carousel = FeedSection(
+            id: "suggestions", kind: .followSuggestions, columns: 1, items: suggestionItems, header: ItemRenderer.suggestionsTitle,
+            footer: ItemRenderer.seeAll(count: suggestionItems.count))
         if chunks.isEmpty {
             sections.append(FeedSection(id: "empty", kind: .empty, columns: 1, items: [FeedItem.emptyState]))
         }
         if chunks.isEmpty, !suggestionItems.isEmpty {
-            sections.append(FeedSection(id: "suggestions", kind: .followSuggestions, columns: 1, items: suggestionItems))
+            sections.append(carousel)
         }
         for (index, chunk) in chunks.enumerated() {
             var items = chunk.map { ItemRenderer.video($0, author: authors[$0.authorID]) }
-            var standaloneAd: FeedItem?
+            var standaloneAd: (item: FeedItem, footer: FeedItem)?
             if let slot = ads.first, slot.afterGrid == index {
                 ads.removeFirst()
                 let ad = ItemRenderer.ad(slot.ad)
-                if stackAds { items.append(ad) } else { standaloneAd = ad }
+                if stackAds { items.append(ad) } else { standaloneAd = (ad, ItemRenderer.sponsored(slot.ad)) }
             }
             sections.append(
                 FeedSection(
                     id: "grid-\(index)", kind: stackAds && items.last?.kind == .ad ? SectionKind.videoGridStacked : .videoGrid, columns: 2, items: items))
             if let standaloneAd {
-                sections.append(FeedSection(id: "ad-slot-\(index)", kind: .ad, columns: 1, items: [standaloneAd]))
+                sections.append(FeedSection(id: "ad-slot-\(index)", kind: .ad, columns: 1, items: [standaloneAd.item], footer: standaloneAd.footer))
             }
             if index == 0, !suggestionItems.isEmpty {
-                sections.append(FeedSection(id: "suggestions", kind: .followSuggestions, columns: 1, items: suggestionItems))
+                sections.append(carousel)
             }
         }
         return sections

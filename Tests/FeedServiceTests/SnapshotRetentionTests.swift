@@ -298,10 +298,37 @@ struct SnapshotEncodingTests {
         // Rows written by earlier versions (JSONEncoder over the Codable conformance) still read.
         let codable = try JSONEncoder().encode(structure)
         #expect(try SnapshotStructure.decode(codable) == structure)
-        #expect(encoded.first == 0x01, "the binary form")
+        #expect(encoded.first == 0x03, "the binary form")
         #expect(encoded.count < codable.count * 2 / 3)
         var truncated = encoded
         truncated.removeLast()
         #expect(throws: (any Error).self) { try SnapshotStructure.decode(truncated) }
+
+        // Headers, footers, a prefetch hint, a capability set and a viewport read back too.
+        var withViews = structure
+        withViews.parameters.kinds = ItemKinds([.video, .user, .seeAll])
+        withViews.parameters.viewport = 700
+        withViews.prefetch = 1
+        withViews.sections[1].header = .init(id: "title", version: "00000000000000ee")
+        withViews.sections[2].footer = .init(id: "sponsored", version: "0000000000000042")
+        #expect(try SnapshotStructure.decode(withViews.encoded()) == withViews)
+        #expect(withViews.id != structure.id, "views and parameters are part of the id")
+    }
+
+    @Test("Snapshots stored in the first binary form (before headers and footers) still read back, with ids unchanged")
+    func firstBinaryFormReadsBack() throws {
+        // 0x01, viewer 4 (zigzag 8), limit 20, offset 0, no width, no stacking, one section
+        // "header" of kind "header" holding item "header" at version 00000000000000ff.
+        var bytes: [UInt8] = [0x01, 8, 20, 0, 0, 0, 1]
+        for text in ["header", "header"] { bytes += [UInt8(text.utf8.count)] + Array(text.utf8) }
+        bytes += [1, 6] + Array("header".utf8) + [0, 0, 0, 0, 0, 0, 0, 0, 0xff]
+        let decoded = try SnapshotStructure.decode(Data(bytes))
+        let expected = SnapshotStructure(
+            viewer: 4, parameters: FeedParameters(limit: 20),
+            sections: [.init(id: "header", kind: "header", items: [.init(id: "header", version: "00000000000000ff")])])
+        #expect(decoded == expected)
+        // Its id is what the first version computed when it handed the snapshot out (views and
+        // the newer parameters hash only when set); checked against that version's code.
+        #expect(decoded.id == "b1f0096d788c09e22fb3a5cadf28eb41")
     }
 }

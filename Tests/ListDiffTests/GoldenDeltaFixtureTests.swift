@@ -36,7 +36,7 @@ struct GoldenDeltaFixtureTests {
         let fromBatch = try batch.update.apply(to: before, newSections: after) { $0.items }
         let batchOutline = fromBatch.map { Outline(id: $0.section.id, items: $0.items) }
         #expect(batchOutline == after, "\(name), batch")
-        let steps = SectionedSequentialUpdate(operations: sequential.operations.map(\.step))
+        let steps = SectionedSequentialUpdate(operations: sequential.operations.compactMap(\.step))
         let fromSteps = try steps.apply(to: before, newSections: after) { $0.items }
         #expect(fromSteps.map { Outline(id: $0.section.id, items: $0.items) } == after, "\(name), sequential")
     }
