@@ -121,6 +121,28 @@ struct BadInputTests {
         expectError(try fixture.client().request("GET", "/v1/users/1/feed?limit=\(limit)"), 400, "invalid_parameter")
     }
 
+    @Test(
+        "A kinds list that names nothing, or a viewport out of range, is 400 on the feed, delta and live routes",
+        arguments: ["kinds=", "kinds=,", "kinds=,,,", "viewport=99", "viewport=4001", "viewport=tall"])
+    func badCapabilitiesAre400(query: String) throws {
+        let since = try fixture.snapshot(viewer: 1)
+        for target in ["/v1/users/1/feed?\(query)", "/v1/users/1/feed/delta?since=\(since)&\(query)", "/v1/users/1/feed/live?\(query)"] {
+            let response = try fixture.client().request("GET", target)
+            expectError(response, 400, "invalid_parameter")
+            #expect(response.bodyText.contains(query.hasPrefix("kinds") ? "kinds" : "viewport"), "\(target): \(response.bodyText)")
+        }
+    }
+
+    @Test("A kind this server does not know is ignored: the page is the one of the kinds it knows")
+    func unknownKindsAreIgnored() throws {
+        let known = try fixture.client().request("GET", "/v1/users/1/feed?kinds=video,user")
+        let newer = try fixture.client().request("GET", "/v1/users/1/feed?kinds=video,reel,user,story")
+        #expect(known.status == 200 && newer.status == 200)
+        #expect(known.header("ETag") == newer.header("ETag"))
+        let everything = try fixture.client().request("GET", "/v1/users/1/feed")
+        #expect(everything.header("ETag") != known.header("ETag"), "a capability set has snapshots of its own")
+    }
+
     @Test("Malformed snapshot id is 400", arguments: ["abc", "0123456789abcdef", String(repeating: "a", count: 33), String(repeating: "A", count: 32)])
     func malformedSnapshotIdIs400(since: String) throws {
         expectError(try fixture.client().request("GET", "/v1/users/1/feed/delta?since=\(since)"), 400, "invalid_parameter")
