@@ -80,9 +80,10 @@ struct FeedRoutes {
             let format = try request.deltaFormat()
             let wait = try request.waitSeconds()
             // The page's parameters (kinds and viewport included) are the snapshot's: a delta
-            // stays within the capability set its snapshot was asked with. They are still
-            // checked, so a client that sends the same query on every route learns of a typo.
-            _ = try request.feedParameters()
+            // stays within the capability set its snapshot was asked with. A client may send the
+            // same kinds and viewport on every route; they are checked, so it learns of a typo.
+            _ = try request.kinds()
+            _ = try request.viewport()
             let position = service.index.sequence  // before the look: a later change moves it
             let lookup = try translatingErrors { try service.delta(viewer: viewer, since: since, format: format) }
             if wait > 0 {
