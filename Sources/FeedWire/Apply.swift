@@ -80,13 +80,15 @@ extension FeedDocument {
 
     /// Applies a batch delta the way UIKit interprets one `performBatchUpdates`: ListDiff's
     /// ``SectionedBatchUpdate/apply(to:newSections:items:)`` rules, with the inserted and
-    /// reloaded sections and items taken from the payloads.
+    /// reloaded sections and items taken from the payloads; then the headers and footers of
+    /// `supplementary`, by new section index.
     ///
     /// Every payload must be named by exactly one operation, and a reload's payload must say
     /// the position the batch gives it; items never move between sections. A reload that is a
     /// patch applies to the item at its old path, and the result must hash to the version it
-    /// announces. Finally the sections named in `section_versions` take their new version, and
-    /// the document the header's snapshot and cursor.
+    /// announces. Finally the sections named in `section_versions` and `section_layouts` take
+    /// their new version and layout, and the document the header's snapshot, cursor and (when it
+    /// changed) prefetch hint.
     ///
     /// - Returns: The document after the batch.
     /// - Throws: ``DeltaApplyError``.
@@ -229,10 +231,11 @@ extension FeedDocument {
     /// Applies a JSON Patch delta: ListDiff's operations on the sections (`/sections/3`) and on
     /// the items of one section (`/sections/3/items/2`), each as ListDiff's
     /// ``JSONPatch/apply(to:newElements:at:)`` checks and applies it with the operation's value;
-    /// replaces of a section's `version`, `/snapshot` and `/next_cursor`, which the feed adds;
-    /// and an item patched field by field: replaces of existing values under its `data`, then of
-    /// its `version`, where the item must hash to that version. Any other operation or location
-    /// is refused.
+    /// replaces of a section's `version` and `layout`, `/snapshot` and `/next_cursor`, which the
+    /// feed adds; a section's `header` or `footer` added where it has none, replaced or removed
+    /// where it has one; `/prefetch` added, replaced or removed; and an item (or a header or
+    /// footer) patched field by field: replaces of existing values under its `data`, then of its
+    /// `version`, where it must hash to that version. Any other operation or location is refused.
     ///
     /// Afterwards the result is checked against the delta's header: its snapshot and cursor (and
     /// section versions, if it names any) must be the header's, and no item may be left with

@@ -576,7 +576,9 @@ extension FeedDelta.Operation {
         let object = try JSONObjectReader(json, path: path)
         let op = try object.string("op")
         let target = try object.value("target", decodeName(Target.init(rawValue:), "sections, items, header or footer"))
-        if let element = SupplementaryElement(rawValue: target.rawValue) {
+        let itemSection: Int?
+        switch target {
+        case .view(let element):
             let section = try object.index("section")
             switch op {
             case "remove": self = .supplementary(FeedDelta.SupplementaryChange(section: section, element: element, view: nil), inserted: false)
@@ -589,6 +591,8 @@ extension FeedDelta.Operation {
             default: throw FeedDecodingError(path: object.memberPath("op"), reason: "must be insert, remove or change, not \"\(op)\"")
             }
             return
+        case .sections: itemSection = nil
+        case .items: itemSection = try object.index("section")
         }
         let step: SequentialOperation
         switch op {
@@ -599,19 +603,27 @@ extension FeedDelta.Operation {
         default: throw FeedDecodingError(path: object.memberPath("op"), reason: "must be remove, insert, move or change, not \"\(op)\"")
         }
         let carriesValues = op == "insert" || op == "change"
-        switch target {
-        case .sections:
+        if let itemSection {
+            self = .items(section: itemSection, step, values: carriesValues ? try object.array("items", ItemChange.init(json:path:)) : [])
+        } else {
             self = .sections(step, values: carriesValues ? try object.array("sections", FeedDocument.Section.init(json:path:)) : [])
-        case .items:
-            let section = try object.index("section")
-            self = .items(section: section, step, values: carriesValues ? try object.array("items", ItemChange.init(json:path:)) : [])
-        case .header, .footer:
-            preconditionFailure("header and footer steps are read above")
         }
     }
 
-    private enum Target: String {
-        case sections, items, header, footer
+    /// What a step applies to: the sections, one section's items, or its header or footer.
+    private enum Target {
+        case sections, items
+        case view(SupplementaryElement)
+
+        init?(rawValue: String) {
+            switch rawValue {
+            case "sections": self = .sections
+            case "items": self = .items
+            default:
+                guard let element = SupplementaryElement(rawValue: rawValue) else { return nil }
+                self = .view(element)
+            }
+        }
     }
 
     /// The step as the server renders it.

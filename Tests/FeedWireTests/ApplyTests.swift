@@ -409,3 +409,120 @@ struct DecodingTests {
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: String(repeating: "[", count: 600) + String(repeating: "]", count: 600)) }
     }
 }
+
+@Suite("Applying headers, footers, layouts and the prefetch hint")
+struct SupplementaryApplyTests {
+    private static func view(_ id: String, count: Int) -> FeedDocument.Item {
+        var view = FeedDocument.Item(id: id, kind: "see_all", version: "", data: ["count": .int(Int64(count)), "title": "See all"])
+        view.version = view.computedVersion
+        return view
+    }
+
+    private static let layout = SectionLayout(
+        height: 100, insets: Insets(top: 8, left: 8, bottom: 8, right: 8), frames: [Frame(x: 8, y: 8, width: 50, height: 50)])
+
+    private static func start() -> FeedDocument {
+        var carousel = section("S", ["u1"])
+        carousel.footer = view("see_all", count: 1)
+        return document([section("A", ["a1"]), carousel])
+    }
+
+    /// The document after the footer's count became 2, the layout `layout` and a prefetch hint.
+    private static func expected() -> FeedDocument {
+        var result = finished(start().sections)
+        result.sections[1].footer = view("see_all", count: 2)
+        result.sections[1].layout = layout
+        result.prefetch = Prefetch(index: 1, section: "S")
+        return result
+    }
+
+    private static func fullHeader() -> FeedDelta.Header {
+        var header = FeedWireTests.header(["A", "S"])
+        header.sectionLayouts = [1: layout]
+        header.changesPrefetch = true
+        header.prefetch = Prefetch(index: 1, section: "S")
+        return header
+    }
+
+    private static let patch = ItemPatch(version: view("see_all", count: 2).version, changes: [ItemPatch.Change(path: ["count"], value: .int(2))])
+
+    @Test("A footer patched after a batch, a layout and the hint copied: the document a fresh fetch gives, and back through the wire")
+    func batch() throws {
+        let delta = FeedDelta.batch(
+            FeedDelta.Batch(header: Self.fullHeader(), supplementary: [FeedDelta.SupplementaryChange(section: 1, element: .footer, view: .patch(Self.patch))]))
+        #expect(try Self.start().applying(delta) == Self.expected())
+        #expect(try FeedDelta(parsing: delta.json.serialized()) == delta)
+    }
+
+    @Test("Sequential steps insert, change and remove views, each checked against what the section has")
+    func sequential() throws {
+        let change = FeedDelta.Operation.supplementary(FeedDelta.SupplementaryChange(section: 1, element: .footer, view: .patch(Self.patch)), inserted: false)
+        let delta = FeedDelta.sequential(FeedDelta.Sequential(header: Self.fullHeader(), operations: [change]))
+        #expect(try Self.start().applying(delta) == Self.expected())
+        #expect(try FeedDelta(parsing: delta.json.serialized()) == delta)
+
+        let title = Self.view("title", count: 0)
+        func apply(_ operations: [FeedDelta.Operation]) throws(DeltaApplyError) -> FeedDocument {
+            try Self.start().applying(.sequential(FeedDelta.Sequential(header: header(["A", "S"]), operations: operations)))
+        }
+        // An insert where there is a view, a change or a remove where there is none: refused.
+        #expect(throws: DeltaApplyError.self) {
+            try apply([.supplementary(FeedDelta.SupplementaryChange(section: 1, element: .footer, view: .item(title)), inserted: true)])
+        }
+        #expect(throws: DeltaApplyError.self) {
+            try apply([.supplementary(FeedDelta.SupplementaryChange(section: 0, element: .header, view: .item(title)), inserted: false)])
+        }
+        #expect(throws: DeltaApplyError.self) {
+            try apply([.supplementary(FeedDelta.SupplementaryChange(section: 0, element: .footer, view: nil), inserted: false)])
+        }
+        #expect(throws: DeltaApplyError.self) {
+            try apply([.supplementary(FeedDelta.SupplementaryChange(section: 5, element: .header, view: .item(title)), inserted: true)])
+        }
+        let inserted = try apply([.supplementary(FeedDelta.SupplementaryChange(section: 0, element: .header, view: .item(title)), inserted: true)])
+        #expect(inserted.sections[0].header == title)
+        let removed = try apply([.supplementary(FeedDelta.SupplementaryChange(section: 1, element: .footer, view: nil), inserted: false)])
+        #expect(removed.sections[1].footer == nil)
+        // A patch that does not lead to the version it announces: refused.
+        let wrong = ItemPatch(version: Self.patch.version, changes: [ItemPatch.Change(path: ["count"], value: .int(3))])
+        #expect(throws: DeltaApplyError.self) {
+            try apply([.supplementary(FeedDelta.SupplementaryChange(section: 1, element: .footer, view: .patch(wrong)), inserted: false)])
+        }
+    }
+
+    @Test("A JSON Patch replaces a footer's fields then its version, and the layout and hint in the document")
+    func jsonPatch() throws {
+        let layout = try JSONValue(
+            parsing: Array(#"{"height":100,"insets":{"top":8,"left":8,"bottom":8,"right":8},"frames":[{"x":8,"y":8,"width":50,"height":50}]}"#.utf8))
+        let operations = [
+            PatchOperation(op: .replace, path: JSONPointer("/sections/1/footer/data/count"), value: .int(2)),
+            PatchOperation(op: .replace, path: JSONPointer("/sections/1/footer/version"), value: .string(Self.patch.version)),
+            PatchOperation(op: .replace, path: JSONPointer("/sections/1/layout"), value: layout),
+            PatchOperation(op: .replace, path: JSONPointer("/sections/0/version"), value: "v-A"),
+            PatchOperation(op: .replace, path: JSONPointer("/sections/1/version"), value: "v-S"),
+            PatchOperation(op: .add, path: JSONPointer("/prefetch"), value: ["index": 1, "section": "S"]),
+            PatchOperation(op: .replace, path: JSONPointer("/snapshot"), value: "new"),
+            PatchOperation(op: .replace, path: JSONPointer("/next_cursor"), value: .null),
+        ]
+        let patch = FeedDelta.JSONPatch(header: header(["A", "S"]), operations: operations)
+        #expect(try Self.start().applying(.jsonPatch(patch)) == Self.expected())
+        // Fields replaced without the version after them, or a header added where there is one: refused.
+        #expect(throws: DeltaApplyError.self) {
+            try Self.start().applying(.jsonPatch(FeedDelta.JSONPatch(header: header(["A", "S"]), operations: [operations[0]] + operations[4...])))
+        }
+        let add = PatchOperation(op: .add, path: JSONPointer("/sections/1/footer"), value: Self.view("x", count: 0).json)
+        #expect(throws: DeltaApplyError.self) {
+            try Self.start().applying(.jsonPatch(FeedDelta.JSONPatch(header: header(["A", "S"]), operations: [add] + operations[3...])))
+        }
+    }
+
+    @Test("A sequential step on a header or footer from the wire is read, or refused naming the member")
+    func decoding() {
+        let insertPatch =
+            #"{"format":"sequential","since":"a","snapshot":"b","change_count":1,"operations":[{"op":"insert","target":"footer","section":0,"view":{"version":"1","patch":{"count":2}}}]}"#
+        let error = #expect(throws: FeedDecodingError.self) { try FeedDelta(parsing: Array(insertPatch.utf8)) }
+        #expect(error?.path == "operations[0].view")
+        let unknownTarget = #"{"format":"sequential","since":"a","snapshot":"b","change_count":1,"operations":[{"op":"remove","target":"aside","section":0}]}"#
+        let targetError = #expect(throws: FeedDecodingError.self) { try FeedDelta(parsing: Array(unknownTarget.utf8)) }
+        #expect(targetError?.path == "operations[0].target")
+    }
+}
