@@ -20,7 +20,10 @@ struct ApplyOracleTests {
         let server = try TestServer()
         defer { server.stop() }
         let viewer: Int64 = 3
-        let queries = [FeedQuery(limit: 30), FeedQuery(limit: 12, width: 390, stackAds: true)]
+        let queries = [
+            FeedQuery(limit: 30), FeedQuery(limit: 12, width: 390, stackAds: true),
+            FeedQuery(limit: 8, width: 320, kinds: ["video", "user", "see_all", "section_title"], viewport: 500),
+        ]
         var held = try queries.map { try server.freshFeed(viewer: viewer, query: $0).document }
         var applied = 0
         var corrupted = (refused: 0, accepted: 0)
