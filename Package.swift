@@ -191,7 +191,7 @@ let package = Package(
             name: "DeltaFeedServerTests",
             dependencies: [
                 "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedService", "FeedStore", "SQLiteStore", "EventHTTP", "Gzip", "JSONBytes",
-                "HTTPTestSupport", "StoreOracle", "WritePlanning",
+                "HTTPTestSupport", "PostgresStore", "PostgresTestSupport", "StoreOracle", "WritePlanning",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),

@@ -22,6 +22,8 @@ public final class DeltaFeedServer: Sendable {
     let longPolls: LongPolls
     /// Live feed streams.
     let live: LiveStreams
+    /// Answers that hand out a snapshot, held until it is stored (replicas).
+    let handOff: SnapshotHandOff
 
     /// The thread pools behind the routes.
     public struct Pools: Sendable {
@@ -38,7 +40,7 @@ public final class DeltaFeedServer: Sendable {
 
     private init(
         http: HTTPServer, registry: PrometheusCollectorRegistry, pools: Pools, commits: GroupCommit, longPolls: LongPolls, live: LiveStreams,
-        maintenance: FeedMaintenance
+        handOff: SnapshotHandOff, maintenance: FeedMaintenance
     ) {
         self.http = http
         self.registry = registry
@@ -46,6 +48,7 @@ public final class DeltaFeedServer: Sendable {
         self.commits = commits
         self.longPolls = longPolls
         self.live = live
+        self.handOff = handOff
         self.maintenance = maintenance
     }
 
@@ -61,12 +64,15 @@ public final class DeltaFeedServer: Sendable {
         OperationalRoutes(registry: registry, isReady: configuration.isReady).register(in: &router)
         let admin = AdminAuthorization(token: configuration.adminToken)
         let viewers = ViewerAuthorization(tokens: configuration.viewerTokens, admin: admin)
-        let longPolls = LongPolls(service: configuration.service, capacity: configuration.longPollCapacity, registry: registry)
+        let handOff = SnapshotHandOff(
+            enabled: configuration.storesSnapshotsBeforeAnswering, service: configuration.service, logger: configuration.http.logger,
+            registry: registry)
+        let longPolls = LongPolls(service: configuration.service, capacity: configuration.longPollCapacity, handOff: handOff, registry: registry)
         FeedRoutes(
             service: configuration.service, viewers: viewers, storageReads: pools.storageReads, compression: configuration.http.compression,
-            compute: pools.compute, longPolls: longPolls
+            compute: pools.compute, longPolls: longPolls, handOff: handOff
         ).register(in: &router)
-        let live = LiveStreams(service: configuration.service, limits: configuration.live, registry: registry)
+        let live = LiveStreams(service: configuration.service, limits: configuration.live, handOff: handOff, registry: registry)
         LiveRoute(service: configuration.service, viewers: viewers, live: live).register(in: &router)
         DiffRoute(compute: pools.compute).register(in: &router)
         let groups = registry.makeCounter(
@@ -98,6 +104,7 @@ public final class DeltaFeedServer: Sendable {
         } catch {
             live.shutdown()
             longPolls.shutdown()
+            handOff.shutdown()
             commits.shutdown()
             pools.shutdown()
             throw error
@@ -106,7 +113,9 @@ public final class DeltaFeedServer: Sendable {
         let maintenance = FeedMaintenance(service: configuration.service) { message in
             logger.warning("\(message)")
         }
-        return DeltaFeedServer(http: server, registry: registry, pools: pools, commits: commits, longPolls: longPolls, live: live, maintenance: maintenance)
+        return DeltaFeedServer(
+            http: server, registry: registry, pools: pools, commits: commits, longPolls: longPolls, live: live, handOff: handOff,
+            maintenance: maintenance)
     }
 
     /// Ends the live streams (`event: shutdown`) and answers the delta requests waiting for a
@@ -116,7 +125,9 @@ public final class DeltaFeedServer: Sendable {
     public func shutdown() {
         live.shutdown()
         longPolls.shutdown()
+        // Answers being drained may wait for a store pass: the hand-off stops after them.
         http.shutdown()
+        handOff.shutdown()
         commits.shutdown()
         pools.shutdown()
         maintenance.stop()
@@ -144,6 +155,12 @@ public struct DeltaFeedServerConfiguration: Sendable {
     public var longPollCapacity = 10_000
     /// Live streams: how many at once (server, viewer), the coalescing window, heartbeats.
     public var live = LiveLimits()
+    /// Whether an answer that hands out a new snapshot (a feed, a changed delta, a live event)
+    /// leaves only once the snapshot is in the store, so that every replica on the same store
+    /// answers it at once, whichever the balancer picks for the client's next request. Off by
+    /// default (one server on its own store writes snapshots in batches every second); the
+    /// `serve` command turns it on for PostgreSQL (`--snapshot-handoff`).
+    public var storesSnapshotsBeforeAnswering = false
     /// Whether `GET /demo` serves the live feed page (read-only; on by default).
     public var demo: Bool = true
     /// Whether the service may be sent traffic: until it returns true, `/healthz` answers 503

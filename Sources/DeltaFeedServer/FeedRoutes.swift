@@ -21,6 +21,8 @@ struct FeedRoutes {
     let compute: BlockingPool
     /// Delta requests waiting for their feed to change (`wait=`).
     let longPolls: LongPolls
+    /// Holds answers that hand out a new snapshot until it is stored (replicas).
+    let handOff: SnapshotHandOff
     /// Pages at least this large are gzipped on `compute` (about 0.1 ms per 10 KB at level 6).
     static let deferredCompressionBytes = 16 << 10
     /// Gzipped pages by snapshot id (which names the viewer, the parameters and the content).
@@ -37,7 +39,14 @@ struct FeedRoutes {
         let gzippedPages = self.gzippedPages
         let compute = self.compute
         let longPolls = self.longPolls
-        // GET /v1/users/{id}/feed?limit=&cursor=&width=&stack_ads=
+        let handOff = self.handOff
+        /// The answer for `outcome`: a changed delta hands out a new snapshot, so it leaves once
+        /// that snapshot is stored.
+        @Sendable func answer(_ outcome: DeltaOutcome) -> HTTPResponse {
+            guard case .changed = outcome else { return FeedRoutes.response(for: outcome) }
+            return handOff.answer(FeedRoutes.response(for: outcome))
+        }
+        // GET /v1/users/{id}/feed?limit=&cursor=&width=&stack_ads=&kinds=&viewport=
         router.get("/v1/users/{id}/feed") { request in
             let viewer = try request.id("id")
             try viewers.check(request, viewer: viewer)
@@ -50,7 +59,7 @@ struct FeedRoutes {
             var response = HTTPResponse.json(feed.document.bytes)
             response.headers.append(("ETag", etag))
             response.headers.append(("Cache-Control", "private, no-cache"))
-            guard compression.gzips(for: request), response.body.count >= compression.minimumSize else { return response }
+            guard compression.gzips(for: request), response.body.count >= compression.minimumSize else { return handOff.answer(response) }
             if let kept = gzippedPages.kept(feed.snapshotID) {
                 response.gzippedBody = kept
             } else if response.body.count >= FeedRoutes.deferredCompressionBytes {
@@ -64,13 +73,13 @@ struct FeedRoutes {
                         response.gzippedBody = gzippedPages.bytes(for: feed.snapshotID, level: compression.level) { page.body }
                         return response
                     }
-                    if !compute.trySubmit({ responder.respond(compressed) }) { responder.respond(compressed) }
+                    if !compute.trySubmit({ handOff.respond(responder, with: compressed()) }) { handOff.respond(responder, with: compressed()) }
                     return true
                 }
             } else {
                 response.gzippedBody = gzippedPages.bytes(for: feed.snapshotID, level: compression.level) { response.body }
             }
-            return response
+            return handOff.answer(response)
         }
         // GET /v1/users/{id}/feed/delta?since=&format=&wait=
         router.get("/v1/users/{id}/feed/delta") { request in
@@ -92,7 +101,7 @@ struct FeedRoutes {
                 let unchangedAt: Int64?
                 switch lookup {
                 case .answered(let outcome):
-                    if case .changed = outcome { return FeedRoutes.response(for: outcome) }
+                    if case .changed = outcome { return answer(outcome) }
                     unchangedAt = position
                 case .needsStorage:
                     unchangedAt = nil
@@ -104,10 +113,13 @@ struct FeedRoutes {
             }
             switch lookup {
             case .answered(let outcome):
-                return FeedRoutes.response(for: outcome)
+                return answer(outcome)
             case .needsStorage:
                 return .deferred(to: storageReads) {
-                    FeedRoutes.response(for: try translatingErrors { try service.deltaReadingStorage(viewer: viewer, since: since, format: format) })
+                    let outcome = try translatingErrors { try service.deltaReadingStorage(viewer: viewer, since: since, format: format) }
+                    // This pool's thread may wait: the new snapshot is stored before the answer.
+                    if case .changed = outcome { handOff.waitUntilStored() }
+                    return FeedRoutes.response(for: outcome)
                 }
             }
         }
@@ -120,7 +132,7 @@ struct FeedRoutes {
             let parameters = try request.feedParameters()
             let structure = try FeedRoutes.postedStructure(request.body, viewer: viewer, parameters: parameters)
             let outcome = try translatingErrors { try service.delta(viewer: viewer, from: structure, format: format) }
-            return FeedRoutes.response(for: outcome)
+            return answer(outcome)
         }
     }
 

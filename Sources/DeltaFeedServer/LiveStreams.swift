@@ -66,6 +66,11 @@ final class LiveStreams: @unchecked Sendable {
 
     let limits: LiveLimits
     private let service: FeedService
+    /// Where the snapshots events hand out are stored before the events leave (replicas): a
+    /// client that reconnects to another replica with `Last-Event-ID` resumes there.
+    private let handOff: SnapshotHandOff
+    /// Whether events queued in `batch` hand out snapshots not yet known to be stored.
+    private var unstored = false
     private let clock = ContinuousClock()
     private let condition = NSCondition()
 
@@ -106,8 +111,9 @@ final class LiveStreams: @unchecked Sendable {
     private let heartbeats: Counter
     private let fanOut: DurationHistogram
 
-    init(service: FeedService, limits: LiveLimits, registry: PrometheusCollectorRegistry) {
+    init(service: FeedService, limits: LiveLimits, handOff: SnapshotHandOff, registry: PrometheusCollectorRegistry) {
         self.service = service
+        self.handOff = handOff
         self.limits = limits
         fannedTo = service.index.sequence
         nextHeartbeatScan = clock.now
@@ -277,7 +283,7 @@ final class LiveStreams: @unchecked Sendable {
             if changed { fanOut(from: fannedTo) }
             wakeAt = sendOwedEvents()
             sendHeartbeats()
-            batch.flush()
+            flush()
 
             condition.lock()
             for viewer in gone { releaseLocked(viewer) }
@@ -380,7 +386,7 @@ final class LiveStreams: @unchecked Sendable {
             stream.held = delta.snapshot
             deltaEvents.increment()
         } catch FeedError.viewerNotFound {
-            batch.flush()  // what was queued for it goes before its end
+            flush()  // what was queued for it goes before its end
             stream.output.finish(LiveStreams.event("gone", id: nil, data: Array(#"{"error":"viewer_not_found"}"#.utf8)))
         } catch {
             // The snapshot expired, or the store could not read it back: the client starts over.
@@ -420,7 +426,18 @@ final class LiveStreams: @unchecked Sendable {
         stream.lastEventAt = now
         stream.lastWriteAt = now
         batch.send(LiveStreams.event(event, id: id, data: data), on: stream.output)
-        if batch.count >= LiveStreams.batchSize { batch.flush() }
+        unstored = true
+        if batch.count >= LiveStreams.batchSize { flush() }
+    }
+
+    /// Hands the queued parts to the loops, once the snapshots their events hand out are stored
+    /// (one store pass for the whole batch; nothing to wait for without replicas).
+    private func flush() {
+        if unstored {
+            handOff.waitUntilStored()
+            unstored = false
+        }
+        batch.flush()
     }
 
     /// Sends a comment to every stream that was sent nothing for the heartbeat interval (once a
@@ -433,7 +450,7 @@ final class LiveStreams: @unchecked Sendable {
         for stream in streams.values where now - stream.lastWriteAt >= limits.heartbeat && stream.output.isWritable {
             stream.lastWriteAt = now
             batch.send(beat, on: stream.output)
-            if batch.count >= LiveStreams.batchSize { batch.flush() }
+            if batch.count >= LiveStreams.batchSize { flush() }
             heartbeats.increment()
         }
     }

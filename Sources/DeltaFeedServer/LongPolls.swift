@@ -37,6 +37,8 @@ final class LongPolls: @unchecked Sendable {
     /// Requests parked at once across the server; one more gets 503 `overloaded`.
     let capacity: Int
     private let service: FeedService
+    /// Where a delta's new snapshot is stored before its answer leaves (replicas).
+    private let handOff: SnapshotHandOff
     /// `deltafeed_long_polls_waiting`, and the answers by outcome.
     private let waiting: Gauge
     private let changed: Counter
@@ -50,8 +52,9 @@ final class LongPolls: @unchecked Sendable {
     private var stopping = false
     private var stopped = false
 
-    init(service: FeedService, capacity: Int, registry: PrometheusCollectorRegistry) {
+    init(service: FeedService, capacity: Int, handOff: SnapshotHandOff, registry: PrometheusCollectorRegistry) {
         self.service = service
+        self.handOff = handOff
         self.capacity = capacity
         waiting = registry.makeGauge(
             descriptor: MetricNameDescriptor(
@@ -152,7 +155,18 @@ final class LongPolls: @unchecked Sendable {
             condition.unlock()
             for waiter in expired { answerUnchanged(waiter) }
             var answered: [UInt64] = []
-            for (key, waiter) in checking where check(waiter) { answered.append(key) }
+            var deltas: [(Waiter, DeltaOutcome)] = []
+            for (key, waiter) in checking {
+                switch check(waiter) {
+                case .waiting: continue
+                case .answered: break
+                case .changed(let outcome): deltas.append((waiter, outcome))
+                }
+                answered.append(key)
+            }
+            // The new snapshots are stored before any of these answers leaves (one pass for all).
+            if !deltas.isEmpty { handOff.waitUntilStored() }
+            for (waiter, outcome) in deltas { waiter.responder.respond { FeedRoutes.response(for: outcome) } }
             condition.lock()
             for key in answered { waiters[key] = nil }
             waiting.set(Int64(waiters.count))
@@ -164,9 +178,18 @@ final class LongPolls: @unchecked Sendable {
         waiter.responder.respond { .empty(status: 304, headers: [("ETag", "\"\(waiter.since)\"")]) }
     }
 
-    /// Answers `waiter` when its feed changed (or its snapshot is gone: 410); returns whether it
-    /// was answered.
-    private func check(_ waiter: Waiter) -> Bool {
+    /// What a look at a waiting request found.
+    private enum Check {
+        /// The feed is as the client holds it: the request waits on.
+        case waiting
+        /// Answered already (an error: 410, 404…).
+        case answered
+        /// The feed changed: this delta is the answer, once its snapshot is stored.
+        case changed(DeltaOutcome)
+    }
+
+    /// Looks at `waiter`'s feed: still the same, changed, or answered with an error.
+    private func check(_ waiter: Waiter) -> Check {
         let outcome: DeltaOutcome
         do {
             outcome = try translatingErrors {
@@ -179,11 +202,10 @@ final class LongPolls: @unchecked Sendable {
         } catch {
             failed.increment()
             waiter.responder.respond { throw error }
-            return true
+            return .answered
         }
-        guard case .changed = outcome else { return false }
+        guard case .changed = outcome else { return .waiting }
         changed.increment()
-        waiter.responder.respond { FeedRoutes.response(for: outcome) }
-        return true
+        return .changed(outcome)
     }
 }

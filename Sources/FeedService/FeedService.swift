@@ -274,10 +274,28 @@ public final class FeedService: Sendable {
     /// - Throws: ``FeedStore/FeedStoreError``; the batch is queued again then.
     @discardableResult
     public func persistSnapshots(rowsPerTransaction: Int = 64) throws(FeedStoreError) -> Int {
+        try persistSnapshots(rowsPerTransaction: rowsPerTransaction, handedOutOnly: false)
+    }
+
+    /// Writes the snapshots handed out since the last store pass, in one transaction, and
+    /// returns once they are in the store (and any pass in progress has ended): from then on
+    /// every replica on the same store reads them back. Deletions and pruning are left to
+    /// ``persistSnapshots(rowsPerTransaction:)``. The server calls it before an answer that hands
+    /// out a new snapshot leaves, for all the answers waiting at once (one round trip for them
+    /// all). Blocking.
+    ///
+    /// - Returns: how many snapshots were written.
+    /// - Throws: ``FeedStore/FeedStoreError``; they are queued again then.
+    @discardableResult
+    public func storeHandedOutSnapshots() throws(FeedStoreError) -> Int {
+        try persistSnapshots(rowsPerTransaction: Int.max, handedOutOnly: true)
+    }
+
+    private func persistSnapshots(rowsPerTransaction: Int, handedOutOnly: Bool) throws(FeedStoreError) -> Int {
         let retention = store.options.snapshotRetention
         let chunk = max(1, rowsPerTransaction)
         return try persisting.withLock { bases throws(FeedStoreError) -> Int in
-            let pending = book.withLock { $0.takePending() }
+            let pending = book.withLock { handedOutOnly ? $0.takePendingUpserts() : $0.takePending() }
             guard !pending.isEmpty else { return 0 }
             let now = self.now
             var upserts: [StoredSnapshot] = []
@@ -311,6 +329,13 @@ public final class FeedService: Sendable {
                 for start in stride(from: 0, to: elements.count, by: size) { try write(Array(elements[start..<min(start + size, elements.count)])) }
             }
             do throws(FeedStoreError) {
+                if handedOutOnly {
+                    // One transaction: the bases first inside it, so no row names a base the
+                    // store lacks.
+                    try store.persistSnapshots(upserts: upserts, deletions: [], prune: [], keepPerViewer: keep, bases: newBases)
+                    for (key, base) in added { bases.insert(base, for: key) }
+                    return upserts.count
+                }
                 try inRuns(newBases, of: chunk) { bases throws(FeedStoreError) in
                     try store.persistSnapshots(upserts: [], deletions: [], prune: [], keepPerViewer: keep, bases: bases)
                 }

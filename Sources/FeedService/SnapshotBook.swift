@@ -159,6 +159,12 @@ package struct SnapshotBook {
         return pending
     }
 
+    /// Hands only the queued snapshots (not the deletions and pruning) to the persister.
+    package mutating func takePendingUpserts() -> Pending {
+        defer { pending.upserts = [:] }
+        return Pending(upserts: pending.upserts)
+    }
+
     /// Puts back a batch the persister could not write, under anything queued since.
     package mutating func requeue(_ failed: Pending) {
         for (key, value) in failed.upserts where pending.upserts[key] == nil && !pending.deletions.contains(key) {

@@ -97,6 +97,10 @@ struct Serve: ParsableCommand {
         configuration.longPollCapacity = longPollCapacity
         configuration.live = liveLimits
         configuration.demo = try demo ?? (Setting<Int>.env("DELTAFEED_DEMO", default: 1).value != 0)
+        configuration.storesSnapshotsBeforeAnswering = try storePolicy.storesSnapshotsBeforeAnswering(shared: store is PostgresFeedStore)
+        if configuration.storesSnapshotsBeforeAnswering {
+            logger.notice("snapshots are stored before their answers leave: every replica answers any of them at once")
+        }
         // Ready once the index has applied what was committed while it loaded; until then
         // /healthz answers 503 "starting", so a balancer sends nothing here yet.
         let ready = Atomic(false)

@@ -136,6 +136,23 @@ struct StorePolicyOptions: ParsableArguments {
     @Option(help: "Writes that may wait for a commit before new ones get 503 overloaded", .env("DELTAFEED_WRITE_QUEUE", default: 4096))
     var writeQueue: Setting<Int>
 
+    @Option(
+        help:
+            "When a snapshot handed out is stored: stored (before its answer leaves, so every replica answers it at once), batched (within a second, by the maintenance thread), or auto (stored on PostgreSQL, batched on SQLite)",
+        .env("DELTAFEED_SNAPSHOT_HANDOFF", default: "auto"))
+    var snapshotHandoff: Setting<String>
+
+    /// Whether answers that hand out a snapshot wait until it is stored, for a store that is
+    /// (`shared`) or is not read by other replicas.
+    func storesSnapshotsBeforeAnswering(shared: Bool) throws -> Bool {
+        switch try snapshotHandoff.value {
+        case "auto": return shared
+        case "stored": return true
+        case "batched": return false
+        case let other: throw ValidationError("snapshot-handoff must be auto, stored or batched, not \(other).")
+        }
+    }
+
     /// How writes are grouped into commits.
     func groupCommit() throws -> GroupCommit.Limits {
         let (most, waitMs, queue) = (try groupCommitMax.value, try groupCommitWaitMs.value, try writeQueue.value)

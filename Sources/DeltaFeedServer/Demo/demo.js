@@ -1,5 +1,8 @@
 // The live feed page: a viewer picker, the feed (FeedView) kept current by FeedClient, and a
-// panel listing each delta as it arrives. Query: ?viewer=ID&width=320…1200, and
+// panel listing each delta as it arrives. The page asks for the feed at its width, with its
+// window's height as the viewport and the kinds FeedView renders (KINDS). Query:
+// ?viewer=ID&width=320…1200, and
+//   kinds=video,ad  ask for these kinds only (items and headers/footers; default: all of KINDS);
 //   live=0       poll instead of following the live stream (Server-Sent Events);
 //   interval=MS  how often to poll (when polling, by choice or as the fallback; default 1000);
 //   live_retry=MS  after falling back to polling, when to try the live stream again (default 60000);
@@ -10,6 +13,11 @@ import { FeedClient } from './feed-client.js';
 import { FeedView } from './feed-view.js';
 
 const WIDTHS = [320, 375, 390, 414, 600, 768, 1024, 1200];
+// What FeedView draws: item kinds, then header/footer kinds. The server leaves out the rest.
+const KINDS = ['header', 'video', 'ad', 'user', 'empty', 'section_title', 'see_all', 'sponsored'];
+// The viewport heights the server takes (it places the prefetch hint two viewports from the end).
+const MIN_VIEWPORT = 100;
+const MAX_VIEWPORT = 4000;
 const MIN_WIDTH = 320;
 const MAX_WIDTH = 1200;
 const $ = (id) => document.getElementById(id);
@@ -38,6 +46,10 @@ function showMode(mode, reason) {
 }
 
 function describeStep(step) {
+  if (step.target === 'header' || step.target === 'footer') {
+    const view = step.view ? ` ${step.view.patch ? `patch ${JSON.stringify(step.view.patch)}` : step.view.id}` : '';
+    return `${step.op} s${step.section} ${step.target}${view}`;
+  }
   const where = step.target === 'items' ? `s${step.section} items` : 'sections';
   const values = step.items ?? step.sections;
   const describe = (value) => (value.patch ? `patch ${JSON.stringify(value.patch)}` : value.id);
@@ -69,6 +81,18 @@ function logDelta(number, { sequential, bytes, feedBytes }) {
     const more = document.createElement('li');
     more.textContent = `… ${sequential.operations.length - shown.length} more`;
     ops.append(more);
+  }
+  // What the header changed besides the steps: new frames for sections kept in place, the hint.
+  const layouts = Object.keys(sequential.section_layouts ?? {});
+  if (layouts.length > 0) {
+    const line = document.createElement('li');
+    line.textContent = `layout ${layouts.map((index) => `s${index}`).join(', ')}`;
+    ops.append(line);
+  }
+  if ('prefetch' in sequential) {
+    const line = document.createElement('li');
+    line.textContent = sequential.prefetch === null ? 'prefetch: none' : `prefetch at s${sequential.prefetch.index} (${sequential.prefetch.section})`;
+    ops.append(line);
   }
   entry.append(head, sizes, ops);
   entry.value = number;
@@ -125,8 +149,12 @@ async function main() {
   const width = Math.min(MAX_WIDTH, Math.max(MIN_WIDTH, requestedWidth ?? 390));
   const interval = Math.max(50, positiveInteger(parameters.get('interval')) ?? 1000);
   const liveRetryAfter = Math.max(1000, positiveInteger(parameters.get('live_retry')) ?? 60000);
+  // Names the server does not know it ignores; an empty list would be a 400, so it means the default.
+  const asked = (parameters.get('kinds') ?? '').split(',').map((kind) => kind.trim()).filter((kind) => /^[a-z0-9_]+$/i.test(kind));
+  const kinds = asked.length > 0 ? asked : KINDS;
+  const viewport = Math.min(MAX_VIEWPORT, Math.max(MIN_VIEWPORT, Math.round(window.innerHeight)));
   setUpPicker(viewer, width);
-  const demo = { client: null, viewer, width, deltas: 0, feeds: 0, errors: [], modes: [] };
+  const demo = { client: null, viewer, width, kinds, viewport, deltas: 0, feeds: 0, errors: [], modes: [], supplementarySteps: 0, sectionLayouts: 0 };
   window.deltafeedDemo = demo;
   if (viewer === null) {
     await showPeople();
@@ -143,10 +171,10 @@ async function main() {
   let deltaBytes = 0;
   let feedBytesTotal = 0;
   const client = new FeedClient({
-    viewer, width, interval, view, live: parameters.get('live') !== '0', liveRetryAfter,
+    viewer, width, kinds, viewport, interval, view, live: parameters.get('live') !== '0', liveRetryAfter,
     onFeed: ({ reason, reset }) => {
       demo.feeds += 1;
-      if (reason === null) setStatus(`viewer ${viewer} at ${width} pt: waiting for writes`);
+      if (reason === null) setStatus(`viewer ${viewer} at ${width} pt${asked.length > 0 ? ` (${kinds.join(', ')} only)` : ''}: waiting for writes`);
       else setStatus(reset ? `replaced the feed: ${reason}` : `fetched the feed again: ${reason}`);
     },
     onMode: ({ mode, reason }) => {
@@ -157,6 +185,8 @@ async function main() {
     },
     onDelta: (delta) => {
       demo.deltas += 1;
+      demo.supplementarySteps += delta.sequential.operations.filter((step) => step.target === 'header' || step.target === 'footer').length;
+      demo.sectionLayouts += Object.keys(delta.sequential.section_layouts ?? {}).length;
       deltaBytes += delta.bytes.sequential;
       feedBytesTotal += delta.feedBytes;
       logDelta(demo.deltas, delta);

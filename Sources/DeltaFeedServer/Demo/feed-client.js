@@ -16,9 +16,9 @@
 // GET …/feed/live?since=SNAPSHOT&format=sequential, pushes each change as it happens. A `delta`
 // event carries exactly what GET …/feed/delta?since=PREVIOUS&format=sequential would answer and
 // is applied to the document and the view in the same way; since a stream carries one form,
-// the cross-check against JSON Patch is replaced by checking that every item the delta brought
-// or changed hashes to its version, that the event's id is the delta's snapshot, and that the
-// view shows the result. A `reset` event replaces the document. When the stream breaks (a
+// the cross-check against JSON Patch is replaced by checking that every item, header and footer
+// the delta brought or changed hashes to its version, that every layout has a frame for each of
+// them, that the event's id is the delta's snapshot, and that the view shows the result. A `reset` event replaces the document. When the stream breaks (a
 // server shutting down, a lost connection) the browser reconnects by itself and sends the last
 // event's id, so nothing is missed; when it fails several times in a row (a 503, a proxy that
 // does not pass the stream) the client polls instead, and tries the stream again later.
@@ -28,6 +28,12 @@
 // the snapshot held. An item whose fields changed may come as a patch (its new version and the
 // changed fields): the patched item must hash to that version (itemVersion), which proves the
 // patch met the item the server patched. Anything else is a DeltaApplyError naming the step.
+//
+// A section may have a header and a footer (supplementary views, shaped like items and hashed
+// like them) and, when the feed was asked with `width`, a `layout`: the frames the server
+// computed for its items and views. A page may carry a `prefetch` hint (the section whose
+// appearance should fetch the next page). Deltas keep all of these current, so after every
+// delta the document equals what a fresh GET …/feed with the same parameters answers.
 
 /** A delta that does not apply to the document held; `operation` names the failing step. */
 export class DeltaApplyError extends Error {
@@ -98,10 +104,12 @@ export function itemVersion(item) {
   return hash.toString(16).padStart(16, '0');
 }
 
-function checkItemVersion(item, name) {
+// A header or footer view is hashed exactly like an item (kind, 0xFF, canonical data), so the
+// same check proves a patched view too; `what` names it in the message.
+function checkItemVersion(item, name, what = `item ${item.id}`) {
   const computed = itemVersion(item);
   if (computed !== item.version) {
-    throw new DeltaApplyError(`item ${item.id} hashes to version ${computed} after its patch, the delta announces ${item.version}`, name);
+    throw new DeltaApplyError(`${what} hashes to version ${computed} after its patch, the delta announces ${item.version}`, name);
   }
 }
 
@@ -110,11 +118,11 @@ function checkItemVersion(item, name) {
  * and `change.version` as its version, checked against that version. Every patched member must
  * be a value the item has; a patch never holds null.
  */
-function patchedItem(item, change, name) {
+function patchedItem(item, change, name, what = `item ${item.id}`) {
   const merge = (target, patch, path) => {
     if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw new DeltaApplyError(`patch ${path} must be an object`, name);
     for (const [key, value] of Object.entries(patch)) {
-      if (!Object.prototype.hasOwnProperty.call(target, key)) throw new DeltaApplyError(`item ${item.id} has no field ${path}/${key}`, name);
+      if (!Object.prototype.hasOwnProperty.call(target, key)) throw new DeltaApplyError(`${what} has no field ${path}/${key}`, name);
       if (value !== null && typeof value === 'object' && !Array.isArray(value)) merge(target[key], value, `${path}/${key}`);
       else if (value === null || Array.isArray(value) || (target[key] !== null && typeof target[key] === 'object')) {
         throw new DeltaApplyError(`patch ${path}/${key} does not replace a value with a value`, name);
@@ -124,7 +132,7 @@ function patchedItem(item, change, name) {
   const result = clone(item);
   merge(result.data, change.patch, '');
   result.version = change.version;
-  checkItemVersion(result, name);
+  checkItemVersion(result, name, what);
   return result;
 }
 
@@ -241,9 +249,13 @@ export function applyJSONPatch(document, operations) {
     } catch (error) {
       throw new DeltaApplyError(`${operation.op} ${operation.path}: ${error.message}`, `patch[${offset}]`);
     }
-    // An item patched field by field ends with its new version: it must hash to it.
-    const version = /^\/sections\/(\d+)\/items\/(\d+)\/version$/.exec(operation.path);
-    if (operation.op === 'replace' && version) checkItemVersion(result.sections[Number(version[1])].items[Number(version[2])], `patch[${offset}]`);
+    // An item or a header/footer view patched field by field ends with its new version: it must hash to it.
+    const version = /^\/sections\/(\d+)\/(?:items\/(\d+)|(header|footer))\/version$/.exec(operation.path);
+    if (operation.op === 'replace' && version) {
+      const section = result.sections[Number(version[1])];
+      if (version[3]) checkItemVersion(section[version[3]], `patch[${offset}]`, `the ${version[3]} of section ${section.id}`);
+      else checkItemVersion(section.items[Number(version[2])], `patch[${offset}]`);
+    }
   });
   return result;
 }
@@ -270,10 +282,16 @@ function checkRange(index, lower, upper, what, name) {
  * `inserted(section, index, values)`, `moved(section, from, to)`, `changed(section, index,
  * values)`, where `section` is null for steps on the section list and otherwise the index of
  * the section at that moment. A change's value may be a patch (`{version, patch}`) of the item
- * it replaces. Finally the versions `section_versions` names, the snapshot and the cursor are
- * taken from the delta's header.
+ * it replaces. Steps on a section's `header` or `footer` (insert, remove, change; the view whole
+ * or a patch) go to `supplementary(section, element, view)` if the listener has it, with the
+ * view now shown or null when it was removed. Finally the header's `section_layouts` replace
+ * those sections' layouts, `prefetch` (sent only when it changed; null: there is none now)
+ * replaces the hint, and the versions `section_versions` names, the snapshot and the cursor are
+ * taken from it.
  * @throws {DeltaApplyError} for a delta from another snapshot, an unknown section, a position
- *   out of range at the moment of its step, or a count that differs from the values carried.
+ *   out of range at the moment of its step, a count that differs from the values carried, a
+ *   header or footer inserted where one is or removed/changed where none is, or a layout whose
+ *   frames do not match its section afterwards.
  */
 export function applySequential(document, delta, listener = null) {
   if (delta.since !== document.snapshot) {
@@ -282,6 +300,10 @@ export function applySequential(document, delta, listener = null) {
   const result = clone(document);
   delta.operations.forEach((step, offset) => {
     const name = `operations[${offset}]`;
+    if (step.target === 'header' || step.target === 'footer') {
+      applySupplementaryStep(result, step, name, listener);
+      return;
+    }
     let list;
     let section = null;
     if (step.target === 'sections') {
@@ -327,23 +349,132 @@ export function applySequential(document, delta, listener = null) {
         throw new DeltaApplyError(`unknown op ${JSON.stringify(step.op)}`, name);
     }
   });
-  for (const [key, version] of Object.entries(delta.section_versions ?? {})) {
+  applyHeaderMembers(result, delta);
+  checkLayouts(result);
+  return result;
+}
+
+/**
+ * One step on a section's header or footer (`step.target`), at the section's index now (the
+ * new index: these steps come after every section and item step). A `change` may carry a
+ * patch (`{version, patch}`), checked against the version like an item's.
+ */
+function applySupplementaryStep(result, step, name, listener) {
+  const element = step.target;
+  checkRange(step.section, 0, result.sections.length - 1, 'section', name);
+  const section = result.sections[step.section];
+  const present = Object.prototype.hasOwnProperty.call(section, element);
+  const what = `the ${element} of section ${section.id}`;
+  const checkView = (view) => {
+    if (view === null || typeof view !== 'object' || Array.isArray(view)) throw new DeltaApplyError(`${step.op} of ${what} carries no view`, name);
+  };
+  switch (step.op) {
+    case 'insert':
+      if (present) throw new DeltaApplyError(`${what} exists already`, name);
+      checkView(step.view);
+      if ('patch' in step.view) throw new DeltaApplyError(`an insert of ${what} carries a patch`, name);
+      section[element] = clone(step.view);
+      break;
+    case 'remove':
+      if (!present) throw new DeltaApplyError(`${what} does not exist`, name);
+      delete section[element];
+      break;
+    case 'change':
+      if (!present) throw new DeltaApplyError(`${what} does not exist`, name);
+      checkView(step.view);
+      section[element] = 'patch' in step.view ? patchedItem(section[element], step.view, name, what) : clone(step.view);
+      break;
+    default:
+      throw new DeltaApplyError(`unknown op ${JSON.stringify(step.op)}`, name);
+  }
+  listener?.supplementary?.(step.section, element, section[element] ?? null);
+}
+
+/** A `{"<index>": value}` member's keys as section indexes of `result`, checked. */
+function sectionEntries(result, member, what) {
+  return Object.entries(member ?? {}).map(([key, value]) => {
     const index = Number(key);
     if (!/^(0|[1-9][0-9]*)$/.test(key) || index >= result.sections.length) {
-      throw new DeltaApplyError(`section_versions names section ${key} of ${result.sections.length}`);
+      throw new DeltaApplyError(`${what} names section ${key} of ${result.sections.length}`);
     }
+    return [index, value];
+  });
+}
+
+/**
+ * What a batch or sequential delta's header sets after its steps: the layouts of sections kept
+ * in place whose frames changed, the prefetch hint when it changed, section versions, the
+ * snapshot and the cursor. (JSON Patch edits the same members with operations of its own.)
+ */
+function applyHeaderMembers(result, delta) {
+  for (const [index, layout] of sectionEntries(result, delta.section_layouts, 'section_layouts')) {
+    if (layout === null || typeof layout !== 'object' || Array.isArray(layout)) throw new DeltaApplyError(`section_layouts gives section ${index} no layout`);
+    result.sections[index].layout = clone(layout);
+  }
+  // Present only when the hint changed: null means the page has none now (its member goes, as
+  // a fresh page without a next cursor has no `prefetch` at all).
+  if (Object.prototype.hasOwnProperty.call(delta, 'prefetch')) {
+    if (delta.prefetch === null) delete result.prefetch;
+    else result.prefetch = clone(delta.prefetch);
+  }
+  for (const [index, version] of sectionEntries(result, delta.section_versions, 'section_versions')) {
     result.sections[index].version = version;
   }
   result.snapshot = delta.snapshot;
   result.next_cursor = delta.next_cursor ?? null;
-  return result;
+}
+
+/**
+ * Every section with a layout has one frame per item and a header/footer frame exactly when it
+ * has that view: a layout left stale by a delta (its section_layouts missed) fails here rather
+ * than drawing items on top of each other.
+ * @throws {DeltaApplyError} naming the first section that does not.
+ */
+export function checkLayouts(document) {
+  for (const section of document.sections) {
+    const layout = section.layout;
+    if (layout === undefined) continue;
+    if (layout === null || typeof layout !== 'object' || !Array.isArray(layout.frames)) throw new DeltaApplyError(`section ${section.id} has a layout without frames`);
+    if (layout.frames.length !== section.items.length) {
+      throw new DeltaApplyError(`section ${section.id} has ${section.items.length} items and ${layout.frames.length} frames`);
+    }
+    for (const element of ['header', 'footer']) {
+      if ((section[element] !== undefined) !== (layout[element] !== undefined)) {
+        throw new DeltaApplyError(`section ${section.id} ${section[element] === undefined ? 'has no' : 'has a'} ${element} but its layout ${layout[element] === undefined ? 'has no' : 'has a'} frame for one`);
+      }
+    }
+  }
 }
 
 // MARK: - Agreement
 
 /**
+ * Where two JSON values first differ, as `path: a against b` (members in name order, values
+ * shortened), or null when they are equal.
+ */
+function whereDiffer(a, b, path) {
+  if (jsonEqual(a, b)) return null;
+  const plain = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (plain(a) && plain(b)) {
+    for (const name of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+      const found = whereDiffer(a[name], b[name], `${path}.${name}`);
+      if (found !== null) return found;
+    }
+  }
+  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
+    for (let i = 0; i < a.length; i++) {
+      const found = whereDiffer(a[i], b[i], `${path}[${i}]`);
+      if (found !== null) return found;
+    }
+  }
+  const show = (value) => (value === undefined ? 'nothing' : JSON.stringify(value).slice(0, 80));
+  return `${path}: ${show(a)} against ${show(b)}`;
+}
+
+/**
  * Where two feed documents differ, as a sentence, or null when they are equal: section ids,
- * kinds and versions, then item ids, versions and data, then everything else.
+ * kinds and versions, then item ids, versions and data, then each section's header, footer,
+ * layout and other members, then the page's own members (prefetch, snapshot, cursor…).
  */
 export function documentDifference(a, b) {
   if (a.sections.length !== b.sections.length) return `${a.sections.length} sections against ${b.sections.length}`;
@@ -356,13 +487,26 @@ export function documentDifference(a, b) {
       if (x.items[i].id !== y.items[i].id) return `section ${x.id} item ${i} is ${x.items[i].id} against ${y.items[i].id}`;
       if (!jsonEqual(x.items[i], y.items[i])) return `item ${x.items[i].id} in ${x.id} differs`;
     }
+    for (const member of ['header', 'footer', 'layout']) {
+      const found = whereDiffer(x[member], y[member], `section ${x.id} ${member}`);
+      if (found !== null) return found;
+    }
+    const found = whereDiffer(x, y, `section ${x.id}`);
+    if (found !== null) return found;
   }
-  return jsonEqual(a, b) ? null : 'the documents differ outside their sections';
+  const { sections: _a, ...pageA } = a;
+  const { sections: _b, ...pageB } = b;
+  return whereDiffer(pageA, pageB, 'the page');
 }
 
-/** `[{id, items: [id…]}…]`: the structure a view must show for `document`. */
+/**
+ * `[{id, header, footer, items: [id…]}…]`: the structure a view must show for `document`
+ * (`header` and `footer` the ids of the section's views, null where it has none).
+ */
 export function structureOf(document) {
-  return document.sections.map((section) => ({ id: section.id, items: section.items.map((item) => item.id) }));
+  return document.sections.map((section) => ({
+    id: section.id, header: section.header?.id ?? null, footer: section.footer?.id ?? null, items: section.items.map((item) => item.id),
+  }));
 }
 
 // MARK: - The client
@@ -373,16 +517,25 @@ const byteLength = (text) => new TextEncoder().encode(text).length;
 const EVENT_SOURCE_CLOSED = 2;
 
 /**
- * Checks that every item of `after` that is new or has another version than in `before` hashes
- * to its version: what the JSON Patch cross-check proves when polling, for a live delta.
- * @throws {DeltaApplyError} naming the first item that does not.
+ * Checks that every item, header and footer of `after` that is new or has another version than
+ * in `before` hashes to its version: what the JSON Patch cross-check proves when polling, for a
+ * live delta.
+ * @throws {DeltaApplyError} naming the first that does not.
  */
 function checkChangedItems(before, after) {
   const held = new Map();
-  for (const section of before.sections) for (const item of section.items) held.set(`${section.id}\n${item.id}`, item.version);
+  const heldViews = new Map();  // the versions of headers and footers, hashed like items
+  for (const section of before.sections) {
+    for (const item of section.items) held.set(`${section.id}\n${item.id}`, item.version);
+    for (const element of ['header', 'footer']) if (section[element]) heldViews.set(`${section.id}\n${element}`, section[element].version);
+  }
   for (const section of after.sections) {
     for (const item of section.items) {
       if (held.get(`${section.id}\n${item.id}`) !== item.version) checkItemVersion(item, `section ${section.id}`);
+    }
+    for (const element of ['header', 'footer']) {
+      const view = section[element];
+      if (view && heldViews.get(`${section.id}\n${element}`) !== view.version) checkItemVersion(view, `section ${section.id}`, `the ${element} of section ${section.id}`);
     }
   }
 }
@@ -390,8 +543,14 @@ function checkChangedItems(before, after) {
 /**
  * Keeps one viewer's feed current. `view` (optional) receives `reset(document)` for a whole
  * feed, then per delta `begin()`, each sequential step (see applySequential), and
- * `end(document)`; if it has `structure()`, what it returns (`[{id, items: [id…]}…]`) must
- * match the document after every delta.
+ * `end(document)`; if it has `structure()`, what it returns (see structureOf: `[{id, header,
+ * footer, items: [id…]}…]`) must match the document after every delta.
+ *
+ * The feed is asked for with `width` (points; items then carry sizes and sections layouts),
+ * `limit`, `stackAds`, `kinds` (the item and header/footer kinds the view renders, e.g.
+ * ['video', 'ad']; null: every kind, as the server defaults) and `viewport` (the height the
+ * feed is seen through, which places the prefetch hint; null: the server's default), on the
+ * feed, delta and live routes alike.
  *
  * `live: true` follows the feed over Server-Sent Events where `EventSource` exists, and polls
  * where it does not or when the stream keeps failing (`liveMaxErrors` failures in a row); after
@@ -407,13 +566,17 @@ function checkChangedItems(before, after) {
  */
 export class FeedClient {
   constructor({
-    baseURL = '', viewer, width = null, limit = null, stackAds = false, interval = 1000,
+    baseURL = '', viewer, width = null, limit = null, stackAds = false, kinds = null, viewport = null, interval = 1000,
     view = null, fetch = globalThis.fetch.bind(globalThis), onFeed = () => {}, onDelta = () => {}, onError = () => {},
     live = false, EventSource = globalThis.EventSource ?? null, liveMaxErrors = 3, liveRetryDelay = 1000,
     liveOpenTimeout = 10000, liveStable = 20000, liveRetryAfter = 60000, onMode = () => {},
   }) {
     if (!Number.isInteger(viewer) || viewer <= 0) throw new TypeError(`viewer must be a positive integer, not ${viewer}`);
-    Object.assign(this, { baseURL, viewer, width, limit, stackAds, interval, view, fetch, onFeed, onDelta, onError });
+    // The server answers an empty `kinds=` with 400: a view that renders nothing is a mistake here.
+    if (kinds !== null && (!Array.isArray(kinds) || kinds.length === 0 || kinds.some((kind) => typeof kind !== 'string' || !/^[a-z0-9_]+$/i.test(kind)))) {
+      throw new TypeError(`kinds must be null or a non-empty list of kind names, not ${JSON.stringify(kinds)}`);
+    }
+    Object.assign(this, { baseURL, viewer, width, limit, stackAds, kinds, viewport, interval, view, fetch, onFeed, onDelta, onError });
     Object.assign(this, { live, EventSource, liveMaxErrors, liveRetryDelay, liveOpenTimeout, liveStable, liveRetryAfter, onMode });
     this.document = null;
     this.stats = { deltas: 0, unchanged: 0, refetches: 0, retries: 0, events: 0, resets: 0, shutdowns: 0, liveErrors: 0, fallbacks: 0 };
@@ -437,9 +600,12 @@ export class FeedClient {
     const query = new URLSearchParams();
     if (this.limit !== null) query.set('limit', String(this.limit));
     if (this.width !== null) query.set('width', String(this.width));
+    if (this.viewport !== null) query.set('viewport', String(this.viewport));
+    if (this.kinds !== null) query.set('kinds', this.kinds.join(','));
     if (this.stackAds) query.set('stack_ads', 'true');
     for (const [name, value] of Object.entries(parameters)) query.set(name, value);
-    return `${this.baseURL}/v1/users/${this.viewer}${path}?${query}`;
+    // Commas as the API writes them (kinds=video,ad): valid in a query either way, and readable in logs.
+    return `${this.baseURL}/v1/users/${this.viewer}${path}?${String(query).replace(/%2C/g, ',')}`;
   }
 
   async request(url) {

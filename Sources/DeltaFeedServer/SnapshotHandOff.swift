@@ -1,0 +1,146 @@
+import EventHTTP
+import FeedService
+import Foundation
+import Logging
+import Prometheus
+
+/// Makes a snapshot usable on every replica before its client can send it back: an answer that
+/// hands out a new snapshot leaves only once the snapshot is in the shared store.
+///
+/// Replicas behind a balancer that spreads a client's requests (round robin) see the next poll,
+/// long poll or live resume a few milliseconds after the answer; a snapshot kept in one
+/// replica's memory and written once a second would be unknown to the others then (410, the
+/// whole page again). So the answers that hand one out — a feed, a changed delta, a long poll's
+/// delta, a live event — wait here, off the event loop, for one store pass: the snapshots
+/// handed out meanwhile written in one transaction (on PostgreSQL without waiting for its disk
+/// sync: a committed row is visible to every replica at once), then every waiting answer sent.
+/// Answers that arrive while a pass runs wait for the next one, so the passes group themselves
+/// like the group commit's: one round trip per pass, however many answers it carries.
+///
+/// With one server on its own store (SQLite) nobody else reads the snapshots, and the hand-off
+/// is off: answers leave at once and the maintenance thread writes snapshots every second.
+/// When a pass fails (the store is unreachable), the answers go anyway: the snapshot still
+/// works on this replica, and the maintenance thread writes it later.
+final class SnapshotHandOff: @unchecked Sendable {
+    // @unchecked: every mutable member is guarded by `condition`.
+
+    /// Whether answers wait for their snapshots to be stored.
+    let isEnabled: Bool
+    private let service: FeedService
+    private let logger: Logger
+    private let condition = NSCondition()
+    private var parked: [(responder: Responder, response: HTTPResponse)] = []
+    /// Threads blocked in ``waitUntilStored()``.
+    private var blocked = 0
+    /// Passes started, and the last one finished.
+    private var started: UInt64 = 0
+    private var finished: UInt64 = 0
+    private var stopping = false
+    private var stopped = false
+    private let passSeconds: DurationHistogram
+    private let failures: Counter
+
+    init(enabled: Bool, service: FeedService, logger: Logger, registry: PrometheusCollectorRegistry) {
+        isEnabled = enabled
+        self.service = service
+        self.logger = logger
+        passSeconds = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "snapshot_handoff", unitName: "seconds",
+                helpText: "Store passes that answers handing out a snapshot wait for"),
+            buckets: [
+                .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                .milliseconds(100), .seconds(1),
+            ])
+        failures = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "snapshot_handoff_failures", unitName: "total",
+                helpText: "Store passes that failed (their answers went anyway)"))
+        guard enabled else {
+            stopped = true
+            return
+        }
+        let thread = Thread { [self] in run() }
+        thread.name = "deltafeed-snapshot-handoff"
+        thread.start()
+    }
+
+    /// `response`, which hands out a new snapshot, sent once that snapshot is stored; as it is
+    /// when the hand-off is off.
+    func answer(_ response: HTTPResponse) -> HTTPResponse {
+        guard isEnabled else { return response }
+        return .later(from: "snapshot-handoff") { [self] responder in
+            respond(responder, with: response)
+            return true
+        }
+    }
+
+    /// Sends `response` (which hands out a new snapshot) through `responder` once that snapshot
+    /// is stored; at once when the hand-off is off. Callable from any thread.
+    func respond(_ responder: Responder, with response: HTTPResponse) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard isEnabled, !stopped else {
+            responder.respond { response }
+            return
+        }
+        parked.append((responder, response))
+        condition.signal()
+    }
+
+    /// Blocks the calling thread (never an event loop) until a store pass that started after
+    /// the call has finished: every snapshot handed out before the call is then stored.
+    func waitUntilStored() {
+        guard isEnabled else { return }
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopped else { return }
+        let target = started + 1
+        blocked += 1
+        condition.signal()
+        while finished < target && !stopped { condition.wait() }
+        blocked -= 1
+    }
+
+    /// Runs a last pass for the answers still waiting and stops the thread.
+    func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !stopped { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        condition.lock()
+        while true {
+            while parked.isEmpty && blocked == 0 && !stopping { condition.wait() }
+            let answers = parked
+            parked.removeAll()
+            started += 1
+            let pass = started
+            let last = stopping
+            condition.unlock()
+
+            let begin = ContinuousClock.now
+            do {
+                try service.storeHandedOutSnapshots()
+            } catch {
+                failures.increment()
+                logger.warning("snapshots handed out could not be stored before their answers: \(error)")
+            }
+            passSeconds.record(ContinuousClock.now - begin)
+            for answer in answers { answer.responder.respond { answer.response } }
+
+            condition.lock()
+            finished = pass
+            condition.broadcast()
+            if last && parked.isEmpty {
+                stopped = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+        }
+    }
+}

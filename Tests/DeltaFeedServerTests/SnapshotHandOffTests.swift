@@ -1,0 +1,160 @@
+import DeltaFeedServer
+import EventHTTP
+import FeedService
+import FeedStore
+import Foundation
+import HTTPTestSupport
+import JSONBytes
+import Logging
+import PostgresStore
+import PostgresTestSupport
+import Testing
+
+/// Two replicas on one PostgreSQL database, as behind a round-robin balancer: a client's next
+/// request lands on the other replica a few milliseconds after its answer.
+private struct Replicas {
+    let servers: [DeltaFeedServer]
+    static let token = "handoff-admin"
+
+    init(handOff: Bool) throws {
+        let schema = "handoff_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let seeded = try PostgresFeedStore(url: postgresURL!, schema: schema)
+        _ = try seeded.seed(DemoSeed(users: 30, videos: 200, ads: 3, seed: 5), progress: nil)
+        servers = try (0..<2).map { _ in
+            let store = try PostgresFeedStore(url: postgresURL!, schema: schema)
+            var http = HTTPServerConfiguration()
+            http.port = 0
+            http.threads = 1
+            http.logger.logLevel = .critical
+            var configuration = DeltaFeedServerConfiguration(service: try FeedService(store: store), adminToken: Replicas.token, http: http)
+            configuration.storesSnapshotsBeforeAnswering = handOff
+            return try DeltaFeedServer.start(configuration: configuration)
+        }
+    }
+
+    func get(_ replica: Int, _ target: String) throws -> RawHTTPClient.Response {
+        try RawHTTPClient(port: servers[replica].http.port).request("GET", target)
+    }
+
+    func like(_ replica: Int, video: Int64, count: Int) throws {
+        let response = try RawHTTPClient(port: servers[replica].http.port).request(
+            "PATCH", "/v1/videos/\(video)", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(Replicas.token)")],
+            body: Array(#"{"like_count":\#(count)}"#.utf8))
+        #expect(response.status == 200)
+    }
+
+    func stop() {
+        for server in servers { server.shutdown() }
+    }
+}
+
+private func snapshot(_ response: RawHTTPClient.Response) throws -> String {
+    let etag = try #require(response.header("ETag"))
+    return String(etag.dropFirst().dropLast())
+}
+
+@Suite("Any replica, at once: snapshots stored before their answers leave", .serialized, needsPostgres)
+struct SnapshotHandOffTests {
+    /// The defect: a replica wrote the snapshots it handed out once a second, so a poll that
+    /// reached the other replica sooner got 410 and the whole page again.
+    @Test("A feed and a delta handed out by one replica are answered by the other at once", arguments: [true, false])
+    func theOtherReplicaAnswersAtOnce(handOff: Bool) throws {
+        let replicas = try Replicas(handOff: handOff)
+        defer { replicas.stop() }
+        let viewer = 3
+        var gone = 0
+        var checked = 0
+        func poll(_ replica: Int, since: String) throws {
+            let status = try replicas.get(replica, "/v1/users/\(viewer)/feed/delta?since=\(since)").status
+            #expect([200, 304, 410].contains(status))
+            checked += 1
+            if status == 410 { gone += 1 }
+        }
+        for round in 0..<10 {
+            let from = round % 2
+            let to = 1 - from
+            // A first feed on one replica, polled at once on the other.
+            let feed = try replicas.get(from, "/v1/users/\(viewer)/feed?limit=\(5 + round)")
+            #expect(feed.status == 200)
+            let first = try snapshot(feed)
+            try poll(to, since: first)
+            // A like on the page, its delta from one replica, polled at once on the other.
+            let page = try JSONValue(parsing: feed.body)
+            let video = try #require(page["sections"]?[1]?["items"]?[0]?["data"]?["video"]?["id"]?.int64Value)
+            try replicas.like(from, video: video, count: 1_000 + round)
+            let delta = try replicas.get(from, "/v1/users/\(viewer)/feed/delta?since=\(first)")
+            #expect(delta.status == 200)
+            try poll(to, since: try snapshot(delta))
+        }
+        if handOff {
+            #expect(gone == 0, "\(gone) of \(checked) polls on the other replica answered 410")
+        } else {
+            // Without the hand-off the other replica does not know most of them yet.
+            #expect(gone > 0, "the test would not see the defect: no 410 in \(checked) polls")
+        }
+    }
+
+    @Test("A long poll's delta and a live event hand out snapshots the other replica answers at once")
+    func longPollsAndLiveEvents() throws {
+        let replicas = try Replicas(handOff: true)
+        defer { replicas.stop() }
+        let viewer = 4
+        let feed = try replicas.get(0, "/v1/users/\(viewer)/feed")
+        let first = try snapshot(feed)
+        let page = try JSONValue(parsing: feed.body)
+        let video = try #require(page["sections"]?[1]?["items"]?[0]?["data"]?["video"]?["id"]?.int64Value)
+        // A long poll waits on replica 0; the like lands through replica 1.
+        let waiting = Thread.detachedResult { try replicas.get(0, "/v1/users/\(viewer)/feed/delta?since=\(first)&wait=10") }
+        Thread.sleep(forTimeInterval: 0.3)
+        try replicas.like(1, video: video, count: 4_242)
+        let answered = try waiting.value()
+        #expect(answered.status == 200)
+        let second = try snapshot(answered)
+        #expect(try replicas.get(1, "/v1/users/\(viewer)/feed/delta?since=\(second)").status != 410)
+
+        // A live stream on replica 0 resumes from that snapshot; its next event's snapshot is
+        // resumed from on replica 1 at once (Last-Event-ID): a delta, not a reset.
+        let stream = try EventStreamReader(port: replicas.servers[0].http.port, path: "/v1/users/\(viewer)/feed/live?since=\(second)")
+        defer { stream.close() }
+        try stream.readHead()
+        try replicas.like(1, video: video, count: 4_343)
+        let event = try #require(try stream.nextEvent(timeout: 10))
+        #expect(event.name == "delta")
+        let third = try #require(event.id)
+        let resumed = try EventStreamReader(
+            port: replicas.servers[1].http.port, path: "/v1/users/\(viewer)/feed/live", headers: ["Last-Event-ID": third])
+        defer { resumed.close() }
+        try resumed.readHead()
+        try replicas.like(0, video: video, count: 4_444)
+        let next = try #require(try resumed.nextEvent(timeout: 10))
+        #expect(next.name == "delta", "resumed on the other replica with \(next.name)")
+    }
+}
+
+extension Thread {
+    /// Runs `body` on a new thread; `value()` waits for its result.
+    fileprivate static func detachedResult<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> DetachedResult<T> {
+        let result = DetachedResult<T>()
+        Thread { result.finish(Result { try body() }) }.start()
+        return result
+    }
+}
+
+private final class DetachedResult<T: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<T, any Error>?
+
+    func finish(_ value: Result<T, any Error>) {
+        condition.lock()
+        result = value
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func value() throws -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil { condition.wait() }
+        return try result!.get()
+    }
+}
