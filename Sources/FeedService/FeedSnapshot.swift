@@ -55,8 +55,9 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     public var parameters: FeedParameters
     /// The sections in order.
     public var sections: [Section]
-    /// The index of the section the page's `prefetch` hint names (nil: no next page). Derived
-    /// from the rest, so not part of the id.
+    /// The index of the section the page's `prefetch` hint names (nil: no next page). Part of
+    /// the id: whether there is a next page is not in the sections, and a page that gains or
+    /// loses one (its `next_cursor` and hint) is a change a client must be told of.
     public var prefetch: Int?
 
     /// Creates a structure.
@@ -113,6 +114,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
         // the snapshots stored before them keep their ids.
         if parameters.kinds != .all { combine("kinds:\(parameters.kinds.rawValue)") }
         if let viewport = parameters.viewport { combine("viewport:\(viewport)") }
+        if let prefetch { combine("prefetch:\(prefetch)") }
         for section in sections {
             combine(section.id)
             combine(section.kind)

@@ -219,3 +219,35 @@ struct FeedProtocolTests {
         #expect(try document(last).prefetch == nil)
     }
 }
+
+@Suite("Feed protocol: the next page")
+struct NextPageTests {
+    /// The defect: the snapshot id hashed the sections only, so a page that lost its next page
+    /// (same sections) kept its id: 304, and the client kept a `next_cursor` and a hint that led
+    /// nowhere.
+    @Test("A page that loses its next page gets a new snapshot; its delta says next_cursor null and removes the hint", arguments: DeltaFormat.allCases)
+    func losingTheNextPage(format: DeltaFormat) throws {
+        let service = try makeService(users: 8, videos: 0, ads: 0)
+        let parameters = FeedParameters(limit: 1, kinds: try #require(ItemKinds(parameter: "header,user")))
+        let before = try service.feed(viewer: 1, parameters: parameters)
+        #expect(before.sections.map(\.id) == ["header"])
+        #expect(before.nextCursor != nil)
+        // Following every suggested user empties the carousel: the second page goes.
+        let everyone = try service.feed(viewer: 1, parameters: FeedParameters(limit: 2, kinds: parameters.kinds))
+        for item in everyone.sections.last?.items ?? [] {
+            let user = try #require(Int64(item.id.split(separator: ":").last ?? ""))
+            _ = try service.write { store throws(FeedStoreError) in _ = try store.follow(follower: 1, followee: user) }
+        }
+        let after = try service.feed(viewer: 1, parameters: parameters)
+        #expect(after.sections.map(\.id) == ["header"])
+        #expect(after.nextCursor == nil)
+        #expect(after.snapshotID != before.snapshotID)
+        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: before.snapshotID, format: format) else {
+            Issue.record("expected a delta, the page lost its next page")
+            return
+        }
+        let applied = try FeedDocument(parsing: before.document.bytes).applying(try FeedDelta(parsing: delta.bytes))
+        #expect(applied == (try FeedDocument(parsing: after.document.bytes)))
+        #expect(applied.nextCursor == nil && applied.prefetch == nil)
+    }
+}
