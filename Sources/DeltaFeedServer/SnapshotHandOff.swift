@@ -1,5 +1,6 @@
 import EventHTTP
 import FeedService
+import FeedStore
 import Foundation
 import Logging
 import Prometheus
@@ -123,11 +124,20 @@ final class SnapshotHandOff: @unchecked Sendable {
             condition.unlock()
 
             let begin = ContinuousClock.now
-            do {
-                try service.storeHandedOutSnapshots()
-            } catch {
-                failures.increment()
-                logger.warning("snapshots handed out could not be stored before their answers: \(error)")
+            // A pass that lost a lock conflict (another replica writing rows of the same viewers:
+            // PostgreSQL picks one transaction of a deadlock to fail) is tried again at once;
+            // the snapshots it held were queued again.
+            for attempt in 1...3 {
+                do {
+                    try service.storeHandedOutSnapshots()
+                    break
+                } catch FeedStoreError.storage(code: .busy, _) where attempt < 3 {
+                    continue
+                } catch {
+                    failures.increment()
+                    logger.warning("snapshots handed out could not be stored before their answers: \(error)")
+                    break
+                }
             }
             passSeconds.record(ContinuousClock.now - begin)
             for answer in answers { answer.responder.respond { answer.response } }

@@ -51,7 +51,10 @@ extension PostgresFeedStore {
         // One row per key: a statement may not upsert the same row twice.
         var latest: [String: StoredSnapshot] = [:]
         for snapshot in upserts { latest["\(snapshot.viewerID) \(snapshot.id)"] = snapshot }
-        let rows = Array(latest.values)
+        // In key order, as the bases below: replicas writing rows of the same viewers at once
+        // take their locks in one order, so they wait for each other instead of deadlocking.
+        let rows = latest.values.sorted { ($0.viewerID, $0.id) < ($1.viewerID, $1.id) }
+        let bases = bases.sorted { ($0.viewerID, $0.id) < ($1.viewerID, $1.id) }
         try writeWithoutVersion { connection in
             // A snapshot row is visible to every replica once committed; waiting for the WAL to
             // reach the disk as well would add a sync to every answer that hands one out. A
