@@ -1,9 +1,12 @@
 // Applies the golden delta fixtures (Tests/Fixtures/deltas/*.json) with the web client's own
 // apply functions, as the demo page runs them: the sequential form step by step to the document
 // (calling a ListUpdateCallback-style listener) and the JSON Patch form (RFC 6902) to a copy.
-// Both must give the fixture's page after, and every item of both pages must hash to its version
-// as the client computes it. FeedWire's and ListDiff's test targets apply the same
-// files. Run by scripts/test; `node scripts/apply-fixtures.mjs` on its own. Exits 1 on a mismatch.
+// Both must give the fixture's page after — sections, items, headers and footers, layouts, the
+// prefetch hint — and every item, header and footer of both pages must hash to its version as
+// the client computes it, and every layout must have a frame per item and per header/footer.
+// The listener must be told of every step, header and footer steps included. FeedWire's and
+// ListDiff's test targets apply the same files. Run by scripts/test; `node
+// scripts/apply-fixtures.mjs` on its own. Exits 1 on a mismatch.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +14,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // The module as the page loads it, imported from its text: a `.js` file outside a
 // `"type": "module"` package is CommonJS to older Node releases, a data: URL is a module to all.
 const clientSource = readFileSync(join(root, 'Sources', 'DeltaFeedServer', 'Demo', 'feed-client.js'), 'utf8');
-const { applyJSONPatch, applySequential, documentDifference, itemVersion, jsonEqual } = await import(
+const { applyJSONPatch, applySequential, checkLayouts, documentDifference, itemVersion, jsonEqual } = await import(
   `data:text/javascript;charset=utf-8,${encodeURIComponent(clientSource)}`
 );
 const directory = join(root, 'Tests', 'Fixtures', 'deltas');
@@ -31,21 +34,31 @@ function check(name, form, rebuilt, after) {
 
 for (const name of names) {
   const fixture = JSON.parse(readFileSync(join(directory, name), 'utf8'));
-  // Every item the server sent hashes to its version as the client computes it (what a patch
-  // is checked against).
-  const mismatched = [fixture.before, fixture.after].flatMap((page) => page.sections.flatMap((section) => section.items))
+  // Every item, header and footer the server sent hashes to its version as the client computes
+  // it (what a patch is checked against).
+  const mismatched = [fixture.before, fixture.after]
+    .flatMap((page) => page.sections.flatMap((section) => [...section.items, section.header, section.footer].filter(Boolean)))
     .filter((item) => itemVersion(item) !== item.version).map((item) => `${item.id} ${item.version} ≠ ${itemVersion(item)}`);
   if (mismatched.length === 0) passed += 1;
   else {
     failed += 1;
     console.error(`FAIL ${name} item versions: ${mismatched.join(', ')}`);
   }
+  // Both pages' layouts match their sections (a frame per item, per header and per footer).
+  try {
+    checkLayouts(fixture.before);
+    checkLayouts(fixture.after);
+    passed += 1;
+  } catch (error) {
+    failed += 1;
+    console.error(`FAIL ${name} layouts: ${error.message}`);
+  }
   for (const [form, apply] of [
     ['sequential', (before, delta) => {
       let calls = 0;
       const listener = new Proxy({}, { get: () => () => { calls += 1; } });
       const rebuilt = applySequential(before, delta, listener);
-      if (delta.operations.length > 0 && calls === 0) throw new Error('the listener was never called');
+      if (calls !== delta.operations.length) throw new Error(`the listener was called ${calls} times for ${delta.operations.length} steps`);
       return rebuilt;
     }],
     ['jsonpatch', (before, delta) => applyJSONPatch(before, delta.patch)],

@@ -4,13 +4,32 @@ Starts deltafeed on a free loopback port with a small seeded store in a temporar
 opens /demo for one viewer in headless Chromium (Playwright driving Debian's /usr/bin/chromium),
 and performs random writes through the API. The page follows the feed over the live route
 (GET …/feed/live, Server-Sent Events). After each write that changes the viewer's feed it waits
-for the page to apply the pushed delta, then checks:
+for the page to apply the pushed delta (and its animations to end), then checks:
 
-  - the page's DOM (section ids, item ids in order, each item's visible text) equals the same
-    feed rendered from scratch by a second page that fetched it fresh;
-  - the DOM's ids equal the fresh feed JSON's, and each video shows its title;
-  - the document the page holds equals the fresh GET of the feed, member for member;
+  - the page's DOM (section ids, item ids in order, each item's visible text and box, each
+    section's height, its header and footer with their text and box, the section the prefetch
+    hint names) equals the same feed rendered from scratch by a second page that fetched it fresh;
+  - the DOM's ids equal the fresh feed JSON's, each video shows its title, each section shows a
+    header and a footer exactly where the JSON has one, with the text its kind calls for
+    ("See all (N)" with N the users in the carousel, "Sponsored · advertiser");
+  - every item's box (relative to its section's element, the carousel's scroll added back) is
+    its frame in the fresh feed's layout, each header and footer is at its frame, each section
+    is as high as its layout says, and the carousel scrolls sideways over its content_width
+    while no other section scrolls;
+  - no two items of a section overlap, and outside the carousel every item, header and footer
+    lies within the page's width;
+  - the document the page holds equals the fresh GET of the feed (same kinds, width and
+    viewport), member for member: headers, footers, layouts and the prefetch hint included;
   - the page applied a delta (it did not fetch the whole feed again).
+
+Every feed, delta and live request of the pages carries kinds= (the eight kinds the page
+renders), width and viewport (its window's height). The first render shows the suggestions'
+title and "See all" footer and each ad slot's "Sponsored" footer, and the carousel scrolls to
+its last user; a page opened with kinds=video asks for video only and shows only video items and
+no header or footer, and follows a write that way; a new viewer who follows all but three users
+sees a carousel of three, and as follows and unfollows grow it, shrink it, empty it and bring it
+back, the page follows each delta live (new layouts, patched "See all" footers) with the checks
+above and no refetch. The random writes include advertiser edits (the ad slots' footers).
 
 At the end: no console errors or page errors in any page, no refetch at all, one live event
 and one delta per feed change, the page in live mode ("live" in its status) and no request of
@@ -47,6 +66,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from playwright.sync_api import sync_playwright
@@ -54,15 +74,46 @@ from playwright.sync_api import sync_playwright
 TOKEN = "browser-test-token"
 VIEWER = 1
 WIDTH = 390
+# The pages' window height: the page sends it as `viewport`, which places the prefetch hint.
+VIEWPORT = 1000
 CHROMIUM = "/usr/bin/chromium"
+# The kinds the page renders and asks for (items, then header/footer views).
+KINDS = "header,video,ad,user,empty,section_title,see_all,sponsored"
+
+
+def feed_query(width=WIDTH, kinds=KINDS):
+    """The query the page asks the feed with: a fresh GET must use the same to get the same snapshot."""
+    return f"width={width}&viewport={VIEWPORT}&kinds={kinds}"
 
 READY = "() => window.deltafeedDemo !== undefined && window.deltafeedDemo.ready === true"
 
-# Reads the page's DOM as the test compares it: live elements only (ghosts fading out carry no ids).
-EXTRACT = """() => [...document.querySelectorAll('#feed [data-section-id]')].map(section => ({
-  id: section.dataset.sectionId,
-  items: [...section.querySelectorAll('[data-item-id]')].map(item => ({id: item.dataset.itemId, text: item.innerText}))
-}))"""
+# Reads the page's DOM as the test compares it: live elements only (ghosts fading out carry no
+# ids). Boxes are relative to the section's element, with any sideways scroll of the elements
+# between added back (so a carousel scrolled by hand still reads as its frames); `scrollers`
+# are the section's elements that scroll sideways.
+EXTRACT = """() => [...document.querySelectorAll('#feed [data-section-id]')].map(section => {
+  const box = section.getBoundingClientRect();
+  const frame = (node) => {
+    let scrolled = 0;
+    for (let parent = node.parentElement; parent !== section; parent = parent.parentElement) scrolled += parent.scrollLeft;
+    const r = node.getBoundingClientRect();
+    return {x: r.left - box.left + scrolled, y: r.top - box.top, width: r.width, height: r.height};
+  };
+  const view = (slot) => {
+    const node = section.querySelector(`[data-supplementary="${slot}"]`);
+    return node && {id: node.dataset.viewId, text: node.innerText.trim(), frame: frame(node)};
+  };
+  return {
+    id: section.dataset.sectionId, height: box.height, width: box.width, prefetch: section.hasAttribute('data-prefetch'),
+    header: view('header'), footer: view('footer'),
+    scrollers: [...section.querySelectorAll('*')].filter(node => ['auto', 'scroll'].includes(getComputedStyle(node).overflowX))
+      .map(node => ({scrollWidth: node.scrollWidth, clientWidth: node.clientWidth})),
+    items: [...section.querySelectorAll('[data-item-id]')].map(item => ({id: item.dataset.itemId, text: item.innerText, kind: item.className, frame: frame(item)}))
+  };
+})"""
+
+# No animation running (FLIP slides move boxes with transforms until they end).
+SETTLED = "() => document.getAnimations().length === 0"
 
 
 class Server:
@@ -126,8 +177,8 @@ class Server:
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode()
 
-    def feed(self):
-        status, feed = self.call("GET", f"/v1/users/{VIEWER}/feed?width={WIDTH}")
+    def feed(self, query=None, viewer=VIEWER):
+        status, feed = self.call("GET", f"/v1/users/{viewer}/feed?{query or feed_query()}")
         if status != 200:
             raise RuntimeError(f"GET feed answered {status}: {feed}")
         return feed
@@ -147,7 +198,7 @@ def random_write(rng, feed, kind=None):
     if authors:
         choices += ["unfollow"]
     if ads:
-        choices += ["ad"]
+        choices += ["ad", "advertiser"]
     kind = kind or rng.choice(choices)
     video = rng.choice(videos)["video"]
     if kind == "like":
@@ -164,6 +215,8 @@ def random_write(rng, feed, kind=None):
         return kind, "PUT", f"/v1/users/{VIEWER}/follows/{rng.choice(suggested)}", None
     if kind == "unfollow":
         return kind, "DELETE", f"/v1/users/{VIEWER}/follows/{rng.choice(authors)}", None
+    if kind == "advertiser":  # the ad slot's "Sponsored · advertiser" footer changes with it
+        return kind, "PATCH", f"/v1/ads/{rng.choice(ads)}", {"advertiser": f"Brand {rng.randint(1, 10**6)}"}
     return kind, "PATCH", f"/v1/ads/{rng.choice(ads)}", {"title": f"Sale ends soon {rng.randint(1, 10**6)}"}
 
 
@@ -285,7 +338,18 @@ def shown_videos(feed):
             for item in section["items"] if item["kind"] == "video"}
 
 
+def same_frame(a, b):
+    """Two frames ({x, y, width, height}) equal within half a point (boxes are measured in floats)."""
+    return all(abs(a[key] - b[key]) <= 0.5 for key in ("x", "y", "width", "height"))
+
+
+def show_frame(frame):
+    return "none" if frame is None else "({x:g}, {y:g}, {width:g}×{height:g})".format(**frame)
+
+
 def first_difference(live, fresh):
+    """Where the live page's DOM differs from a fresh render's: ids, texts, boxes, heights,
+    headers and footers, the prefetch mark."""
     if len(live) != len(fresh):
         return f"{len(live)} sections on the page, {len(fresh)} rendered fresh: {[s['id'] for s in live]} vs {[s['id'] for s in fresh]}"
     for mine, theirs in zip(live, fresh):
@@ -293,13 +357,39 @@ def first_difference(live, fresh):
             return f"section {mine['id']} where a fresh render has {theirs['id']}"
         if [i["id"] for i in mine["items"]] != [i["id"] for i in theirs["items"]]:
             return f"section {mine['id']} items {[i['id'] for i in mine['items']]} vs {[i['id'] for i in theirs['items']]}"
+        if abs(mine["height"] - theirs["height"]) > 0.5:
+            return f"section {mine['id']} is {mine['height']:g} high, {theirs['height']:g} in a fresh render"
+        if mine["prefetch"] != theirs["prefetch"]:
+            return f"section {mine['id']} is {'' if mine['prefetch'] else 'not '}marked for prefetch, {'' if theirs['prefetch'] else 'not '}in a fresh render"
+        for slot in ("header", "footer"):
+            a, b = mine[slot], theirs[slot]
+            if (a is None) != (b is None) or (a and (a["id"], a["text"]) != (b["id"], b["text"])):
+                return f"section {mine['id']} {slot} {a and (a['id'], a['text'])} vs {b and (b['id'], b['text'])} in a fresh render"
+            if a and not same_frame(a["frame"], b["frame"]):
+                return f"section {mine['id']} {slot} at {show_frame(a['frame'])}, a fresh render {show_frame(b['frame'])}"
         for a, b in zip(mine["items"], theirs["items"]):
             if a["text"] != b["text"]:
                 return f"item {a['id']} shows {a['text']!r}, a fresh render {b['text']!r}"
+            if not same_frame(a["frame"], b["frame"]):
+                return f"item {a['id']} at {show_frame(a['frame'])}, a fresh render {show_frame(b['frame'])}"
     return None
 
 
+def view_text(view):
+    """What a header or footer view must show, by its kind."""
+    data = view["data"]
+    if view["kind"] == "section_title":
+        return data["title"]
+    if view["kind"] == "see_all":
+        return f"See all ({data['count']})"
+    if view["kind"] == "sponsored":
+        return f"Sponsored · {data['advertiser']}"
+    raise ValueError(f"no text known for a {view['kind']} view")
+
+
 def json_difference(live, feed):
+    """Where the DOM differs from the feed JSON: ids, video titles, headers and footers (present
+    exactly where the JSON has them, showing what their kind calls for), the prefetch mark."""
     expected = [(s["id"], [i["id"] for i in s["items"]]) for s in feed["sections"]]
     shown = [(s["id"], [i["id"] for i in s["items"]]) for s in live]
     if shown != expected:
@@ -309,6 +399,83 @@ def json_difference(live, feed):
         for item in section["items"]:
             if item["kind"] == "video" and item["data"]["video"]["title"] not in texts[item["id"]]:
                 return f"{item['id']} does not show its title {item['data']['video']['title']!r}"
+    hinted = (feed.get("prefetch") or {}).get("section")
+    for mine, section in zip(live, feed["sections"]):
+        for slot in ("header", "footer"):
+            view, shown_view = section.get(slot), mine[slot]
+            if (view is None) != (shown_view is None):
+                return f"section {section['id']} {'has' if view else 'has no'} {slot} in the JSON, {'none' if view else 'one'} on the page"
+            if view and (shown_view["id"], shown_view["text"]) != (view["id"], view_text(view)):
+                return f"section {section['id']} {slot} shows {shown_view['id']} {shown_view['text']!r}, the JSON says {view['id']} {view_text(view)!r}"
+            if view and view["kind"] == "see_all" and view["data"]["count"] != len(section["items"]):
+                return f"section {section['id']} footer counts {view['data']['count']}, the carousel has {len(section['items'])} users"
+        if mine["prefetch"] != (section["id"] == hinted):
+            return f"section {section['id']} is {'' if mine['prefetch'] else 'not '}marked for prefetch, the feed's hint is {feed.get('prefetch')}"
+    return None
+
+
+def frame_difference(live, feed):
+    """Where the DOM's boxes differ from the fresh feed's layout: each item at its frame, header
+    and footer at theirs, each section's height, and the carousel (alone) scrolling sideways
+    over its content_width."""
+    for mine, section in zip(live, feed["sections"]):
+        layout = section.get("layout")
+        if layout is None:
+            return f"section {section['id']} has no layout in the feed JSON (asked with width)"
+        if abs(mine["height"] - layout["height"]) > 0.5:
+            return f"section {section['id']} is {mine['height']:g} high, its layout says {layout['height']}"
+        if len(layout["frames"]) != len(mine["items"]):
+            return f"section {section['id']} shows {len(mine['items'])} items, its layout has {len(layout['frames'])} frames"
+        for item, frame in zip(mine["items"], layout["frames"]):
+            if not same_frame(item["frame"], frame):
+                return f"item {item['id']} of {section['id']} at {show_frame(item['frame'])}, its frame is {show_frame(frame)}"
+        for slot in ("header", "footer"):
+            if mine[slot] and not same_frame(mine[slot]["frame"], layout.get(slot) or {}):
+                return f"the {slot} of {section['id']} at {show_frame(mine[slot]['frame'])}, its frame is {show_frame(layout.get(slot))}"
+        if layout.get("scroll") == "horizontal":
+            wide = [s for s in mine["scrollers"] if s["scrollWidth"] > s["clientWidth"]]
+            if len(mine["scrollers"]) != 1 or (layout["content_width"] > mine["width"] and (len(wide) != 1 or abs(wide[0]["scrollWidth"] - layout["content_width"]) > 0.5)):
+                return f"the carousel {section['id']} scrolls as {mine['scrollers']}, its content_width is {layout['content_width']}"
+        elif mine["scrollers"]:
+            return f"section {section['id']} scrolls sideways ({mine['scrollers']}), its layout does not"
+    return None
+
+
+def overlap_difference(live):
+    """Two items of one section whose boxes overlap (by more than half a point), or None."""
+    for section in live:
+        boxes = [(item["id"], item["frame"]) for item in section["items"]]
+        for n, (a, p) in enumerate(boxes):
+            for b, q in boxes[n + 1:]:
+                if (p["x"] + 0.5 < q["x"] + q["width"] and q["x"] + 0.5 < p["x"] + p["width"]
+                        and p["y"] + 0.5 < q["y"] + q["height"] and q["y"] + 0.5 < p["y"] + p["height"]):
+                    return f"in {section['id']}, {a} at {show_frame(p)} overlaps {b} at {show_frame(q)}"
+    return None
+
+
+def width_difference(live, feed, width):
+    """An element outside the page's width: every section is `width` wide, and outside the
+    carousel every item, header and footer lies within it."""
+    for mine, section in zip(live, feed["sections"]):
+        if abs(mine["width"] - width) > 0.5:
+            return f"section {section['id']} is {mine['width']:g} wide, the page {width}"
+        carousel = (section.get("layout") or {}).get("scroll") == "horizontal"
+        framed = [(slot, mine[slot]["frame"]) for slot in ("header", "footer") if mine[slot]]
+        framed += [] if carousel else [(item["id"], item["frame"]) for item in mine["items"]]
+        for name, frame in framed:
+            if frame["x"] < -0.5 or frame["x"] + frame["width"] > width + 0.5:
+                return f"{name} of {section['id']} at {show_frame(frame)} is outside the width {width}"
+    return None
+
+
+def request_difference(urls, kinds=KINDS, width=WIDTH):
+    """The first feed, delta or live request in `urls` without the page's kinds, width and viewport."""
+    wanted = {"kinds": [kinds], "width": [str(width)], "viewport": [str(VIEWPORT)]}
+    for url in urls:
+        if re.search(r"/feed(/delta|/live)?\?", url):
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+            if any(query.get(name) != value for name, value in wanted.items()):
+                return f"{url} does not ask with kinds={kinds}, width={width}, viewport={VIEWPORT}"
     return None
 
 
@@ -326,6 +493,7 @@ def main():
     server = Server(arguments.binary)
     console_errors = []
     deltas_expected = 0
+    supplementary_steps = 0  # header/footer steps the live page applied (counted by the page)
     kinds = {}
     try:
         server.start()
@@ -378,9 +546,10 @@ def main():
                          "the page follows the live route and says so",
                          f"mode {live.evaluate('window.deltafeedDemo.client.mode')}, badge {live.inner_text('#mode')!r}")
 
-            def verify(label, feed, page=None):
+            def verify(label, feed, page=None, extra="", viewer=VIEWER):
                 """Waits for `page` (the live page) to show `feed`, then compares it with a fresh
-                render, and the document it holds with the feed's JSON."""
+                render (of the demo URL for `viewer`, with `extra` too), the document it holds
+                with the feed's JSON, and its boxes with the feed's frames."""
                 page = page or live
                 try:
                     wait_until(page, "s => window.deltafeedDemo.client.document.snapshot === s", feed["snapshot"])
@@ -391,17 +560,54 @@ def main():
                 if not checks.check(held == feed, label, "the document the page holds differs from a fresh GET of the feed: "
                                     + (document_difference(held, feed) or "")):
                     return False
-                fresh.goto(fresh_url)
+                fresh.goto(fresh_url.replace(f"viewer={VIEWER}&", f"viewer={viewer}&") + extra)
                 wait_until(fresh, READY)
                 fresh_snapshot = fresh.evaluate("window.deltafeedDemo.client.document.snapshot")
                 if not checks.check(fresh_snapshot == feed["snapshot"], label, f"the fresh page fetched {fresh_snapshot}, expected {feed['snapshot']}"):
                     return False
+                try:
+                    wait_until(page, SETTLED, timeout=5)
+                except TimeoutError:
+                    pass  # the comparison below says what is off
                 shown, rendered = page.evaluate(EXTRACT), fresh.evaluate(EXTRACT)
                 difference = first_difference(shown, rendered) or json_difference(shown, feed)
-                return checks.check(difference is None, label, difference or "")
+                result = checks.check(difference is None, label, difference or "")
+                result &= checks.check((difference := frame_difference(shown, feed)) is None, label + ": boxes at the feed's frames", difference or "")
+                result &= checks.check((difference := overlap_difference(shown)) is None, label + ": no items overlap", difference or "")
+                result &= checks.check((difference := width_difference(shown, feed, WIDTH)) is None, label + ": within the width", difference or "")
+                return result
 
             feed = server.feed()
             verify("initial render", feed)
+            # The first render shows the suggestions' title and "See all" footer, and each ad
+            # slot's "Sponsored" footer, each inside its section's element.
+            shown = {section["id"]: section for section in live.evaluate(EXTRACT)}
+            suggestions = next((section for section in feed["sections"] if section["id"] == "suggestions"), None)
+            users = len(suggestions["items"]) if suggestions else 0
+            carousel = shown.get("suggestions") or {"header": None, "footer": None}
+            checks.check(users > 0 and (carousel["header"] or {}).get("text") == "Suggested for you"
+                         and (carousel["footer"] or {}).get("text") == f"See all ({users})",
+                         "the suggestions show their title and a See all footer",
+                         f"{users} users; header {carousel['header']}, footer {carousel['footer']}")
+            ad_slots = [section for section in feed["sections"] if section["id"].startswith("ad-slot-")]
+            ad_footers = {section["id"]: (shown.get(section["id"]) or {}).get("footer") for section in ad_slots}
+            checks.check(ad_slots and all((ad_footers[section["id"]] or {}).get("text") == f"Sponsored · {section['items'][0]['data']['advertiser']}"
+                                          for section in ad_slots),
+                         "each ad slot shows its Sponsored footer", json.dumps(ad_footers))
+            # The carousel scrolls to its end: its last user ends at the right inset.
+            scrolled = live.evaluate("""() => {
+              const section = document.querySelector('#feed [data-section-id="suggestions"]');
+              const scroller = [...section.querySelectorAll('*')].find(node => getComputedStyle(node).overflowX === 'auto');
+              const users = section.querySelectorAll('[data-item-id]');
+              if (!scroller || users.length === 0) return null;
+              scroller.scrollLeft = 1e6;
+              const gap = section.getBoundingClientRect().right - users[users.length - 1].getBoundingClientRect().right;
+              scroller.scrollLeft = 0;
+              return gap;
+            }""")
+            inset = suggestions["layout"]["insets"]["right"] if suggestions else None
+            checks.check(scrolled is not None and abs(scrolled - inset) <= 0.5, "the carousel scrolls to its last user",
+                         f"the last user ends {scrolled} before the section's edge, the right inset is {inset}")
             screenshot_at = max(1, arguments.writes // 5)
             for number in range(1, arguments.writes + 1):
                 # The screenshot pair shows a new video arriving at the top of the grid.
@@ -425,6 +631,7 @@ def main():
                     live.screenshot(path=os.path.join(arguments.artifacts, "after.png"))
             stats = live.evaluate("window.deltafeedDemo.client.stats")
             reasons = live.evaluate("window.deltafeedDemo.client.refetchReasons")
+            supplementary_steps = live.evaluate("window.deltafeedDemo.supplementarySteps")
             checks.check(stats["refetches"] == 0, "no refetch", f"{stats['refetches']} refetches: {reasons}")
             checks.check(stats["deltas"] == deltas_expected, "one delta per feed change",
                          f"{stats['deltas']} deltas applied, {deltas_expected} feed changes")
@@ -433,6 +640,7 @@ def main():
                          "one live event per feed change, no reset, no stream failure", json.dumps(stats))
             checks.check(used == {"live": 1, "delta": 0, "feed": 1}, "the live page fetched the feed once, opened one stream and never polled",
                          json.dumps(used))
+            checks.check((difference := request_difference(live_requests)) is None, "the live page asks with kinds, width and viewport", difference or "")
 
             # deltafeed simulate drives the same page.
             simulate = subprocess.run(
@@ -562,6 +770,8 @@ def main():
                 used = routes_since(requests, 0)
                 checks.check(used["live"] == 0 and used["delta"] > 0 and used["feed"] == 1, f"polling ({name}): the delta route, not the live route",
                              json.dumps(used))
+                checks.check((difference := request_difference(requests)) is None, f"polling ({name}): every request asks with kinds, width and viewport",
+                             difference or "")
                 page.close()
 
             # A live route that answers 503 (as an overloaded server, or a proxy that cannot pass
@@ -613,7 +823,7 @@ def main():
             stale = server.feed()
             _, method, path, body = random_write(rng, stale, "video")
             server.call(method, path, body)
-            status, delta = server.call("GET", f"/v1/users/{VIEWER}/feed/delta?since={stale['snapshot']}&format=sequential&width={WIDTH}")
+            status, delta = server.call("GET", f"/v1/users/{VIEWER}/feed/delta?since={stale['snapshot']}&format=sequential&{feed_query()}")
             inserts = [op for op in delta["operations"] if op["op"] == "insert" and op["target"] == "items"] if status == 200 else []
             if checks.check(inserts and inserts[0]["items"][0]["kind"] == "video", "tampered event: the new video comes as an insert", json.dumps(delta)[:300]):
                 inserts[0]["items"][0]["data"]["video"]["title"] = "Tampered on the way"
@@ -658,11 +868,11 @@ def main():
             page.route(f"{server.base}/readme-example.html",
                        lambda route: route.fulfill(status=200, content_type="text/html; charset=utf-8", body=example))
             page.goto(f"{server.base}/readme-example.html")
-            before = server.feed()
+            before = server.feed(f"width={WIDTH}")  # what the example asks: width only, every kind, the default viewport
             wait_for_message(page, messages, f"feed {before['snapshot']}: {len(before['sections'])} sections")
             video = next(item["data"]["video"] for section in before["sections"] for item in section["items"] if item["kind"] == "video")
             server.call("PATCH", f"/v1/videos/{video['id']}", {"title": "Seen by the README example"})
-            after = server.feed()
+            after = server.feed(f"width={WIDTH}")
             checks.check(wait_for_message(page, messages, f"now {after['snapshot']}, ") and any(m.startswith("change video:") for m in messages),
                          "README example follows a write", " | ".join(messages[-5:]))
             page.close()
@@ -682,7 +892,73 @@ def main():
                 }""")
                 checks.check(abs(layout["feed"] - width) < 1 and layout["twoColumns"] and layout["overflow"] == 0,
                              f"layout at {width} pt", json.dumps(layout))
+                # And at that width too, every box is the server's frame.
+                at_width = server.feed(feed_query(width))
+                shown = page.evaluate(EXTRACT)
+                difference = (json_difference(shown, at_width) or frame_difference(shown, at_width) or overlap_difference(shown)
+                              or width_difference(shown, at_width, width))
+                checks.check(page.evaluate("window.deltafeedDemo.client.document.snapshot") == at_width["snapshot"] and difference is None,
+                             f"layout at {width} pt: boxes at the feed's frames", difference or "the page holds another snapshot")
                 page.close()
+
+            # A page that renders video only (kinds=video in its URL, passed on to the server):
+            # it asks for video alone and shows only video items, no header or footer (the full
+            # feed has both, and header, ad and user items), and follows a write that way.
+            video_only = feed_query(kinds="video")
+            page = watch(new_page(), "kinds=video page")
+            requests = track(page)
+            page.goto(f"{server.base}/demo?viewer={VIEWER}&width={WIDTH}&kinds=video&interval=100")
+            wait_until(page, READY)
+            full, feed = server.feed(), server.feed(video_only)
+            kinds_in = lambda document: sorted({item["kind"] for section in document["sections"] for item in section["items"]}
+                                               | {section[slot]["kind"] for section in document["sections"] for slot in ("header", "footer") if slot in section})
+            checks.check(kinds_in(feed) == ["video"] and len(kinds_in(full)) > 1, "kinds=video: the server sends video only",
+                         f"kinds=video: {kinds_in(feed)}; every kind: {kinds_in(full)}")
+            verify("kinds=video: initial render", feed, page, "&kinds=video")
+            shown = page.evaluate(EXTRACT)
+            items = [item for section in shown for item in section["items"]]
+            checks.check(items and all(item["kind"].split() == ["item", "kind-video"] for item in items)
+                         and not any(section["header"] or section["footer"] for section in shown)
+                         and page.evaluate("document.querySelectorAll('#feed [data-supplementary]').length") == 0,
+                         "kinds=video: the page shows video items only, no header or footer",
+                         f"{sorted({item['kind'] for item in items})}; supplementary {[(s['id'], s['header'], s['footer']) for s in shown if s['header'] or s['footer']]}")
+            like(server.feed(video_only))
+            verify("kinds=video: a like", server.feed(video_only), page, "&kinds=video")
+            checks.check((difference := request_difference(requests, kinds="video")) is None, "kinds=video: every request asks with kinds=video",
+                         difference or "")
+            checks.check(page.evaluate("window.deltafeedDemo.client.stats.refetches") == 0, "kinds=video: no refetch",
+                         str(page.evaluate("window.deltafeedDemo.client.refetchReasons")))
+            page.close()
+
+            # A carousel that grows and shrinks: a new viewer who follows all but three users is
+            # suggested those three; each unfollow or follow then changes the carousel's item
+            # count, so the delta replaces its layout (section_layouts) and patches its "See all"
+            # footer, until the last follow empties it (the section goes) and an unfollow brings
+            # it back (inserted whole). The page must follow each change live, without a refetch.
+            status, created = server.call("POST", "/v1/users", {"handle": f"carousel_{arguments.seed}", "display_name": "Carousel Test"})
+            checks.check(status == 201, "carousel: a new viewer", f"{status} {created}")
+            carousel_viewer = created["user"]["id"] if status == 201 else None
+            others = [user for user in range(1, 101) if user != carousel_viewer]
+            for user in others[3:]:
+                server.call("PUT", f"/v1/users/{carousel_viewer}/follows/{user}")
+            page = watch(new_page(), "carousel page")
+            page.goto(f"{server.base}/demo?viewer={carousel_viewer}&width={WIDTH}&interval=100")
+            wait_until(page, READY)
+            feed = server.feed(viewer=carousel_viewer)
+            carousel_users = lambda document: next((len(section["items"]) for section in document["sections"] if section["id"] == "suggestions"), 0)
+            checks.check(carousel_users(feed) == 3, "carousel: three users suggested", f"{carousel_users(feed)} users")
+            verify("carousel: initial render", feed, page, viewer=carousel_viewer)
+            for method, user in (("DELETE", others[3]), ("PUT", others[0]), ("PUT", others[1]), ("PUT", others[2]), ("PUT", others[3]), ("DELETE", others[1])):
+                status, answer = server.call(method, f"/v1/users/{carousel_viewer}/follows/{user}")
+                feed = server.feed(viewer=carousel_viewer)
+                label = f"carousel: {'unfollow' if method == 'DELETE' else 'follow'} {user} ({carousel_users(feed)} users suggested)"
+                checks.check(status < 300, label + " answered", f"{status} {answer}")
+                verify(label, feed, page, viewer=carousel_viewer)
+            counts = page.evaluate("[window.deltafeedDemo.sectionLayouts, window.deltafeedDemo.supplementarySteps]")
+            checks.check(counts[0] > 0 and counts[1] > 0 and page.evaluate("window.deltafeedDemo.client.stats.refetches") == 0,
+                         "carousel: the page applied new layouts and footer steps without a refetch",
+                         f"{counts[0]} layouts, {counts[1]} header/footer steps; refetches {page.evaluate('window.deltafeedDemo.client.refetchReasons')}")
+            page.close()
             # The server shuts down (every stream gets `event: shutdown`) and starts again on the
             # same port: the live page reconnects by itself (EventSource, Last-Event-ID) and the
             # next write reaches it as a pushed event, without polling or fetching the feed.
@@ -716,7 +992,8 @@ def main():
     finally:
         server.stop()
     elapsed = time.time() - started
-    print(f"browser test: {deltas_expected} deltas checked against fresh renders ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}) in {elapsed:.1f} s")
+    print(f"browser test: {deltas_expected} deltas checked against fresh renders ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}), "
+          f"{supplementary_steps} header/footer steps among them, in {elapsed:.1f} s")
     print(f"browser test: screenshots of one delta: {arguments.artifacts}/before.png, {arguments.artifacts}/after.png")
     print(f"browser: {checks.passed} passed, {checks.failed} failed")
     return 0 if checks.failed == 0 else 1

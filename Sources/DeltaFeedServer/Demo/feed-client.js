@@ -436,7 +436,8 @@ export function checkLayouts(document) {
     if (layout === undefined) continue;
     if (layout === null || typeof layout !== 'object' || !Array.isArray(layout.frames)) throw new DeltaApplyError(`section ${section.id} has a layout without frames`);
     if (layout.frames.length !== section.items.length) {
-      throw new DeltaApplyError(`section ${section.id} has ${section.items.length} items and ${layout.frames.length} frames`);
+      const count = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+      throw new DeltaApplyError(`section ${section.id} has ${count(section.items.length, 'item')} and ${count(layout.frames.length, 'frame')}`);
     }
     for (const element of ['header', 'footer']) {
       if ((section[element] !== undefined) !== (layout[element] !== undefined)) {
