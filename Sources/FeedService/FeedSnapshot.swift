@@ -70,13 +70,20 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
 
     /// The structure of a page; `hasNextPage` decides whether it has a `prefetch` hint.
     package init(viewer: Int64, parameters: FeedParameters, page: [FeedSection], hasNextPage: Bool) {
-        func shape(_ item: FeedItem) -> Item { Item(id: item.id, version: item.versionText) }
         var prefetch: Int?
         if hasNextPage {
             let layout = Layout(width: parameters.width ?? Layout.defaultWidth)
             prefetch = Layout.prefetchIndex(
-                heights: page.map { $0.sectionLayout(layout).height }, viewport: parameters.viewport ?? Layout.defaultViewport)
+                heights: page.map { layout.height(of: $0.kind, itemKinds: $0.items.lazy.map(\.kind), header: $0.header?.kind, footer: $0.footer?.kind) },
+                viewport: parameters.viewport ?? Layout.defaultViewport)
         }
+        self.init(viewer: viewer, parameters: parameters, page: page, prefetch: prefetch)
+    }
+
+    /// The structure of a page whose hint is known: a page patched in place (versions changed,
+    /// nothing added or removed) keeps the one of the page it was patched from.
+    package init(viewer: Int64, parameters: FeedParameters, page: [FeedSection], prefetch: Int?) {
+        func shape(_ item: FeedItem) -> Item { Item(id: item.id, version: item.versionText) }
         self.init(
             viewer: viewer, parameters: parameters,
             sections: page.map { section in

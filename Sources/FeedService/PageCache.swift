@@ -145,8 +145,9 @@ final class PageCache: Sendable {
                     id: section.id, kind: section.kind, columns: section.columns, items: items, header: section.header, footer: section.footer)
             }
         }
+        // Items patched in place: the sections' heights, so the hint, are the page's.
         let structure = SnapshotStructure(
-            viewer: page.structure.viewer, parameters: page.structure.parameters, page: sections, hasNextPage: page.nextCursor != nil)
+            viewer: page.structure.viewer, parameters: page.structure.parameters, page: sections, prefetch: page.structure.prefetch)
         let rendered = RenderedFeed(
             snapshotID: structure.id, sections: sections, nextCursor: page.nextCursor,
             structure: structure)

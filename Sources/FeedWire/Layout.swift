@@ -58,25 +58,45 @@ public struct Layout: Sendable, Hashable {
     /// The frames of a section of `kind` holding items of `itemKinds` in order, with a header
     /// and a footer of the kinds given (nil: none).
     public func section(kind: SectionKind, itemKinds: some Sequence<ItemKind>, header: ItemKind?, footer: ItemKind?) -> SectionLayout {
-        let insets = Insets(top: Layout.inset, left: Layout.inset, bottom: Layout.inset, right: Layout.inset)
-        let headerHeight = header.map { size(of: $0).height } ?? 0
-        let top = headerHeight + insets.top
         var frames: [Frame] = []
+        let placed = place(kind: kind, itemKinds: itemKinds, header: header, footer: footer) { frames.append($0) }
+        return SectionLayout(
+            height: placed.height, insets: Layout.insets, contentWidth: placed.contentWidth,
+            header: header.map { Frame(x: 0, y: 0, width: width, height: size(of: $0).height) }, footer: placed.footer, frames: frames)
+    }
+
+    /// The height of the section ``section(kind:itemKinds:header:footer:)`` lays out, without
+    /// building its frames (the `prefetch` hint needs every section's height).
+    public func height(of kind: SectionKind, itemKinds: some Sequence<ItemKind>, header: ItemKind?, footer: ItemKind?) -> Int {
+        place(kind: kind, itemKinds: itemKinds, header: header, footer: footer) { _ in }.height
+    }
+
+    /// Every section's margins.
+    static let insets = Insets(top: Layout.inset, left: Layout.inset, bottom: Layout.inset, right: Layout.inset)
+
+    /// Places the items one after the other, handing each frame to `frame`: one row that scrolls
+    /// sideways for the carousel; otherwise rows left to right, a cell that does not fit the
+    /// row's rest starting the next.
+    private func place(
+        kind: SectionKind, itemKinds: some Sequence<ItemKind>, header: ItemKind?, footer: ItemKind?, frame: (Frame) -> Void
+    ) -> (height: Int, contentWidth: Int?, footer: Frame?) {
+        let insets = Layout.insets
+        let top = (header.map { size(of: $0).height } ?? 0) + insets.top
         var contentHeight = 0
         var contentWidth: Int?
+        var placed = 0
         if kind == .followSuggestions {
-            // One row that scrolls sideways: the content is as wide as its cards.
             var x = insets.left
             for itemKind in itemKinds {
                 let size = size(of: itemKind)
-                if !frames.isEmpty { x += Layout.spacing }
-                frames.append(Frame(x: x, y: top, width: size.width, height: size.height))
+                if placed > 0 { x += Layout.spacing }
+                frame(Frame(x: x, y: top, width: size.width, height: size.height))
+                placed += 1
                 x += size.width
                 contentHeight = max(contentHeight, size.height)
             }
             contentWidth = x + insets.right
         } else {
-            // Rows of cells, left to right; a cell that does not fit the row's rest starts the next.
             let available = self.contentWidth
             var x = 0
             var rowTop = 0
@@ -90,17 +110,16 @@ public struct Layout: Sendable, Hashable {
                 } else if x > 0 {
                     x += Layout.spacing
                 }
-                frames.append(Frame(x: insets.left + x, y: top + rowTop, width: size.width, height: size.height))
+                frame(Frame(x: insets.left + x, y: top + rowTop, width: size.width, height: size.height))
+                placed += 1
                 x += size.width
                 rowHeight = max(rowHeight, size.height)
             }
-            contentHeight = frames.isEmpty ? 0 : rowTop + rowHeight
+            contentHeight = placed == 0 ? 0 : rowTop + rowHeight
         }
         let footerTop = top + contentHeight + insets.bottom
         let footerFrame = footer.map { Frame(x: 0, y: footerTop, width: width, height: size(of: $0).height) }
-        return SectionLayout(
-            height: footerTop + (footerFrame?.height ?? 0), insets: insets, contentWidth: contentWidth,
-            header: header.map { Frame(x: 0, y: 0, width: width, height: size(of: $0).height) }, footer: footerFrame, frames: frames)
+        return (footerTop + (footerFrame?.height ?? 0), contentWidth, footerFrame)
     }
 
     /// The section after whose appearance on screen a client should fetch the next page, given

@@ -150,6 +150,11 @@ struct FeedProtocolTests {
                 for section in feed.sections {
                     let layout = section.sectionLayout(Layout(width: width))
                     #expect(layout.frames.count == section.items.count)
+                    // The height the prefetch hint uses, computed without the frames, is the same.
+                    #expect(
+                        Layout(width: width).height(
+                            of: section.kind, itemKinds: section.items.map(\.kind), header: section.header?.kind, footer: section.footer?.kind)
+                            == layout.height)
                     var all = layout.frames
                     if let header = layout.header { all.append(header) }
                     if let footer = layout.footer { all.append(footer) }
