@@ -21,37 +21,42 @@ extension DeltaDocument {
         let page = current.sections
         // Sections matched by id and kind keep their place in every form (moved at most): their
         // items, views and layout change in place. The others are replaced whole.
-        let matched = diff.itemDiffs.filter { old.sections[$0.oldSection].kind == page[$0.newSection].kind.rawValue }
         var views: [SupplementaryUpdate] = []
         var changedLayouts: [Int] = []
         var kept: [Int] = []
-        for sectionDiff in matched {
-            let before = old.sections[sectionDiff.oldSection]
-            let after = page[sectionDiff.newSection]
+        for sectionDiff in diff.itemDiffs {
+            let (oldIndex, newIndex) = (sectionDiff.oldSection, sectionDiff.newSection)
+            guard old.sections[oldIndex].kind == page[newIndex].kind.rawValue else { continue }
             var viewsChanged = false
-            for element in SupplementaryElement.allCases {
-                let (was, now) = (before[element], after[element])
-                guard was?.id != now?.id || was?.version != now?.versionText else { continue }
-                viewsChanged = true
-                guard let now else {
-                    views.append(SupplementaryUpdate(section: sectionDiff.newSection, element: element, change: .removed))
-                    continue
+            // Most sections have no header or footer, before or after.
+            if old.sections[oldIndex].header != nil || old.sections[oldIndex].footer != nil || page[newIndex].header != nil
+                || page[newIndex].footer != nil
+            {
+                for element in SupplementaryElement.allCases {
+                    let (was, now) = (old.sections[oldIndex][element], page[newIndex][element])
+                    guard was?.id != now?.id || was?.version != now?.versionText else { continue }
+                    viewsChanged = true
+                    guard let now else {
+                        views.append(SupplementaryUpdate(section: newIndex, element: element, change: .removed))
+                        continue
+                    }
+                    guard let was else {
+                        views.append(SupplementaryUpdate(section: newIndex, element: element, change: .inserted))
+                        continue
+                    }
+                    let previous = was.id == now.id ? renderedItem(was.version) : nil
+                    views.append(SupplementaryUpdate(section: newIndex, element: element, change: .changed, patch: previous.flatMap { patch($0, now) }))
                 }
-                guard let was else {
-                    views.append(SupplementaryUpdate(section: sectionDiff.newSection, element: element, change: .inserted))
-                    continue
-                }
-                let previous = was.id == now.id ? renderedItem(was.version) : nil
-                views.append(
-                    SupplementaryUpdate(section: sectionDiff.newSection, element: element, change: .changed, patch: previous.flatMap { patch($0, now) }))
             }
-            if sectionDiff.items.hasChanges || viewsChanged { kept.append(sectionDiff.newSection) }
+            if sectionDiff.items.hasChanges || viewsChanged { kept.append(newIndex) }
             // A section's layout follows from its kind (the same here), its item count and its
             // views (the kinds of its items follow from its kind and count: see FeedComposer).
             if current.layout != nil,
-                before.items.count != after.items.count || before.header?.id != after.header?.id || before.footer?.id != after.footer?.id
+                old.sections[oldIndex].items.count != page[newIndex].items.count
+                    || old.sections[oldIndex].header?.id != page[newIndex].header?.id
+                    || old.sections[oldIndex].footer?.id != page[newIndex].footer?.id
             {
-                changedLayouts.append(sectionDiff.newSection)
+                changedLayouts.append(newIndex)
             }
         }
         var patches: [ItemPath: ItemPatch] = [:]

@@ -76,10 +76,33 @@ public struct FeedSection: Sendable, Hashable {
     public let columns: Int
     /// The items in order.
     public let items: [FeedItem]
+    /// The header and footer, boxed: most sections have neither, and a section is copied often
+    /// (pages patched in place, cached, diffed): one reference to retain instead of six.
+    private let views: Views?
     /// The view above the items, if any (shaped like an item; written without a size).
-    public let header: FeedItem?
+    public var header: FeedItem? { views?.header }
     /// The view below the items, if any.
-    public let footer: FeedItem?
+    public var footer: FeedItem? { views?.footer }
+
+    /// A section's header and footer (at least one of them).
+    private final class Views: Sendable, Hashable {
+        let header: FeedItem?
+        let footer: FeedItem?
+
+        init(header: FeedItem?, footer: FeedItem?) {
+            self.header = header
+            self.footer = footer
+        }
+
+        static func == (left: Views, right: Views) -> Bool {
+            left.header == right.header && left.footer == right.footer
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(header)
+            hasher.combine(footer)
+        }
+    }
     /// A hash of the kind, every item's id and version, and the header's and footer's.
     public let version: UInt64
     /// ``version`` as 16 hex digits, as it is sent.
@@ -91,8 +114,7 @@ public struct FeedSection: Sendable, Hashable {
         self.kind = kind
         self.columns = columns
         self.items = items
-        self.header = header
-        self.footer = footer
+        self.views = header == nil && footer == nil ? nil : Views(header: header, footer: footer)
         var hasher = StableHasher()
         hasher.combine(kind.rawValue)
         hasher.combine(Int64(columns))
@@ -101,11 +123,15 @@ public struct FeedSection: Sendable, Hashable {
             hasher.combine(item.version)
         }
         // Sections without supplementary views hash as they did before there were any.
-        for (position, view) in [("header", header), ("footer", footer)] {
-            guard let view else { continue }
-            hasher.combine(position)
-            hasher.combine(view.id)
-            hasher.combine(view.version)
+        if let header {
+            hasher.combine("header")
+            hasher.combine(header.id)
+            hasher.combine(header.version)
+        }
+        if let footer {
+            hasher.combine("footer")
+            hasher.combine(footer.id)
+            hasher.combine(footer.version)
         }
         self.version = hasher.state
         self.versionText = hex16(hasher.state)
