@@ -12,9 +12,11 @@ import Prometheus
 /// long poll or live resume a few milliseconds after the answer; a snapshot kept in one
 /// replica's memory and written once a second would be unknown to the others then (410, the
 /// whole page again). So the answers that hand one out — a feed, a changed delta, a long poll's
-/// delta, a live event — wait here, off the event loop, for one store pass: the snapshots
+/// delta — wait here, off the event loop, for one store pass: the snapshots
 /// handed out meanwhile written in one transaction (on PostgreSQL without waiting for its disk
 /// sync: a committed row is visible to every replica at once), then every waiting answer sent.
+/// Live events do not wait: a client resumes a stream only after its `retry:` interval, so the
+/// live thread asks for a pass right after sending them (``storeSoon()``).
 /// Answers that arrive while a pass runs wait for the next one, so the passes group themselves
 /// like the group commit's: one round trip per pass, however many answers it carries.
 ///
@@ -33,6 +35,8 @@ final class SnapshotHandOff: @unchecked Sendable {
     private var parked: [(responder: Responder, response: HTTPResponse)] = []
     /// Threads blocked in ``waitUntilStored()``.
     private var blocked = 0
+    /// Whether ``storeSoon()`` asked for a pass that nobody waits for.
+    private var asked = false
     /// Passes started, and the last one finished.
     private var started: UInt64 = 0
     private var finished: UInt64 = 0
@@ -103,6 +107,17 @@ final class SnapshotHandOff: @unchecked Sendable {
         blocked -= 1
     }
 
+    /// Asks for a store pass without waiting for it: the live streams' events leave at once and
+    /// their snapshots are stored a fraction of a millisecond later. A client resumes a stream
+    /// only after the `retry:` interval the stream gave it (2 s by default), long after that.
+    func storeSoon() {
+        guard isEnabled else { return }
+        condition.lock()
+        asked = true
+        condition.signal()
+        condition.unlock()
+    }
+
     /// Runs a last pass for the answers still waiting and stops the thread.
     func shutdown() {
         condition.lock()
@@ -115,9 +130,10 @@ final class SnapshotHandOff: @unchecked Sendable {
     private func run() {
         condition.lock()
         while true {
-            while parked.isEmpty && blocked == 0 && !stopping { condition.wait() }
+            while parked.isEmpty && blocked == 0 && !asked && !stopping { condition.wait() }
             let answers = parked
             parked.removeAll()
+            asked = false
             started += 1
             let pass = started
             let last = stopping

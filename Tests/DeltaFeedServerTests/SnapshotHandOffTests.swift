@@ -121,6 +121,9 @@ struct SnapshotHandOffTests {
         let event = try #require(try stream.nextEvent(timeout: 10))
         #expect(event.name == "delta")
         let third = try #require(event.id)
+        // A client resumes after the stream's retry interval (2 s); a tenth of a second is plenty
+        // for the store pass the event asked for, and far below the maintenance thread's second.
+        Thread.sleep(forTimeInterval: 0.1)
         let resumed = try EventStreamReader(
             port: replicas.servers[1].http.port, path: "/v1/users/\(viewer)/feed/live", headers: ["Last-Event-ID": third])
         defer { resumed.close() }
