@@ -212,20 +212,13 @@ final class LiveStreams: @unchecked Sendable {
     }
 
     private func feedsMayHaveChanged() {
-        condition.lock()
-        advanced = true
-        condition.signal()
-        condition.unlock()
+        condition.signalling { advanced = true }
     }
 
     /// Sends every stream `event: shutdown`, ends it, and stops the thread; streams opened
     /// afterwards are refused (503).
     func shutdown() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while !stopped { condition.wait() }
-        condition.unlock()
+        condition.stopping({ stopping = true }, until: { stopped })
     }
 
     static let shutdownEvent = Array("event: shutdown\ndata: {\"reason\":\"the server is shutting down; reconnect with Last-Event-ID\"}\n\n".utf8)

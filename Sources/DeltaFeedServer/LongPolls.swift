@@ -92,20 +92,13 @@ final class LongPolls: @unchecked Sendable {
     }
 
     private func feedsMayHaveChanged() {
-        condition.lock()
-        advanced = true
-        condition.signal()
-        condition.unlock()
+        condition.signalling { advanced = true }
     }
 
     /// Answers every parked request with 304 at once (a shutdown: clients ask again, elsewhere),
     /// and stops the thread. Requests parked afterwards are answered 304 at once.
     func shutdown() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while !stopped { condition.wait() }
-        condition.unlock()
+        condition.stopping({ stopping = true }, until: { stopped })
     }
 
     private func run() {

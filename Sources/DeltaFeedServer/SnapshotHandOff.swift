@@ -112,19 +112,12 @@ final class SnapshotHandOff: @unchecked Sendable {
     /// only after the `retry:` interval the stream gave it (2 s by default), long after that.
     func storeSoon() {
         guard isEnabled else { return }
-        condition.lock()
-        asked = true
-        condition.signal()
-        condition.unlock()
+        condition.signalling { asked = true }
     }
 
     /// Runs a last pass for the answers still waiting and stops the thread.
     func shutdown() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while !stopped { condition.wait() }
-        condition.unlock()
+        condition.stopping({ stopping = true }, until: { stopped })
     }
 
     private func run() {
