@@ -466,71 +466,6 @@ def fanout(options, results):
         server.stop()
 
 
-class Writer:
-    """Open-loop writes at RATE a second for SECONDS over 16 keep-alive connections: 4 in 5 likes
-    of random videos by random users (PUT …/likes/{user}), 1 in 5 new videos by random authors
-    titled "lv-N". Remembers when each was acknowledged and what it carries."""
-
-    def __init__(self, options, rate, seconds):
-        self.options, self.rate, self.seconds = options, rate, seconds
-        self.rng = random.Random(11)
-        self.jobs = queue.Queue()
-        self.lock = threading.Lock()
-        self.likes = collections.defaultdict(list)  # video -> [(like_count, acked)]
-        self.titles = {}  # n -> acked
-        self.status = collections.Counter()
-        self.latencies = []
-        self.offered = 0
-
-    def work(self):
-        connection = http.client.HTTPConnection("127.0.0.1", self.options.port, timeout=30)
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                return
-            kind, method, path, body, n = job
-            sent = now()
-            try:
-                status, _, data = request(self.options.port, method, path, body=body, connection=connection)
-            except (OSError, http.client.HTTPException) as error:
-                status, data = type(error).__name__, b""
-                connection.close()
-                connection = http.client.HTTPConnection("127.0.0.1", self.options.port, timeout=30)
-            acked = now()
-            with self.lock:
-                self.status[status] += 1
-                if status == 201:
-                    self.latencies.append(acked - sent)
-                    video = json.loads(data)
-                    if kind == "like":
-                        self.likes[video["id"]].append((video["like_count"], acked))
-                    else:
-                        self.titles[n] = acked
-
-    def run(self):
-        workers = [threading.Thread(target=self.work, daemon=True) for _ in range(16)]
-        for worker in workers:
-            worker.start()
-        started = time.monotonic()
-        for n in range(int(self.rate * self.seconds)):
-            delay = started + n / self.rate - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            if self.rng.random() < 0.8:
-                video, user = self.rng.randrange(1, self.options.videos + 1), self.rng.randrange(1, self.options.users + 1)
-                self.jobs.put(("like", "PUT", f"/v1/videos/{video}/likes/{user}", None, n))
-            else:
-                body = json.dumps({"author_id": self.rng.randrange(1, self.options.users + 1), "title": f"lv-{n}",
-                                   "thumbnail_url": "https://cdn.deltafeed.example/thumbs/b.jpg", "duration_seconds": 30})
-                self.jobs.put(("video", "POST", "/v1/videos", body, n))
-            self.offered += 1
-        for _ in workers:
-            self.jobs.put(None)
-        for worker in workers:
-            worker.join(timeout=60)
-        return time.monotonic() - started
-
-
 def mixed(options, rate, results):
     count = options.mixed_viewers
     server, clients, pages, shows = open_viewers(options, f"mixed-{rate}", count, ["-v", "-k"])
@@ -545,7 +480,7 @@ def mixed(options, rate, results):
             + [sys.executable, os.path.abspath(__file__), "probe", str(options.port), str(options.probe_rate), str(probe_seconds)],
             stdout=open(probe_log, "w"), stderr=subprocess.STDOUT)
         say(f"mixed: {rate} writes/s for {options.mixed_seconds} s, {count:,} streams, /healthz probed {options.probe_rate}/s")
-        writer = Writer(options, rate, options.mixed_seconds)
+        writer = Writer(options, [options.port], rate, options.mixed_seconds, seed=11)
         rss_samples = []
         sampling = True
 
@@ -789,16 +724,17 @@ def read_events(group):
     return events
 
 
-class ClusterWriter:
-    """Open-loop writes at RATE a second for SECONDS, write n sent to replica n % R (each of 16
-    threads keeps one keep-alive connection per replica): 4 in 5 likes of one of VIDEOS (the videos
-    the streams' pages show) by a random user, 1 in 5 new videos by random authors titled "lv-N".
-    Remembers when each write was acknowledged, what it carries and which replica acknowledged it."""
+class Writer:
+    """Open-loop writes at RATE a second for SECONDS, write n sent to port n % len(PORTS) (each of
+    16 threads keeps one keep-alive connection per port): 4 in 5 likes (PUT …/likes/{user}) by a
+    random user of one of VIDEOS (the videos the streams' pages show) or, without VIDEOS, of a
+    random video; 1 in 5 new videos by random authors titled "lv-N". Remembers when each write
+    was acknowledged, what it carries and which port (replica) acknowledged it."""
 
-    def __init__(self, options, ports, rate, seconds, videos):
+    def __init__(self, options, ports, rate, seconds, videos=None, seed=13):
         self.options, self.ports, self.rate, self.seconds = options, ports, rate, seconds
-        self.videos = sorted(videos)
-        self.rng = random.Random(13)
+        self.videos = sorted(videos) if videos else None
+        self.rng = random.Random(seed)
         self.jobs = queue.Queue()
         self.lock = threading.Lock()
         self.likes = collections.defaultdict(list)  # video -> [(like_count, acked)]
@@ -858,7 +794,8 @@ class ClusterWriter:
                 time.sleep(delay)
             replica = n % len(self.ports)
             if self.rng.random() < 0.8:
-                video, user = self.rng.choice(self.videos), self.rng.randrange(1, self.options.users + 1)
+                video = self.rng.choice(self.videos) if self.videos else self.rng.randrange(1, self.options.videos + 1)
+                user = self.rng.randrange(1, self.options.users + 1)
                 self.jobs.put(("like", replica, "PUT", f"/v1/videos/{video}/likes/{user}", None, n))
             else:
                 body = json.dumps({"author_id": self.rng.randrange(1, self.options.users + 1), "title": f"lv-{n}",
@@ -986,7 +923,7 @@ def cluster(options, results):
         base = [group.stats() for group in groups]
         say(f"cluster: {options.cluster_rate:g} writes/s for {options.cluster_seconds:g} s, round robin over the replicas "
             f"(likes of the {len(videos):,} videos the pages show, new videos)")
-        writer = ClusterWriter(options, ports, options.cluster_rate, options.cluster_seconds, videos)
+        writer = Writer(options, ports, options.cluster_rate, options.cluster_seconds, videos)
         cpu0 = [cpu_seconds(pid) for pid in pids]
         pg0 = tree_cpu_seconds(options.cluster_pg_pid) if options.cluster_pg_pid else None
         t_start = now()
