@@ -4,6 +4,9 @@
 /// when they were used: no sort and no bookkeeping per lookup, so an eviction costs only the
 /// entries it removes and never stalls the event loop the way sorting a large cache would.
 /// A miss is only slower, never wrong.
+///
+/// A key can be pinned (``pin(_:)``): its entry is then never evicted and its cost is counted
+/// apart (``pinnedCost``), outside the budget: whoever pins bounds how many keys they pin.
 struct ByteBoundedCache<Key: Hashable, Value> {
     private struct Entry {
         var value: Value
@@ -11,10 +14,14 @@ struct ByteBoundedCache<Key: Hashable, Value> {
     }
 
     private var storage: [Key: Entry] = [:]
+    /// How many times each pinned key is pinned.
+    private var pins: [Key: Int] = [:]
     /// The budget in bytes.
     let budget: Int
-    /// The total cost of the entries.
+    /// The total cost of the entries that are not pinned.
     private(set) var totalCost = 0
+    /// The total cost of the pinned entries.
+    private(set) var pinnedCost = 0
 
     init(budget: Int) {
         self.budget = max(0, budget)
@@ -25,19 +32,56 @@ struct ByteBoundedCache<Key: Hashable, Value> {
         storage[key]?.value
     }
 
-    /// Stores `value` at `cost` bytes (a value larger than the whole budget is not kept).
+    /// Stores `value` at `cost` bytes (a value larger than the whole budget is not kept, unless
+    /// its key is pinned).
     mutating func insert(_ value: Value, for key: Key, cost: Int) {
-        if let old = storage.removeValue(forKey: key) { totalCost -= old.cost }
+        let pinned = pins[key] != nil
+        if let old = storage.removeValue(forKey: key) {
+            if pinned { pinnedCost -= old.cost } else { totalCost -= old.cost }
+        }
+        if pinned {
+            storage[key] = Entry(value: value, cost: cost)
+            pinnedCost += cost
+            return
+        }
         guard cost <= budget else { return }
         storage[key] = Entry(value: value, cost: cost)
         totalCost += cost
         if totalCost > budget { evict(downTo: budget / 8 * 7) }
     }
 
+    /// Keeps the entry of `key` (present or inserted later) until as many ``unpin(_:)`` calls.
+    mutating func pin(_ key: Key) {
+        let count = pins[key, default: 0]
+        pins[key] = count + 1
+        if count == 0, let entry = storage[key] {
+            totalCost -= entry.cost
+            pinnedCost += entry.cost
+        }
+    }
+
+    /// Undoes one ``pin(_:)``: after the last, the entry counts against the budget again.
+    mutating func unpin(_ key: Key) {
+        guard let count = pins[key] else { return }
+        guard count == 1 else {
+            pins[key] = count - 1
+            return
+        }
+        pins[key] = nil
+        guard let entry = storage[key] else { return }
+        pinnedCost -= entry.cost
+        guard entry.cost <= budget else {
+            storage[key] = nil
+            return
+        }
+        totalCost += entry.cost
+        if totalCost > budget { evict(downTo: budget / 8 * 7) }
+    }
+
     private mutating func evict(downTo target: Int) {
         var victims: [Key] = []
         var freed = 0
-        for (key, entry) in storage {
+        for (key, entry) in storage where pins.isEmpty || pins[key] == nil {
             guard totalCost - freed > target else { break }
             victims.append(key)
             freed += entry.cost

@@ -168,6 +168,19 @@ public final class FeedService: Sendable {
             interests: stamp == known ? nil : PageInterests(entry.dependencies))
     }
 
+    /// Keeps the page of `viewer` with `parameters` composed and current until as many
+    /// ``releasePage(viewer:parameters:)`` calls, whatever the page cache's budget: a live stream
+    /// holds its page, which it is sent the changes of. Its memory is outside the budget, bounded
+    /// by how many pages are held (the live streams' limit).
+    public func holdPage(viewer: Int64, parameters: FeedParameters) {
+        pages.hold(viewer: viewer, parameters: parameters)
+    }
+
+    /// Undoes one ``holdPage(viewer:parameters:)``: the page is again evicted like any other.
+    public func releasePage(viewer: Int64, parameters: FeedParameters) {
+        pages.release(viewer: viewer, parameters: parameters)
+    }
+
     /// The parameters snapshot `id` was asked for with, when it is in memory and is `viewer`'s.
     public func parameters(ofSnapshot id: String, viewer: Int64) -> FeedParameters? {
         let now = self.now
@@ -310,14 +323,14 @@ public final class FeedService: Sendable {
                 let baseKey = SnapshotBases.Key(viewer: key.viewer)
                 var encoded: [UInt8]?
                 if let base = added[baseKey] ?? bases.base(for: baseKey), now - base.createdAt < retention.baseUseMilliseconds {
-                    encoded = SnapshotCoding.encode(structure, against: base.structure, baseID: base.id)
+                    encoded = SnapshotCoding.encode(structure, against: base.structure, baseID: base.id, lookup: base.lookup)
                 }
                 if encoded == nil {
                     // This snapshot becomes its viewer's base: stored in full there, as an empty
                     // difference here.
                     let full = SnapshotCoding.encode(structure)
                     newBases.append(StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: now, structure: Data(full)))
-                    added[baseKey] = SnapshotBases.Base(id: key.id, structure: structure, createdAt: now, cost: full.count * 4 + 256)
+                    added[baseKey] = SnapshotBases.Base(id: key.id, structure: structure, createdAt: now, cost: full.count * 6 + 256)
                     encoded = SnapshotCoding.encode(structure, against: structure, baseID: key.id)
                 }
                 upserts.append(

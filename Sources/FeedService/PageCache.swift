@@ -23,8 +23,20 @@ final class PageCache: Sendable {
         cache = Mutex(ByteBoundedCache(budget: budget))
     }
 
-    /// Bytes the cached pages hold beyond their shared item bytes (an estimate).
-    var bytes: Int { cache.withLock { $0.totalCost } }
+    /// Bytes the cached pages hold beyond their shared item bytes (an estimate), held pages
+    /// included.
+    var bytes: Int { cache.withLock { $0.totalCost + $0.pinnedCost } }
+
+    /// Keeps the page of `viewer` with `parameters` out of eviction until ``release(viewer:parameters:)``
+    /// (as many times as it was held).
+    func hold(viewer: Int64, parameters: FeedParameters) {
+        cache.withLock { $0.pin(PageKey(viewer: viewer, parameters: parameters)) }
+    }
+
+    /// Undoes one ``hold(viewer:parameters:)``.
+    func release(viewer: Int64, parameters: FeedParameters) {
+        cache.withLock { $0.unpin(PageKey(viewer: viewer, parameters: parameters)) }
+    }
 
     /// The page as it is now: the cached one if no change since touches it, the cached one with
     /// some items re-rendered in place if changes only edited what they show, else composed.

@@ -16,6 +16,16 @@ struct SnapshotBases {
         let createdAt: Int64
         /// An estimate of the memory it holds.
         let cost: Int
+        /// Its sections and items by id, for encoding against it.
+        let lookup: SnapshotCoding.BaseLookup
+
+        init(id: String, structure: SnapshotStructure, createdAt: Int64, cost: Int) {
+            self.id = id
+            self.structure = structure
+            self.createdAt = createdAt
+            self.cost = cost
+            lookup = SnapshotCoding.BaseLookup(structure)
+        }
     }
 
     private var cache: ByteBoundedCache<Key, Base>

@@ -109,31 +109,41 @@ package enum SnapshotCoding {
         }
     }
 
+    /// What encoding against a base looks up in it, built once per base (a base serves many
+    /// snapshots: building these for each one was most of the encoding's time).
+    package struct BaseLookup {
+        /// Each section's index, by id (the first of duplicates).
+        let sections: [String: Int]
+        /// Every item's position among all of the base's items, by id (the first of duplicates).
+        let items: [String: (position: Int, version: String)]
+
+        package init(_ base: SnapshotStructure) {
+            var sections: [String: Int] = [:]
+            var items: [String: (position: Int, version: String)] = [:]
+            var position = 0
+            for (index, section) in base.sections.enumerated() {
+                if sections[section.id] == nil { sections[section.id] = index }
+                for item in section.items {
+                    if items[item.id] == nil { items[item.id] = (position, item.version) }
+                    position += 1
+                }
+            }
+            self.sections = sections
+            self.items = items
+        }
+    }
+
     /// `structure` as the difference from `base` (whose id is `baseID`), or nil when that is not
-    /// worth it: another viewer, or a difference over a third of the full form.
-    package static func encode(_ structure: SnapshotStructure, against base: SnapshotStructure, baseID: String) -> [UInt8]? {
+    /// worth it: another viewer, or a difference over a third of the full form. `lookup` is
+    /// `base`'s (built here when nil).
+    package static func encode(_ structure: SnapshotStructure, against base: SnapshotStructure, baseID: String, lookup: BaseLookup? = nil) -> [UInt8]? {
         guard structure.viewer == base.viewer else { return nil }
         var out: [UInt8] = [deltaFormatByte]
         string(baseID, to: &out)
         parameters(structure, to: &out)
         varint(UInt64(structure.sections.count), to: &out)
-        var baseIndex: [String: Int] = [:]
-        for (index, section) in base.sections.enumerated() where baseIndex[section.id] == nil { baseIndex[section.id] = index }
-        // Lazily: every base item's position among all of them, by id (the first of duplicates).
-        var basePositions: [String: (position: Int, version: String)]?
-        func positions() -> [String: (position: Int, version: String)] {
-            if let basePositions { return basePositions }
-            var found: [String: (position: Int, version: String)] = [:]
-            var position = 0
-            for section in base.sections {
-                for item in section.items {
-                    if found[item.id] == nil { found[item.id] = (position, item.version) }
-                    position += 1
-                }
-            }
-            basePositions = found
-            return found
-        }
+        let lookup = lookup ?? BaseLookup(base)
+        let baseIndex = lookup.sections
         for section in structure.sections {
             if let index = baseIndex[section.id], base.sections[index].kind == section.kind,
                 base.sections[index].items.count == section.items.count,
@@ -152,7 +162,7 @@ package enum SnapshotCoding {
                 }
                 if !sameViews { views(of: section, to: &out) }
             } else {
-                let known = positions()
+                let known = lookup.items
                 let referenced = section.items.filter { known[$0.id] != nil }.count
                 guard referenced * 2 >= section.items.count else {
                     out.append(2)

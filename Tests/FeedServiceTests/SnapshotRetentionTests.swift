@@ -212,6 +212,36 @@ struct SnapshotRetentionTests {
         #expect(bytes.pages <= budget && bytes.items <= budget && bytes.deltas <= budget && bytes.snapshots <= budget, "\(bytes)")
         #expect(bytes.pages > 0 && bytes.items > 0 && bytes.snapshots > 0)
     }
+
+    @Test("A held page stays cached past the page budget while others are evicted; released, it counts against the budget again")
+    func aHeldPageStaysCachedPastTheBudget() throws {
+        let clock = TestClock()
+        // A budget smaller than any page: nothing is cached unless it is held.
+        let service = try makeService(clock: clock, options: FeedService.Options(pageCacheBytes: 64))
+        let held = FeedParameters(limit: 20)
+        _ = try service.feed(viewer: 1, parameters: held)
+        #expect(service.cacheBytes.pages == 0)
+        service.holdPage(viewer: 1, parameters: held)
+        service.holdPage(viewer: 1, parameters: held)  // two streams of one page
+        let page = try service.feed(viewer: 1, parameters: held)
+        let cost = service.cacheBytes.pages
+        #expect(cost > 64)
+        for viewer in Int64(2)...40 { _ = try service.feed(viewer: viewer, parameters: held) }
+        #expect(service.cacheBytes.pages == cost, "only the held page is cached")
+        // A like on a video of the held page: the cached page is patched, not dropped.
+        let video = try #require(page.structure.sections.flatMap(\.items).first { $0.id.hasPrefix("video:") })
+        let videoID = try #require(Int64(video.id.dropFirst("video:".count)))
+        let liked = (Int64(2)...40).contains { liker in
+            (try? service.write { store throws(FeedStoreError) in try store.like(video: videoID, by: liker) }) != nil
+        }
+        #expect(liked)
+        #expect(try service.feed(viewer: 1, parameters: held).snapshotID != page.snapshotID)
+        #expect(service.cacheBytes.pages > 64)
+        service.releasePage(viewer: 1, parameters: held)
+        #expect(service.cacheBytes.pages > 64, "still held once")
+        service.releasePage(viewer: 1, parameters: held)
+        #expect(service.cacheBytes.pages == 0, "released: over the budget, so gone")
+    }
 }
 
 @Suite("SnapshotBook, the in-memory snapshot state machine")
