@@ -34,6 +34,28 @@ internal struct DiffCore: Sendable {
     @usableFromInline
     internal let moves: [Move<Int>]
 
+    /// The outcome for two lists whose elements all kept their index: no
+    /// deletes, inserts or moves; `isUpdated` says which changed content.
+    ///
+    /// - Complexity: O(*n*)
+    @usableFromInline
+    internal init(sameOrder isUpdated: [Bool]) {
+        // One buffer for both directions: the matching is the identity.
+        let identity = Array(0..<isUpdated.count)
+        self.oldToNew = identity
+        self.newToOld = identity
+        self.isUpdated = isUpdated
+        self.deletes = []
+        self.inserts = []
+        self.moves = []
+        var updates: [Int] = []
+        for i in isUpdated.indices where isUpdated[i] { updates.append(i) }
+        self.updates = updates
+        #if DEBUG || LISTDIFF_CHECK_INVARIANTS
+        _checkInvariants()
+        #endif
+    }
+
     /// Derives inserts, deletes, updates and moves from a matching.
     ///
     /// - Complexity: O(*n* + *m*) plus O(*c* log *c*) for minimal moves, where

@@ -28,19 +28,32 @@ public struct IndexDiff<ID: Hashable> {
     @usableFromInline
     internal let _core: DiffCore
 
-    /// Identifier → first old index, or the encoded first new index of an
-    /// identifier absent from the old list.
+    /// How an identifier's index is found.
     @usableFromInline
-    internal let _table: _IdentifierTable<ID>
+    internal let _lookup: _IdentifierLookup<ID>
 
     @inlinable
-    internal init(_core: DiffCore, table: _IdentifierTable<ID>) {
+    internal init(_core: DiffCore, lookup: _IdentifierLookup<ID>) {
         self._core = _core
-        self._table = table
+        self._lookup = lookup
     }
 }
 
 extension IndexDiff: Sendable where ID: Sendable {}
+
+/// How ``IndexDiff`` finds an identifier's first index.
+@usableFromInline
+internal enum _IdentifierLookup<ID: Hashable> {
+    /// Identifier → first old index, or the encoded first new index of an
+    /// identifier absent from the old list.
+    case table(_IdentifierTable<ID>)
+    /// Both lists hold these identifiers in this order: every element kept its
+    /// index, so no table was built (the common case of a list that changed
+    /// only in content, or not at all); found by a scan.
+    case sameOrder([ID])
+}
+
+extension _IdentifierLookup: Sendable where ID: Sendable {}
 
 extension IndexDiff {
     /// The number of elements in the old list.
@@ -91,18 +104,30 @@ extension IndexDiff {
     /// The index in the old list of the first element with the identifier
     /// `id`, or `nil` when the old list has none.
     ///
-    /// - Complexity: O(1) expected.
+    /// - Complexity: O(1) expected; O(*n*) when both lists hold the same
+    ///   identifiers in the same order (no hash table is built for those).
     public func oldIndex(for id: ID) -> Int? {
-        let value = _table.value(for: id)
-        return value >= 0 ? value : nil
+        switch _lookup {
+        case .table(let table):
+            let value = table.value(for: id)
+            return value >= 0 ? value : nil
+        case .sameOrder(let ids):
+            return ids.firstIndex(of: id)
+        }
     }
 
     /// The index in the new list of the first element with the identifier
     /// `id`, or `nil` when the new list has none.
     ///
-    /// - Complexity: O(1) expected.
+    /// - Complexity: O(1) expected; O(*n*) when both lists hold the same
+    ///   identifiers in the same order (no hash table is built for those).
     public func newIndex(for id: ID) -> Int? {
-        let value = _table.value(for: id)
+        let table: _IdentifierTable<ID>
+        switch _lookup {
+        case .table(let built): table = built
+        case .sameOrder(let ids): return ids.firstIndex(of: id)
+        }
+        let value = table.value(for: id)
         if value >= 0 {
             // The first occurrences of both lists are matched with each other.
             let j = _core.oldToNew[value]

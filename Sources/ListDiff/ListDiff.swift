@@ -97,6 +97,36 @@ internal func _matchElements<Element, ID: Hashable>(
     return _Matching(table: table, oldToNew: oldToNew, newToOld: newToOld, isUpdated: isUpdated)
 }
 
+/// The diff of two lists holding the same identifiers in the same order (a
+/// list whose elements changed only in content, or not at all: most sections
+/// of a feed between two snapshots), or nil when they do not. Such a diff
+/// needs no hash table, no matching and no moves: every element keeps its
+/// index. One pass compares the identifiers and stops at the first that
+/// differs; only then is the general diff run.
+///
+/// - Complexity: O(*n*), no hashing.
+@inlinable
+internal func _sameOrderDiff<Element, ID: Hashable>(
+    old: [Element], new: [Element], mode: DiffOptions.Mode,
+    identifier: (Element) -> ID, isContentEqual: (Element, Element) -> Bool
+) -> IndexDiff<ID>? {
+    let count = old.count
+    guard new.count == count else { return nil }
+    for i in 0..<count where identifier(old[i]) != identifier(new[i]) { return nil }
+    var isUpdated = [Bool](repeating: false, count: count)
+    for i in 0..<count {
+        switch mode {
+        case .equality:
+            if !isContentEqual(old[i], new[i]) { isUpdated[i] = true }
+        case .identity:
+            if !_isIdentical(old[i], new[i]) { isUpdated[i] = true }
+        }
+    }
+    return IndexDiff(
+        _core: DiffCore(sameOrder: isUpdated),
+        lookup: .sameOrder(old.map(identifier)))
+}
+
 extension IndexDiff {
     /// Diffs two lists of elements that are not ``Diffable``, given how to
     /// identify an element and how to compare two contents.
@@ -133,6 +163,10 @@ extension IndexDiff {
         identifier: (Element) -> ID,
         isContentEqual: (Element, Element) -> Bool
     ) {
+        if let sameOrder = _sameOrderDiff(old: old, new: new, mode: options.mode, identifier: identifier, isContentEqual: isContentEqual) {
+            self = sameOrder
+            return
+        }
         let matching = old.withUnsafeBufferPointer { old in
             new.withUnsafeBufferPointer { new in
                 _matchElements(
@@ -144,7 +178,7 @@ extension IndexDiff {
             _core: DiffCore(
                 oldToNew: matching.oldToNew, newToOld: matching.newToOld,
                 isUpdated: matching.isUpdated, moves: options.moves),
-            table: matching.table)
+            lookup: .table(matching.table))
     }
 
     /// Diffs two lists of ``Diffable`` elements.

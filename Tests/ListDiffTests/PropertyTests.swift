@@ -18,6 +18,27 @@ struct PropertyTests {
         }
     }
 
+    @Test("When lists keep their identifiers in order and change only contents that only updates are reported, lookups included")
+    func whenListsKeepTheirIdentifiersInOrder_thatOnlyUpdatesAreReported() {
+        // The diff takes a path of its own for these (no hash table): check it like any other,
+        // and the lists one identifier away from it, which must take the general path.
+        let seed: UInt64 = 0x5EED_0DE5
+        var random = SplitMix64(seed: seed)
+        for iteration in 0..<3_000 {
+            let alphabet = 1 + random.below(random.chance(40) ? 4 : 16)
+            let old = randomCells(&random, count: random.below(12), alphabet: alphabet)
+            var new = old
+            for index in new.indices where random.chance(30) { new[index].content += 1 + random.below(3) }
+            checkFlatDiff(old: old, new: new, context: "seed \(seed) iteration \(iteration) same order")
+            let diff = IndexDiff(old: old, new: new)
+            #expect(diff.inserts.isEmpty && diff.deletes.isEmpty && diff.moves.isEmpty)
+            #expect(diff.updates == old.indices.filter { old[$0] != new[$0] })
+            guard !new.isEmpty else { continue }
+            new[random.below(new.count)].id += alphabet  // an identifier no list holds
+            checkFlatDiff(old: old, new: new, context: "seed \(seed) iteration \(iteration) one identifier off")
+        }
+    }
+
     @Test("When larger shuffled lists are diffed that moves stay minimal and forms apply")
     func whenLargerShuffledListsAreDiffed_thatMovesStayMinimalAndFormsApply() {
         let seed: UInt64 = 0x5EED_B16
