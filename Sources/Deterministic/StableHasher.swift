@@ -10,14 +10,23 @@ public struct StableHasher: Sendable {
         state = 0xcbf2_9ce4_8422_2325 ^ (seed &* 0x9E37_79B9_7F4A_7C15)
     }
 
+    /// Goes on from `state`, for a caller that ran the byte loop itself (several hashes of the
+    /// same bytes in one pass), each byte as `state = (state ^ byte) &* prime`.
+    public init(state: UInt64) {
+        self.state = state
+    }
+
+    /// FNV-1a's 64-bit prime.
+    public static let prime: UInt64 = 0x0000_0100_0000_01B3
+
     public mutating func combine(_ byte: UInt8) {
-        state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        state = (state ^ UInt64(byte)) &* StableHasher.prime
     }
 
     public mutating func combine(bytes: some Sequence<UInt8>) {
         let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
             var state = self.state
-            for byte in buffer { state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            for byte in buffer { state = (state ^ UInt64(byte)) &* StableHasher.prime }
             self.state = state
         }
         if done == nil {

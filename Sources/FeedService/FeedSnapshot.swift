@@ -40,6 +40,14 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
             self.views = Views.make(header: header, footer: footer)
         }
 
+        /// The shape of a page's section.
+        package init(_ section: FeedSection) {
+            func shape(_ item: FeedItem) -> Item { Item(id: item.id, version: item.versionText) }
+            self.init(
+                id: section.id, kind: section.kind.rawValue, items: section.items.map(shape), header: section.header.map(shape),
+                footer: section.footer.map(shape))
+        }
+
         /// The header or the footer.
         public subscript(element: SupplementaryElement) -> Item? {
             element == .header ? header : footer
@@ -119,14 +127,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     /// The structure of a page whose hint is known: a page patched in place (versions changed,
     /// nothing added or removed) keeps the one of the page it was patched from.
     package init(viewer: Int64, parameters: FeedParameters, page: [FeedSection], prefetch: Int?) {
-        func shape(_ item: FeedItem) -> Item { Item(id: item.id, version: item.versionText) }
-        self.init(
-            viewer: viewer, parameters: parameters,
-            sections: page.map { section in
-                Section(
-                    id: section.id, kind: section.kind.rawValue, items: section.items.map(shape), header: section.header.map(shape),
-                    footer: section.footer.map(shape))
-            }, prefetch: prefetch)
+        self.init(viewer: viewer, parameters: parameters, sections: page.map(Section.init), prefetch: prefetch)
     }
 
     /// The `prefetch` hint of the page this structure describes.
@@ -140,9 +141,20 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     public var id: String {
         var first = StableHasher(seed: 1)
         var second = StableHasher(seed: 2)
+        // Both hashes in one pass over each text (as two `combine`s would give).
         func combine(_ text: String) {
-            first.combine(text)
-            second.combine(text)
+            var text = text
+            text.withUTF8 { bytes in
+                var (a, b) = (first.state, second.state)
+                for byte in bytes {
+                    a = (a ^ UInt64(byte)) &* StableHasher.prime
+                    b = (b ^ UInt64(byte)) &* StableHasher.prime
+                }
+                first = StableHasher(state: a)
+                second = StableHasher(state: b)
+            }
+            first.combine(UInt8(0xFF))
+            second.combine(UInt8(0xFF))
         }
         func combine(_ value: Int64) {
             first.combine(value)

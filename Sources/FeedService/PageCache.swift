@@ -133,6 +133,8 @@ final class PageCache: Sendable {
     private func apply(_ patch: PagePatch, to cached: CachedPage) -> CachedPage {
         let page = cached.page
         var sections = page.sections
+        // The structure shares the shapes of the sections left as they were.
+        var shapes = page.structure.sections
         for (sectionIndex, section) in page.sections.enumerated() {
             var items = section.items
             var changed = false
@@ -155,11 +157,12 @@ final class PageCache: Sendable {
             if changed {
                 sections[sectionIndex] = FeedSection(
                     id: section.id, kind: section.kind, columns: section.columns, items: items, header: section.header, footer: section.footer)
+                shapes[sectionIndex] = SnapshotStructure.Section(sections[sectionIndex])
             }
         }
         // Items patched in place: the sections' heights, so the hint, are the page's.
         let structure = SnapshotStructure(
-            viewer: page.structure.viewer, parameters: page.structure.parameters, page: sections, prefetch: page.structure.prefetch)
+            viewer: page.structure.viewer, parameters: page.structure.parameters, sections: shapes, prefetch: page.structure.prefetch)
         let rendered = RenderedFeed(
             snapshotID: structure.id, sections: sections, nextCursor: page.nextCursor,
             structure: structure)

@@ -112,16 +112,21 @@ internal func _sameOrderDiff<Element, ID: Hashable>(
 ) -> IndexDiff<ID>? {
     let count = old.count
     guard new.count == count else { return nil }
-    for i in 0..<count where identifier(old[i]) != identifier(new[i]) { return nil }
-    var isUpdated = [Bool](repeating: false, count: count)
-    for i in 0..<count {
-        switch mode {
-        case .equality:
-            if !isContentEqual(old[i], new[i]) { isUpdated[i] = true }
-        case .identity:
-            if !_isIdentical(old[i], new[i]) { isUpdated[i] = true }
+    let isUpdated: [Bool]? = old.withUnsafeBufferPointer { old in
+        new.withUnsafeBufferPointer { new in
+            for i in 0..<count where identifier(old[i]) != identifier(new[i]) { return nil }
+            return [Bool](unsafeUninitializedCapacity: count) { flags, initialized in
+                for i in 0..<count {
+                    switch mode {
+                    case .equality: flags[i] = !isContentEqual(old[i], new[i])
+                    case .identity: flags[i] = !_isIdentical(old[i], new[i])
+                    }
+                }
+                initialized = count
+            }
         }
     }
+    guard let isUpdated else { return nil }
     return IndexDiff(
         _core: DiffCore(sameOrder: isUpdated),
         lookup: .sameOrder(old.map(identifier)))
