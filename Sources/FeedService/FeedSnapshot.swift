@@ -143,8 +143,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
         var second = StableHasher(seed: 2)
         // Both hashes in one pass over each text (as two `combine`s would give).
         func combine(_ text: String) {
-            var text = text
-            text.withUTF8 { bytes in
+            func both(_ bytes: UnsafeBufferPointer<UInt8>) {
                 var (a, b) = (first.state, second.state)
                 for byte in bytes {
                     a = (a ^ UInt64(byte)) &* StableHasher.prime
@@ -152,6 +151,10 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
                 }
                 first = StableHasher(state: a)
                 second = StableHasher(state: b)
+            }
+            if text.utf8.withContiguousStorageIfAvailable(both) == nil {
+                var text = text
+                text.withUTF8(both)
             }
             first.combine(UInt8(0xFF))
             second.combine(UInt8(0xFF))

@@ -58,8 +58,9 @@ public struct SectionedDiff<SectionID: Hashable, ItemID: Hashable> {
         self.sections = sections
         self.itemDiffs = itemDiffs
         var lookup = [Int](repeating: -1, count: sections.newCount)
-        for (position, itemDiff) in itemDiffs.enumerated() {
-            lookup[itemDiff.newSection] = position
+        // By index: enumerating would copy each diff (and retain its arrays).
+        for position in itemDiffs.indices {
+            lookup[itemDiffs[position].newSection] = position
         }
         self._itemDiffForNewSection = lookup
     }
