@@ -16,7 +16,9 @@ import Prometheus
 /// handed out meanwhile written in one transaction (on PostgreSQL without waiting for its disk
 /// sync: a committed row is visible to every replica at once), then every waiting answer sent.
 /// Live events do not wait: a client resumes a stream only after its `retry:` interval, so the
-/// live thread asks for a pass right after sending them (``storeSoon()``).
+/// live thread asks for a pass right after sending them (``storeSoon()``), and such a pass
+/// starts at most every ``livePassInterval``: a like shown on a thousand live pages is one or two
+/// transactions, not one per batch of events handed to the loops.
 /// Answers that arrive while a pass runs wait for the next one, so the passes group themselves
 /// like the group commit's: one round trip per pass, however many answers it carries.
 ///
@@ -37,6 +39,17 @@ final class SnapshotHandOff: @unchecked Sendable {
     private var blocked = 0
     /// Whether ``storeSoon()`` asked for a pass that nobody waits for.
     private var asked = false
+    /// When the last pass started.
+    private var lastPassStart = ContinuousClock.now - .seconds(1)
+    /// The least time from the start of a pass to a pass only ``storeSoon()`` asked for. Measured
+    /// across 3 replicas on one core (`PHASES=cluster scripts/bench-live`, one run each): with a
+    /// pass per batch of 128 events, PostgreSQL worked through each popular like's fan-out while
+    /// the live threads (which yield to it) built it, and deliveries were 439 ms late at p99;
+    /// 379 ms with 50 ms between passes, 332 ms with 250 ms, 290 ms with the maintenance
+    /// thread's one pass a second. 100 ms keeps a killed replica's loss to the events of its
+    /// last tenth of a second (their clients get a reset), far below the 2 s a client waits
+    /// before it resumes a stream.
+    static let livePassInterval: Duration = .milliseconds(100)
     /// Passes started, and the last one finished.
     private var started: UInt64 = 0
     private var finished: UInt64 = 0
@@ -108,8 +121,9 @@ final class SnapshotHandOff: @unchecked Sendable {
     }
 
     /// Asks for a store pass without waiting for it: the live streams' events leave at once and
-    /// their snapshots are stored a fraction of a millisecond later. A client resumes a stream
-    /// only after the `retry:` interval the stream gave it (2 s by default), long after that.
+    /// their snapshots are stored within ``livePassInterval`` (and the pass's own time). A client
+    /// resumes a stream only after the `retry:` interval the stream gave it (2 s by default), long
+    /// after that.
     func storeSoon() {
         guard isEnabled else { return }
         condition.signalling { asked = true }
@@ -123,7 +137,20 @@ final class SnapshotHandOff: @unchecked Sendable {
     private func run() {
         condition.lock()
         while true {
-            while parked.isEmpty && blocked == 0 && !asked && !stopping { condition.wait() }
+            if parked.isEmpty && blocked == 0 && !stopping {
+                guard asked else {
+                    condition.wait()
+                    continue
+                }
+                // Only live events asked: gather them for a while (answers waiting cut it short).
+                let due = lastPassStart + SnapshotHandOff.livePassInterval
+                let now = ContinuousClock.now
+                if now < due {
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: (due - now).seconds))
+                    continue
+                }
+            }
+            lastPassStart = ContinuousClock.now
             let answers = parked
             parked.removeAll()
             asked = false

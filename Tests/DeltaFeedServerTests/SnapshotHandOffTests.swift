@@ -121,9 +121,10 @@ struct SnapshotHandOffTests {
         let event = try #require(try stream.nextEvent(timeout: 10))
         #expect(event.name == "delta")
         let third = try #require(event.id)
-        // A client resumes after the stream's retry interval (2 s); a tenth of a second is plenty
-        // for the store pass the event asked for, and far below the maintenance thread's second.
-        Thread.sleep(forTimeInterval: 0.1)
+        // A client resumes after the stream's retry interval (2 s); a quarter of a second is
+        // plenty for the store pass the event asked for (started within 100 ms), and far below the
+        // maintenance thread's second.
+        Thread.sleep(forTimeInterval: 0.25)
         let resumed = try EventStreamReader(
             port: replicas.servers[1].http.port, path: "/v1/users/\(viewer)/feed/live", headers: ["Last-Event-ID": third])
         defer { resumed.close() }
