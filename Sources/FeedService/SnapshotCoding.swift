@@ -109,27 +109,37 @@ package enum SnapshotCoding {
         }
     }
 
-    /// What encoding against a base looks up in it, built once per base (a base serves many
-    /// snapshots: building these for each one was most of the encoding's time).
-    package struct BaseLookup {
+    /// What encoding against a base looks up in it, kept with the base (a base serves many
+    /// snapshots: building these for each one was most of the encoding's time). The items' table
+    /// is built on first use: only a section that does not match its base's by id, kind and
+    /// item count needs it, and a base that never needs it keeps its memory. Not thread-safe:
+    /// the persister uses it under its lock.
+    package final class BaseLookup {
         /// Each section's index, by id (the first of duplicates).
         let sections: [String: Int]
-        /// Every item's position among all of the base's items, by id (the first of duplicates).
-        let items: [String: (position: Int, version: String)]
+        private let base: SnapshotStructure
+        private var itemTable: [String: (position: Int, version: String)]?
 
         package init(_ base: SnapshotStructure) {
             var sections: [String: Int] = [:]
+            for (index, section) in base.sections.enumerated() where sections[section.id] == nil { sections[section.id] = index }
+            self.sections = sections
+            self.base = base
+        }
+
+        /// Every item's position among all of the base's items, by id (the first of duplicates).
+        var items: [String: (position: Int, version: String)] {
+            if let itemTable { return itemTable }
             var items: [String: (position: Int, version: String)] = [:]
             var position = 0
-            for (index, section) in base.sections.enumerated() {
-                if sections[section.id] == nil { sections[section.id] = index }
+            for section in base.sections {
                 for item in section.items {
                     if items[item.id] == nil { items[item.id] = (position, item.version) }
                     position += 1
                 }
             }
-            self.sections = sections
-            self.items = items
+            itemTable = items
+            return items
         }
     }
 
