@@ -330,7 +330,7 @@ public final class FeedService: Sendable {
                     // difference here.
                     let full = SnapshotCoding.encode(structure)
                     newBases.append(StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: now, structure: Data(full)))
-                    added[baseKey] = SnapshotBases.Base(id: key.id, structure: structure, createdAt: now, cost: full.count * 6 + 256)
+                    added[baseKey] = SnapshotBases.Base(id: key.id, structure: structure, createdAt: now, cost: full.count * 4 + 512)
                     encoded = SnapshotCoding.encode(structure, against: structure, baseID: key.id)
                 }
                 upserts.append(

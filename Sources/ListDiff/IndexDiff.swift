@@ -47,9 +47,10 @@ internal enum _IdentifierLookup<ID: Hashable> {
     /// Identifier → first old index, or the encoded first new index of an
     /// identifier absent from the old list.
     case table(_IdentifierTable<ID>)
-    /// Both lists hold these identifiers in this order: every element kept its
-    /// index, so no table was built (the common case of a list that changed
-    /// only in content, or not at all); found by a scan.
+    /// Both lists hold these identifiers (at most 32) in this order: every
+    /// element kept its index, so no table was built (the common case of a
+    /// feed section that changed only in content, or not at all); found by a
+    /// scan.
     case sameOrder([ID])
 }
 
@@ -104,8 +105,9 @@ extension IndexDiff {
     /// The index in the old list of the first element with the identifier
     /// `id`, or `nil` when the old list has none.
     ///
-    /// - Complexity: O(1) expected; O(*n*) when both lists hold the same
-    ///   identifiers in the same order (no hash table is built for those).
+    /// - Complexity: O(1) expected (a scan of at most 32 identifiers when both
+    ///   short lists hold the same identifiers in the same order: no hash
+    ///   table is built for those).
     public func oldIndex(for id: ID) -> Int? {
         switch _lookup {
         case .table(let table):
@@ -119,8 +121,9 @@ extension IndexDiff {
     /// The index in the new list of the first element with the identifier
     /// `id`, or `nil` when the new list has none.
     ///
-    /// - Complexity: O(1) expected; O(*n*) when both lists hold the same
-    ///   identifiers in the same order (no hash table is built for those).
+    /// - Complexity: O(1) expected (a scan of at most 32 identifiers when both
+    ///   short lists hold the same identifiers in the same order: no hash
+    ///   table is built for those).
     public func newIndex(for id: ID) -> Int? {
         let table: _IdentifierTable<ID>
         switch _lookup {

@@ -102,9 +102,11 @@ internal func _matchElements<Element, ID: Hashable>(
 /// of a feed between two snapshots), or nil when they do not. Such a diff
 /// needs no hash table, no matching and no moves: every element keeps its
 /// index. One pass compares the identifiers and stops at the first that
-/// differs; only then is the general diff run.
+/// differs; only then is the general diff run. A short list (a feed
+/// section) builds no hash table at all; a longer one builds only the
+/// lookup table, without the matching.
 ///
-/// - Complexity: O(*n*), no hashing.
+/// - Complexity: O(*n*); no hashing for up to 32 elements.
 @inlinable
 internal func _sameOrderDiff<Element, ID: Hashable>(
     old: [Element], new: [Element], mode: DiffOptions.Mode,
@@ -127,10 +129,25 @@ internal func _sameOrderDiff<Element, ID: Hashable>(
         }
     }
     guard let isUpdated else { return nil }
-    return IndexDiff(
-        _core: DiffCore(sameOrder: isUpdated),
-        lookup: .sameOrder(old.map(identifier)))
+    guard count > _sameOrderScanLimit else {
+        return IndexDiff(_core: DiffCore(sameOrder: isUpdated), lookup: .sameOrder(old.map(identifier)))
+    }
+    // A longer list gets its table (each identifier's first index) so that lookups stay O(1):
+    // backwards, so that the first occurrence is the one left.
+    var table = _IdentifierTable<ID>(minimumCount: count)
+    old.withUnsafeBufferPointer { old in
+        var i = count
+        while i > 0 {
+            i &-= 1
+            _ = table.exchange(identifier(old[i]), with: i)
+        }
+    }
+    return IndexDiff(_core: DiffCore(sameOrder: isUpdated), lookup: .table(table))
 }
+
+/// The longest list whose same-order diff finds identifiers by a scan rather than a table.
+@usableFromInline
+internal let _sameOrderScanLimit = 32
 
 extension IndexDiff {
     /// Diffs two lists of elements that are not ``Diffable``, given how to

@@ -26,7 +26,9 @@ struct PropertyTests {
         var random = SplitMix64(seed: seed)
         for iteration in 0..<3_000 {
             let alphabet = 1 + random.below(random.chance(40) ? 4 : 16)
-            let old = randomCells(&random, count: random.below(12), alphabet: alphabet)
+            // Most as short as a feed section (found by a scan); some past 32 (a table).
+            let count = random.chance(20) ? 33 + random.below(48) : random.below(12)
+            let old = randomCells(&random, count: count, alphabet: alphabet)
             var new = old
             for index in new.indices where random.chance(30) { new[index].content += 1 + random.below(3) }
             checkFlatDiff(old: old, new: new, context: "seed \(seed) iteration \(iteration) same order")
