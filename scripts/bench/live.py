@@ -66,6 +66,15 @@ def rss_kib(pid):
     raise RuntimeError("no VmRSS")
 
 
+def peak_rss_kib(pid):
+    """The server's peak resident memory so far (VmHWM), in KiB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmHWM")
+
+
 def cpu_seconds(pid):
     """utime + stime of every thread of the process, in seconds (/proc/PID/stat)."""
     with open(f"/proc/{pid}/stat") as stat:
@@ -391,6 +400,7 @@ def fanout(options, results):
         say(f"fan-out: video {video} is on {showing:,} of {count:,} pages; {options.likes} likes, one at a time")
         time.sleep(2)
         base = clients.stats()
+        rss_open = rss_kib(server.pid)
         connection = http.client.HTTPConnection("127.0.0.1", options.port, timeout=10)
         likes = []
         user = options.users
@@ -420,6 +430,7 @@ def fanout(options, results):
         time.sleep(0.5)
         server.alive()
         end = clients.stats()
+        rss_end, rss_peak = rss_kib(server.pid), peak_rss_kib(server.pid)
         metrics = live_metrics(options, "fanout")
         # Deliveries: each delta after like k's request and before like k+1's belongs to it.
         bounds = [like["sent"] for like in likes] + [float("inf")]
@@ -459,7 +470,7 @@ def fanout(options, results):
             "last_p50": percentile(sorted(last), 50), "last_max": max(last) if last else float("nan"),
             "cpu": cpu1 - cpu0, "paused": paused, "bytes": bytes_total,
             "wire_bytes": end["wire_bytes"] - base["wire_bytes"], "write_ms": [(like["acked"] - like["sent"]) / 1e6 for like in likes],
-            "metrics": metrics,
+            "metrics": metrics, "rss_open_kib": rss_open, "rss_end_kib": rss_end, "rss_peak_kib": rss_peak,
         })
     finally:
         clients.quit()
@@ -1085,13 +1096,14 @@ def report(options, idle_results, fanout_results, mixed_results, cluster_results
               f"{r['showing']:,} of them; {r['likes']} likes on it, one at a time, each once the last was delivered everywhere "
               f"and {options.like_gap * 1000:.0f} ms had passed (the coalescing window). Delivery = event received − like acknowledged:")
         print()
-        print("| deliveries | missing | extra | wrong count | p50 | p99 | max | min | last stream of a like: p50 / max | server CPU per event | SSE bytes per event | write latency p50 |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| deliveries | missing | extra | wrong count | p50 | p99 | max | min | last stream of a like: p50 / max | server CPU per event | SSE bytes per event | write latency p50 | RSS streams open / after / peak MiB |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         cpu_per_event = r["cpu"] / r["events"] if r["events"] else float("nan")
         write_ms = sorted(r["write_ms"])
         print(f"| {r['events']:,} | {r['missing']} | {r['extra'] + r['not_watched']} | {r['wrong']} | {ms(r['p50'])} ms | {ms(r['p99'])} ms | "
               f"{ms(r['max'])} ms | {ms(r['min'])} ms | {ms(r['last_p50'])} / {ms(r['last_max'])} ms | "
-              f"{1e6 * cpu_per_event:.1f} µs ({r['cpu']:.2f} s) | {r['bytes'] / max(r['events'], 1):,.0f} | {percentile(write_ms, 50):.1f} ms |")
+              f"{1e6 * cpu_per_event:.1f} µs ({r['cpu']:.2f} s) | {r['bytes'] / max(r['events'], 1):,.0f} | {percentile(write_ms, 50):.1f} ms | "
+              f"{kib(r['rss_open_kib'])} / {kib(r['rss_end_kib'])} / {kib(r['rss_peak_kib'])} |")
         print()
         print(metrics_line(r["metrics"]))
         verdicts.append((f"a like reaches all {r['viewers']:,} viewers within 250 ms p99 of its acknowledgement",
