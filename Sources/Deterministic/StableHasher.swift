@@ -10,14 +10,8 @@ public struct StableHasher: Sendable {
         state = 0xcbf2_9ce4_8422_2325 ^ (seed &* 0x9E37_79B9_7F4A_7C15)
     }
 
-    /// Goes on from `state`, for a caller that ran the byte loop itself (several hashes of the
-    /// same bytes in one pass), each byte as `state = (state ^ byte) &* prime`.
-    public init(state: UInt64) {
-        self.state = state
-    }
-
     /// FNV-1a's 64-bit prime.
-    public static let prime: UInt64 = 0x0000_0100_0000_01B3
+    private static let prime: UInt64 = 0x0000_0100_0000_01B3
 
     public mutating func combine(_ byte: UInt8) {
         state = (state ^ UInt64(byte)) &* StableHasher.prime
@@ -36,9 +30,31 @@ public struct StableHasher: Sendable {
 
     /// A string followed by a separator byte, so ("ab","c") and ("a","bc") differ.
     public mutating func combine(_ text: String) {
-        var text = text
-        text.withUTF8 { combine(bytes: $0) }
+        StableHasher.withUTF8(of: text) { combine(bytes: $0) }
         combine(UInt8(0xFF))
+    }
+
+    /// `first.combine(text)` then `second.combine(text)`, in one pass over the text's bytes (two
+    /// independent hashes of the same input, as a snapshot id takes).
+    public static func combine(_ text: String, into first: inout StableHasher, _ second: inout StableHasher) {
+        withUTF8(of: text) { bytes in
+            var (a, b) = (first.state, second.state)
+            for byte in bytes {
+                a = (a ^ UInt64(byte)) &* prime
+                b = (b ^ UInt64(byte)) &* prime
+            }
+            (first.state, second.state) = (a, b)
+        }
+        first.combine(UInt8(0xFF))
+        second.combine(UInt8(0xFF))
+    }
+
+    /// `body` over the text's UTF-8 bytes: in place for a native string, else a copy's.
+    private static func withUTF8(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        if text.utf8.withContiguousStorageIfAvailable(body) == nil {
+            var text = text
+            text.withUTF8(body)
+        }
     }
 
     public mutating func combine(_ value: Int64) {

@@ -330,8 +330,9 @@ public final class FeedService: Sendable {
                     // difference here.
                     let full = SnapshotCoding.encode(structure)
                     newBases.append(StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: now, structure: Data(full)))
-                    added[baseKey] = SnapshotBases.Base(id: key.id, structure: structure, createdAt: now, cost: full.count * 4 + 512)
-                    encoded = SnapshotCoding.encode(structure, against: structure, baseID: key.id)
+                    let base = SnapshotBases.Base(id: key.id, structure: structure, createdAt: now, cost: full.count * 4 + 512)
+                    added[baseKey] = base
+                    encoded = SnapshotCoding.encode(structure, against: structure, baseID: key.id, lookup: base.lookup)
                 }
                 upserts.append(
                     StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: value.servedAt, structure: Data(encoded ?? SnapshotCoding.encode(structure))))

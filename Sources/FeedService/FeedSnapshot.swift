@@ -141,23 +141,8 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     public var id: String {
         var first = StableHasher(seed: 1)
         var second = StableHasher(seed: 2)
-        // Both hashes in one pass over each text (as two `combine`s would give).
         func combine(_ text: String) {
-            func both(_ bytes: UnsafeBufferPointer<UInt8>) {
-                var (a, b) = (first.state, second.state)
-                for byte in bytes {
-                    a = (a ^ UInt64(byte)) &* StableHasher.prime
-                    b = (b ^ UInt64(byte)) &* StableHasher.prime
-                }
-                first = StableHasher(state: a)
-                second = StableHasher(state: b)
-            }
-            if text.utf8.withContiguousStorageIfAvailable(both) == nil {
-                var text = text
-                text.withUTF8(both)
-            }
-            first.combine(UInt8(0xFF))
-            second.combine(UInt8(0xFF))
+            StableHasher.combine(text, into: &first, &second)
         }
         func combine(_ value: Int64) {
             first.combine(value)
