@@ -75,7 +75,7 @@ let package = Package(
         // The embedded SQLite store through GRDB; the only target that links GRDB.
         .target(
             name: "SQLiteStore",
-            dependencies: ["FeedStore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["FeedStore", "Gzip", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The PostgreSQL store for several replicas, over libpq (one blocking connection per thread).
         .target(name: "PostgresStore", dependencies: ["CLibpq", "FeedStore"]),
@@ -174,7 +174,7 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "FeedStore", "StoreOracle", .product(name: "GRDB", package: "GRDB.swift")]
+            name: "SQLiteStoreTests", dependencies: ["Deterministic", "SQLiteStore", "FeedStore", "StoreOracle", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "PostgresTestSupport"]),
         .testTarget(

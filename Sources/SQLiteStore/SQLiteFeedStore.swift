@@ -31,6 +31,8 @@ public final class SQLiteFeedStore: FeedStorage {
     public var location: String { path }
 
     package let pool: DatabasePool
+    /// Where each stored snapshot is (rebuilt from the snapshot log when the store opens).
+    let log: SnapshotLog
     let cachedChangeVersion: LockedVersion
     /// For stores made by ``temporary(options:)``: the directory to delete on deinit.
     private let temporaryDirectory: URL?
@@ -51,7 +53,7 @@ public final class SQLiteFeedStore: FeedStorage {
     }
 
     private init(path: String, options: StorageOptions, temporaryDirectory: URL?) throws(FeedStoreError) {
-        let pool = try mappingErrors {
+        let (pool, log) = try mappingErrors {
             let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
             var configuration = Configuration()
@@ -67,11 +69,12 @@ public final class SQLiteFeedStore: FeedStorage {
             let synchronous = options.durability == .full ? "FULL" : "NORMAL"
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
             try Schema.migrator.migrate(pool)
-            return pool
+            return (pool, try pool.read { db in try SnapshotLog.load(from: db) })
         }
         self.path = path
         self.options = options
         self.pool = pool
+        self.log = log
         self.temporaryDirectory = temporaryDirectory
         if let interval = options.backgroundCheckpointInterval {
             checkpointer = try mappingErrors {
@@ -83,7 +86,7 @@ public final class SQLiteFeedStore: FeedStorage {
         } else {
             checkpointer = nil
         }
-        let version = try mappingErrors { try pool.read { db in try SQLiteReader(db).meta().changeVersion } }
+        let version = try mappingErrors { try pool.read { db in try SQLiteReader(db, log: log).meta().changeVersion } }
         self.cachedChangeVersion = LockedVersion(version)
     }
 
@@ -150,9 +153,9 @@ public final class SQLiteFeedStore: FeedStorage {
     /// - Returns: what `body` returns.
     /// - Throws: ``FeedStoreError`` from the store, or whatever `body` throws.
     public func read<T>(_ body: (SQLiteReader) throws -> T) throws -> T {
-        if let group = currentGroup { return try body(SQLiteReader(group.connection)) }
+        if let group = currentGroup { return try body(SQLiteReader(group.connection, log: log)) }
         do {
-            return try pool.read { db in try body(SQLiteReader(db)) }
+            return try pool.read { db in try body(SQLiteReader(db, log: log)) }
         } catch let error as DatabaseError {
             throw FeedStoreError(wrapping: error)
         }
@@ -161,8 +164,8 @@ public final class SQLiteFeedStore: FeedStorage {
     /// ``read(_:)`` for reads that throw only ``FeedStoreError`` (every ``SQLiteReader`` method
     /// does), keeping the error's type: `try store.reading { try $0.isFollowing(follower: 7, followee: 8) }`.
     public func reading<T>(_ body: (SQLiteReader) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T {
-        if let group = currentGroup { return try body(SQLiteReader(group.connection)) }
-        return try mappingErrors { try pool.read { db in try body(SQLiteReader(db)) } }
+        if let group = currentGroup { return try body(SQLiteReader(group.connection, log: log)) }
+        return try mappingErrors { try pool.read { db in try body(SQLiteReader(db, log: log)) } }
     }
 
     // MARK: - Writing

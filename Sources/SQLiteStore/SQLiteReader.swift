@@ -14,10 +14,6 @@ extension FeedQueries {
     /// The change version and the ad epoch (one row).
     package static let meta = "SELECT change_version, ad_epoch FROM store_meta WHERE id = 1"
 
-    /// One snapshot by its key.
-    package static let snapshot = "SELECT * FROM snapshots WHERE viewer_id = ?1 AND id = ?2"
-    /// One snapshot base by its key.
-    package static let snapshotBase = "SELECT * FROM snapshot_bases WHERE viewer_id = ?1 AND id = ?2"
 }
 
 /// Read access to one consistent state of the store, handed to the closure of
@@ -32,9 +28,12 @@ extension FeedQueries {
 public struct SQLiteReader: FeedStoreReader {
     /// The connection of the read, for queries beside the store's own (the tests' SQL oracle).
     package let db: Database
+    /// The store's snapshot directory: snapshots are rows of the snapshot log, found through it.
+    let log: SnapshotLog
 
-    init(_ db: Database) {
+    init(_ db: Database, log: SnapshotLog) {
         self.db = db
+        self.log = log
     }
 
     // MARK: Versions
@@ -112,22 +111,21 @@ public struct SQLiteReader: FeedStoreReader {
 
     /// The snapshot `id` saved for `viewer`, or `nil` (never saved, or pruned).
     ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n), primary key lookup.
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure or a row that
+    ///   cannot be read.
+    /// - Complexity: a lookup in the snapshot directory, one row read by its key and its body
+    ///   inflated (the batch it was stored with).
     public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
-        try mappingErrors {
-            try StoredSnapshot.fetchFirst(db.cachedStatement(sql: FeedQueries.snapshot), arguments: [viewer, id])
-        }
+        try log.read(.snapshot, viewer: viewer, id: id, db: db)
     }
 
     /// The snapshot base `id` kept for `viewer`, or `nil` (never kept, or expired).
     ///
-    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n), primary key lookup.
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure or a row that
+    ///   cannot be read.
+    /// - Complexity: as ``snapshot(id:viewer:)``.
     public func snapshotBase(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
-        try mappingErrors {
-            try StoredSnapshot.fetchFirst(db.cachedStatement(sql: FeedQueries.snapshotBase), arguments: [viewer, id])
-        }
+        try log.read(.base, viewer: viewer, id: id, db: db)
     }
 
     // MARK: Whole store
@@ -144,11 +142,10 @@ public struct SQLiteReader: FeedStoreReader {
                     db,
                     sql: """
                         SELECT (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM videos),
-                               (SELECT COUNT(*) FROM ads), (SELECT COUNT(*) FROM follows),
-                               (SELECT COUNT(*) FROM snapshots)
+                               (SELECT COUNT(*) FROM ads), (SELECT COUNT(*) FROM follows)
                         """)
-            else { return StoreCounts(users: 0, videos: 0, ads: 0, follows: 0, snapshots: 0) }
-            return StoreCounts(users: row[0], videos: row[1], ads: row[2], follows: row[3], snapshots: row[4])
+            else { return StoreCounts(users: 0, videos: 0, ads: 0, follows: 0, snapshots: log.snapshotCount) }
+            return StoreCounts(users: row[0], videos: row[1], ads: row[2], follows: row[3], snapshots: log.snapshotCount)
         }
     }
 

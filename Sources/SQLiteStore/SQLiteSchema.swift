@@ -23,6 +23,11 @@ package enum Schema {
         migrator.registerMigration("v4: likes") { db in
             try db.execute(sql: v4)
         }
+        migrator.registerMigration("v5: snapshot log") { db in
+            try db.execute(sql: v5)
+            try SnapshotLog.convertTables(db)
+            try db.execute(sql: "DROP TABLE snapshots; DROP TABLE snapshot_bases;")
+        }
         return migrator
     }
 
@@ -37,6 +42,18 @@ package enum Schema {
 
     /// Version 4: who liked which video, ``StoreSchema/likes(_:)``.
     static let v4 = StoreSchema.likes(.sqlite)
+
+    /// Version 5: snapshots and bases move to the snapshot log (``SnapshotLog``); the rows of
+    /// `snapshots` and `snapshot_bases` are copied into it, 64 to a row, and the tables dropped.
+    /// SQLite only: PostgreSQL keeps them (its replicas look snapshots up by key).
+    static let v5 = """
+        CREATE TABLE snapshot_log (
+            seq INTEGER PRIMARY KEY,
+            created_at INTEGER NOT NULL,
+            directory BLOB NOT NULL,
+            body BLOB NOT NULL
+        );
+        """
 
     /// One trigger per direction: a SQLite trigger has no `TG_OP` to branch on.
     static let countTriggers = """

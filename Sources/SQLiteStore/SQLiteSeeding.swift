@@ -31,7 +31,7 @@ extension SQLiteFeedStore {
     ) throws(FeedStoreError) -> StoreCounts {
         var load = try DemoLoad(demo, progress: progress)
         try writeDatabase(touchesAds: true, change: { _ in PendingChange(kind: .reset, key: 0) }) { db in
-            guard try SQLiteReader(db).isEmpty() else { throw FeedStoreError.notEmptyForSeeding }
+            guard try SQLiteReader(db, log: log).isEmpty() else { throw FeedStoreError.notEmptyForSeeding }
             // Bulk load: drop the secondary indexes and the triggers of the content tables, insert,
             // then recreate them from their stored definitions, all in this one transaction.
             // Building an index from sorted data is several times faster than maintaining it

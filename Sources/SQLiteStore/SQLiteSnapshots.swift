@@ -5,9 +5,9 @@ import GRDB
 extension SQLiteFeedStore {
     /// Saves the structure a viewer was just given, then prunes that viewer's history.
     ///
-    /// Saving an id the viewer already has is idempotent: the row keeps its key, takes the new
-    /// bytes (equal in practice, since the id is their hash) and its `createdAt` is refreshed, so
-    /// a snapshot served again is kept as recent.
+    /// Saving an id the viewer already has is idempotent: the snapshot takes the new bytes
+    /// (equal in practice, since the id is their hash) and its `createdAt` is refreshed, so a
+    /// snapshot served again is kept as recent.
     ///
     /// Pruning, in the same transaction, for this viewer only: snapshots older than
     /// ``SnapshotRetention/maxAgeMilliseconds`` are deleted, then all but the newest
@@ -21,77 +21,61 @@ extension SQLiteFeedStore {
     /// - Returns: the stored snapshot.
     /// - Throws: ``FeedStoreError/invalid(field:reason:)`` on `id`;
     ///   ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n + p + r) for p pruned rows and r ≤ `maxPerViewer` retained rows
-    ///   of this viewer: every save removes what the previous one left over, so it stays cheap.
+    /// - Complexity: one appended row of the snapshot log (``SnapshotLog``), plus the rows it
+    ///   empties; O(r) in memory for this viewer's r retained snapshots.
     @discardableResult
     public func saveSnapshot(id: String, viewer: Int64, structure: Data) throws(FeedStoreError) -> StoredSnapshot {
         let id = try Validate.snapshotID(id)
         let createdAt = now
         let retention = options.snapshotRetention
         let (cutoff, cutoffOverflow) = createdAt.subtractingReportingOverflow(retention.maxAgeMilliseconds)
-        try writeWithoutVersion { db in
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO snapshots (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4)
-                    ON CONFLICT (viewer_id, id) DO UPDATE
-                    SET created_at = excluded.created_at, structure = excluded.structure
-                    """
-            ).execute(arguments: [viewer, id, createdAt, structure])
+        try writeLog(now: createdAt) { state, batch in
+            state.put(.snapshot, viewer: viewer, id: id, createdAt: createdAt, bytes: Array(structure), in: &batch)
             if !cutoffOverflow {
-                try db.cachedStatement(
-                    sql: """
-                        DELETE FROM snapshots WHERE viewer_id = ?1 AND created_at < ?2 AND id <> ?3
-                        """
-                ).execute(arguments: [viewer, cutoff, id])
+                state.remove(.snapshot, viewer: viewer, in: &batch) { $0.createdAt < cutoff && $0.id != id }
             }
-            try db.cachedStatement(sql: FeedQueries.pruneSnapshotsByCount)
-                .execute(arguments: [viewer, id, retention.maxPerViewer - 1])
+            state.keepNewest(retention.maxPerViewer - 1, .snapshot, viewer: viewer, sparing: id, in: &batch)
         }
         return StoredSnapshot(id: id, viewerID: viewer, createdAt: createdAt, structure: structure)
     }
 
-    /// Writes a batch of snapshots in one transaction: `bases` are kept (inserted unless there;
+    /// Writes a batch of snapshots in one transaction: `bases` are kept (added unless there;
     /// their viewers keep their newest `keepPerViewer` bases),
-    /// `upserts` are stored (or their row replaced, `createdAt` being when the snapshot was last
-    /// served), `deletions` removed; then every viewer in `prune` keeps at most `keepPerViewer`
-    /// rows, newest first. Does not change the change version. For a writer that keeps snapshots in memory and persists them
-    /// in batches, off the request path.
+    /// `upserts` are stored (or replace the stored one, `createdAt` being when the snapshot was
+    /// last served), `deletions` removed; then every viewer in `prune` keeps at most
+    /// `keepPerViewer` snapshots, newest first. Does not change the change version. For a writer
+    /// that keeps snapshots in memory and persists them in batches, off the request path.
+    ///
+    /// The batch is one row appended to the snapshot log (``SnapshotLog``): its structures
+    /// gzipped together, whatever viewers they belong to, and the rows that no longer hold
+    /// anything retained are deleted in the same transaction.
     ///
     /// - Throws: ``FeedStoreError/invalid(field:reason:)`` on a malformed id;
     ///   ``FeedStoreError/storage(code:message:)`` on SQLite failure (nothing is written then).
-    /// - Complexity: O((u + d + p) log n) plus the pruned rows.
+    /// - Complexity: O(u + d + p·r) in memory for r retained snapshots per viewer, one row
+    ///   written, plus the rows deleted.
     public func persistSnapshots(
         upserts: [StoredSnapshot], deletions: [(viewer: Int64, id: String)], prune: Set<Int64>, keepPerViewer: Int, bases: [StoredSnapshot]
     ) throws(FeedStoreError) {
         for snapshot in upserts + bases { _ = try Validate.snapshotID(snapshot.id) }
-        try writeWithoutVersion { db in
-            let keepBase = try db.cachedStatement(
-                sql: "INSERT INTO snapshot_bases (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING")
-            for base in bases {
-                try keepBase.execute(arguments: [base.viewerID, base.id, base.createdAt, base.structure])
+        try writeLog(now: now) { state, batch in
+            // A base is never replaced: it is the bytes snapshots were encoded against.
+            for base in bases where state.entry(.base, viewer: base.viewerID, id: base.id) == nil {
+                state.put(.base, viewer: base.viewerID, id: base.id, createdAt: base.createdAt, bytes: Array(base.structure), in: &batch)
             }
             // Each viewer keeps its newest bases only, as many as snapshots: a snapshot kept names
             // one of them (every base after the one it names came with a snapshot after it).
-            let pruneBases = try db.cachedStatement(sql: FeedQueries.pruneSnapshotBases)
             for viewer in Set(bases.map(\.viewerID)) {
-                try pruneBases.execute(arguments: [viewer, max(1, keepPerViewer)])
+                state.keepNewest(max(1, keepPerViewer), .base, viewer: viewer, in: &batch)
             }
-            let upsert = try db.cachedStatement(
-                sql: """
-                    INSERT INTO snapshots (viewer_id, id, created_at, structure) VALUES (?1, ?2, ?3, ?4)
-                    ON CONFLICT (viewer_id, id) DO UPDATE
-                    SET created_at = excluded.created_at, structure = excluded.structure
-                    """)
             for snapshot in upserts {
-                try upsert.execute(arguments: [snapshot.viewerID, snapshot.id, snapshot.createdAt, snapshot.structure])
+                state.put(.snapshot, viewer: snapshot.viewerID, id: snapshot.id, createdAt: snapshot.createdAt, bytes: Array(snapshot.structure), in: &batch)
             }
-            let delete = try db.cachedStatement(sql: "DELETE FROM snapshots WHERE viewer_id = ?1 AND id = ?2")
             for deletion in deletions {
-                try delete.execute(arguments: [deletion.viewer, deletion.id])
+                state.remove(.snapshot, viewer: deletion.viewer, in: &batch) { $0.id == deletion.id }
             }
-            let pruneViewer = try db.cachedStatement(sql: FeedQueries.pruneSnapshotsByCount)
             for viewer in prune {
-                try pruneViewer.execute(arguments: [viewer, "", max(1, keepPerViewer)])
+                state.keepNewest(max(1, keepPerViewer), .snapshot, viewer: viewer, in: &batch)
             }
         }
     }
@@ -103,41 +87,122 @@ extension SQLiteFeedStore {
     ///
     /// - Returns: the number of snapshots deleted.
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
-    /// - Complexity: O(log n + p) for p deleted rows (range of `snapshots_by_time`).
+    /// - Complexity: O(n) in memory for the n snapshots and bases kept, plus the rows deleted.
     @discardableResult
     public func pruneExpiredSnapshots() throws(FeedStoreError) -> Int {
         let (cutoff, overflow) = now.subtractingReportingOverflow(options.snapshotRetention.maxAgeMilliseconds)
         guard !overflow else { return 0 }
         let (baseCutoff, baseOverflow) = now.subtractingReportingOverflow(options.snapshotRetention.baseMaxAgeMilliseconds)
-        return try writeWithoutVersion { db in
-            try db.cachedStatement(sql: "DELETE FROM snapshots WHERE created_at < ?1").execute(arguments: [cutoff])
-            let deleted = db.changesCount
-            if !baseOverflow {
-                try db.cachedStatement(sql: "DELETE FROM snapshot_bases WHERE created_at < ?1").execute(arguments: [baseCutoff])
-            }
+        return try writeLog(now: now) { state, batch in
+            let deleted = state.removeAll(.snapshot, createdBefore: cutoff, in: &batch)
+            if !baseOverflow { _ = state.removeAll(.base, createdBefore: baseCutoff, in: &batch) }
             return deleted
+        }
+    }
+
+    /// Runs `body` on the snapshot directory as one batch, then writes the batch's row and
+    /// deletes the rows it emptied in one transaction (unsynced: ``writeWithoutVersion(_:)``).
+    /// If the transaction fails, the directory is put back as it was.
+    private func writeLog<T>(now: Int64, _ body: (inout SnapshotLog.State, inout SnapshotLog.Batch) -> T) throws(FeedStoreError) -> T {
+        try log.withLock { (state) throws(FeedStoreError) -> T in
+            var batch = state.begin(now: now)
+            let result = body(&state, &batch)
+            let (row, deleted) = state.finish(&batch)
+            guard row != nil || !deleted.isEmpty else { return result }
+            do throws(FeedStoreError) {
+                try writeWithoutVersion { db in
+                    if let row {
+                        try db.cachedStatement(sql: "INSERT INTO snapshot_log (seq, created_at, directory, body) VALUES (?1, ?2, ?3, ?4)")
+                            .execute(arguments: [row.seq, row.createdAt, Data(row.directory), Data(row.body)])
+                    }
+                    let delete = try db.cachedStatement(sql: "DELETE FROM snapshot_log WHERE seq = ?1")
+                    for seq in deleted { try delete.execute(arguments: [seq]) }
+                }
+            } catch {
+                state.rollback(batch)
+                throw error
+            }
+            return result
         }
     }
 }
 
-extension FeedQueries {
-    /// Deletes viewer `?1`'s snapshot bases beyond the newest `?2` (ties: the later saved).
-    package static let pruneSnapshotBases = """
-        DELETE FROM snapshot_bases WHERE rowid IN (
-            SELECT rowid FROM snapshot_bases WHERE viewer_id = ?1
-            ORDER BY created_at DESC, rowid DESC
-            LIMIT -1 OFFSET ?2
-        )
-        """
+extension SnapshotLog {
+    /// Rebuilds the directory from the rows' directories, in order (the bodies are not read).
+    ///
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` (`corrupt`) for a row that cannot be
+    ///   read.
+    static func load(from db: Database) throws -> SnapshotLog {
+        var state = State()
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, directory FROM snapshot_log ORDER BY seq")
+        while let row = try rows.next() {
+            let seq: Int64 = row[0]
+            let bytes: Data = row[1]
+            do throws(RowDirectory.Malformed) {
+                state.replay(seq: seq, directory: try RowDirectory(decoding: Array(bytes)))
+            } catch {
+                throw FeedStoreError.storage(code: .corrupt, message: "snapshot_log row \(seq): \(error.description)")
+            }
+        }
+        state.finishLoading()
+        return SnapshotLog(state)
+    }
 
-    /// Deletes viewer `?1`'s snapshots beyond the newest `?3` other than `?2`. Backward walk of
-    /// `snapshots_by_viewer_time` (rowid breaks ties: the index holds it), no sort.
-    package static let pruneSnapshotsByCount = """
-        DELETE FROM snapshots WHERE rowid IN (
-            SELECT rowid FROM snapshots
-            WHERE viewer_id = ?1 AND id <> ?2
-            ORDER BY created_at DESC, rowid DESC
-            LIMIT -1 OFFSET ?3
-        )
-        """
+    /// The stored snapshot or base `id` of `viewer`, read through `db` while the directory is
+    /// locked (so its row cannot be deleted or be not yet committed meanwhile), or nil.
+    func read(_ kind: Kind, viewer: Int64, id: String, db: Database) throws(FeedStoreError) -> StoredSnapshot? {
+        try withLock { (state) throws(FeedStoreError) -> StoredSnapshot? in
+            guard let entry = state.entry(kind, viewer: viewer, id: id) else { return nil }
+            let row = try mappingErrors {
+                try Row.fetchOne(db.cachedStatement(sql: "SELECT directory, body FROM snapshot_log WHERE seq = ?1"), arguments: [entry.seq])
+            }
+            // Only a read transaction that began before the row was committed misses it: the
+            // snapshot is not in the state this read sees.
+            guard let row else { return nil }
+            let directoryBytes: Data = row[0]
+            let body: Data = row[1]
+            do throws(RowDirectory.Malformed) {
+                let directory = try RowDirectory(decoding: Array(directoryBytes))
+                guard
+                    let index = directory.stored.lastIndex(where: { $0.kind == kind && $0.viewer == viewer && $0.id == id && $0.order == entry.order })
+                else { throw RowDirectory.Malformed(description: "the entry is not in its row") }
+                let bytes = try directory.bytes(at: index, body: Array(body))
+                return StoredSnapshot(id: id, viewerID: viewer, createdAt: entry.createdAt, structure: Data(bytes))
+            } catch {
+                throw FeedStoreError.storage(code: .corrupt, message: "snapshot_log row \(entry.seq): \(error.description)")
+            }
+        }
+    }
+}
+
+extension SnapshotLog {
+    /// Copies the rows of the `snapshots` and `snapshot_bases` tables of a store from before the
+    /// snapshot log into it, 64 to a row, oldest first (the migration to version 5).
+    static func convertTables(_ db: Database) throws {
+        var seq: Int64 = 0
+        var order: UInt64 = 0
+        for (kind, table) in [(Kind.base, "snapshot_bases"), (.snapshot, "snapshots")] {
+            var stored: [StoredEntry] = []
+            var body: [UInt8] = []
+            func flush() throws {
+                guard !stored.isEmpty else { return }
+                seq += 1
+                let directory = RowDirectory(tombstones: [], stored: stored)
+                try db.execute(
+                    sql: "INSERT INTO snapshot_log (seq, created_at, directory, body) VALUES (?1, ?2, ?3, ?4)",
+                    arguments: [seq, stored.map(\.createdAt).max() ?? 0, Data(directory.encoded()), Data(RowDirectory.compress(body))])
+                stored = []
+                body = []
+            }
+            let rows = try Row.fetchCursor(db, sql: "SELECT viewer_id, id, created_at, structure FROM \(table) ORDER BY created_at, rowid")
+            while let row = try rows.next() {
+                let bytes: Data = row[3]
+                order += 1
+                stored.append(StoredEntry(kind: kind, viewer: row[0], id: row[1], createdAt: row[2], order: order, length: bytes.count))
+                body.append(contentsOf: bytes)
+                if stored.count == 64 { try flush() }
+            }
+            try flush()
+        }
+    }
 }

@@ -20,7 +20,6 @@ struct QueryPlanTests {
             ("activeAds", FeedQueries.activeAds, []),
             ("usersByIDs", FeedQueries.byIDs(User.table), ["[1,2]"]),
             ("videosByIDs", FeedQueries.byIDs(Video.table), ["[1,2]"]),
-            ("snapshot", FeedQueries.snapshot, [1, "x"]),
         ] + OracleQueries.indexed
 
     @Test("No hot query scans a table without an index")
@@ -31,7 +30,7 @@ struct QueryPlanTests {
             #expect(!plan.isEmpty)
             // Scans of a stored table (or its aliases) must go through an index. Other scans are
             // of bounded transient things: the bound id list (json_each), the suggestions subquery.
-            let tables: Set<Substring> = ["users", "videos", "ads", "follows", "snapshots", "first", "second", "own"]
+            let tables: Set<Substring> = ["users", "videos", "ads", "follows", "snapshot_log", "first", "second", "own"]
             for line in plan where line.hasPrefix("SCAN ") && tables.contains(line.split(separator: " ")[1]) {
                 #expect(
                     line.contains("USING INDEX") || line.contains("USING COVERING INDEX"),
@@ -75,13 +74,5 @@ struct QueryPlanTests {
         #expect(lookup.contains("SEARCH users USING INTEGER PRIMARY KEY (rowid=?)"), "\(lookup)")
         let fill = try store.queryPlan(OracleQueries.usersByPopularity).joined(separator: "\n")
         #expect(fill.contains("users_by_popularity") && !fill.contains("TEMP B-TREE"), "\(fill)")
-    }
-
-    @Test("Snapshot pruning walks the viewer/time index")
-    func snapshotPruningUsesIndex() throws {
-        let store = try Self.seededStore()
-        let plan = try store.queryPlan(FeedQueries.pruneSnapshotsByCount, arguments: [1, "x", 3]).joined(separator: "\n")
-        #expect(plan.contains("snapshots_by_viewer_time (viewer_id=?)"), "\(plan)")
-        #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
     }
 }
