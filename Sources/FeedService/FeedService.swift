@@ -271,10 +271,11 @@ public final class FeedService: Sendable {
     /// Writes the snapshots handed out since the last call to the store, and deletes those
     /// retention removed. Blocking; the maintenance thread calls it every second and at shutdown.
     ///
-    /// The rows go in transactions of at most `rowsPerTransaction` (new bases first, so a row is
-    /// never stored before the base it names): SQLite has one writer, and a content write that
-    /// arrives meanwhile waits for one such transaction, not for the whole second's batch (on
-    /// the large store, 5,000 snapshots a second held the writer for 70–170 ms at a time).
+    /// The whole batch goes in one transaction by default: SQLite appends it to its snapshot log
+    /// as a few rows (the pages at the log's end, written once), which holds its one writer for
+    /// a few milliseconds, and PostgreSQL takes it as one round of statements. With
+    /// `rowsPerTransaction`, the rows go in transactions of at most that many (new bases first,
+    /// so a row is never stored before the base it names).
     ///
     /// Each snapshot is stored as the difference from its viewer's base (``SnapshotCoding``'s
     /// delta form: a like is a few dozen bytes, the same feed at another width or limit not much
@@ -286,7 +287,7 @@ public final class FeedService: Sendable {
     /// - Returns: how many rows were written or deleted.
     /// - Throws: ``FeedStore/FeedStoreError``; the batch is queued again then.
     @discardableResult
-    public func persistSnapshots(rowsPerTransaction: Int = 64) throws(FeedStoreError) -> Int {
+    public func persistSnapshots(rowsPerTransaction: Int = .max) throws(FeedStoreError) -> Int {
         try persistSnapshots(rowsPerTransaction: rowsPerTransaction, handedOutOnly: false)
     }
 
@@ -349,6 +350,12 @@ public final class FeedService: Sendable {
                     try store.persistSnapshots(upserts: upserts, deletions: [], prune: [], keepPerViewer: keep, bases: newBases)
                     for (key, base) in added { bases.insert(base, for: key) }
                     return upserts.count
+                }
+                if chunk == .max {
+                    try store.persistSnapshots(
+                        upserts: upserts, deletions: pending.deletions.map { ($0.viewer, $0.id) }, prune: pending.prune, keepPerViewer: keep, bases: newBases)
+                    for (key, base) in added { bases.insert(base, for: key) }
+                    return upserts.count + pending.deletions.count
                 }
                 try inRuns(newBases, of: chunk) { bases throws(FeedStoreError) in
                     try store.persistSnapshots(upserts: [], deletions: [], prune: [], keepPerViewer: keep, bases: bases)

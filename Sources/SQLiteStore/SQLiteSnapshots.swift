@@ -83,7 +83,8 @@ extension SQLiteFeedStore {
     /// Deletes every snapshot (all viewers) older than the retention's maximum age, and every
     /// snapshot base older than ``SnapshotRetention/baseMaxAgeMilliseconds``. Saving already
     /// prunes the saving viewer; call this periodically to drop the history of viewers who
-    /// stopped coming. Does not change the change version.
+    /// stopped coming. Then compacts the snapshot log (``compactSnapshotLog(minimumAge:limit:)``).
+    /// Does not change the change version.
     ///
     /// - Returns: the number of snapshots deleted.
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
@@ -93,10 +94,53 @@ extension SQLiteFeedStore {
         let (cutoff, overflow) = now.subtractingReportingOverflow(options.snapshotRetention.maxAgeMilliseconds)
         guard !overflow else { return 0 }
         let (baseCutoff, baseOverflow) = now.subtractingReportingOverflow(options.snapshotRetention.baseMaxAgeMilliseconds)
-        return try writeLog(now: now) { state, batch in
+        let deleted = try writeLog(now: now) { state, batch in
             let deleted = state.removeAll(.snapshot, createdBefore: cutoff, in: &batch)
             if !baseOverflow { _ = state.removeAll(.base, createdBefore: baseCutoff, in: &batch) }
             return deleted
+        }
+        try compactSnapshotLog()
+        return deleted
+    }
+
+    /// Rewrites the snapshot-log rows older than `minimumAge` ms of which at most a quarter is
+    /// still retained: what they hold goes into new rows and they are deleted, at most `limit`
+    /// snapshots, bases and tombstones at a time. Rows die by themselves once everything in
+    /// them is pruned; this is for the few snapshots kept long (a viewer who stopped polling
+    /// keeps its last ones for the maximum age) that would keep whole rows of others' dead
+    /// ones. ``pruneExpiredSnapshots()`` calls it.
+    ///
+    /// - Returns: how many entries and tombstones were copied.
+    /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure or a row that cannot
+    ///   be read (nothing is changed then).
+    @discardableResult
+    package func compactSnapshotLog(minimumAge: Int64 = 60_000, limit: Int = 4_096) throws(FeedStoreError) -> Int {
+        let now = self.now
+        return try log.withLock { (state) throws(FeedStoreError) -> Int in
+            let candidates = state.sparseRows(createdBefore: now - minimumAge, limit: limit)
+            guard !candidates.isEmpty else { return 0 }
+            var batch = state.begin(now: now)
+            do throws(FeedStoreError) {
+                return try writeWithoutVersion { db in
+                    var carried = 0
+                    for seq in candidates {
+                        guard let row = try Row.fetchOne(db, sql: "SELECT directory, body FROM snapshot_log WHERE seq = ?1", arguments: [seq]) else { continue }
+                        let directory: Data = row[0]
+                        let body: Data = row[1]
+                        do throws(RowDirectory.Malformed) {
+                            carried += try state.carry(seq, directory: RowDirectory(decoding: Array(directory)), body: Array(body), in: &batch)
+                        } catch {
+                            throw FeedStoreError.storage(code: .corrupt, message: "snapshot_log row \(seq): \(error.description)")
+                        }
+                    }
+                    let (rows, deleted) = state.finish(&batch)
+                    try Self.write(rows, deleting: deleted, in: db)
+                    return carried
+                }
+            } catch {
+                state.rollback(batch)
+                throw error
+            }
         }
     }
 
@@ -107,23 +151,28 @@ extension SQLiteFeedStore {
         try log.withLock { (state) throws(FeedStoreError) -> T in
             var batch = state.begin(now: now)
             let result = body(&state, &batch)
-            let (row, deleted) = state.finish(&batch)
-            guard row != nil || !deleted.isEmpty else { return result }
+            let (rows, deleted) = state.finish(&batch)
+            guard !rows.isEmpty || !deleted.isEmpty else { return result }
             do throws(FeedStoreError) {
-                try writeWithoutVersion { db in
-                    if let row {
-                        try db.cachedStatement(sql: "INSERT INTO snapshot_log (seq, created_at, directory, body) VALUES (?1, ?2, ?3, ?4)")
-                            .execute(arguments: [row.seq, row.createdAt, Data(row.directory), Data(row.body)])
-                    }
-                    let delete = try db.cachedStatement(sql: "DELETE FROM snapshot_log WHERE seq = ?1")
-                    for seq in deleted { try delete.execute(arguments: [seq]) }
-                }
+                try writeWithoutVersion { db in try Self.write(rows, deleting: deleted, in: db) }
             } catch {
                 state.rollback(batch)
                 throw error
             }
             return result
         }
+    }
+}
+
+extension SQLiteFeedStore {
+    /// Inserts a batch's rows and deletes the rows it emptied.
+    fileprivate static func write(_ rows: [SnapshotLog.EncodedRow], deleting deleted: [Int64], in db: Database) throws {
+        let insert = try db.cachedStatement(sql: "INSERT INTO snapshot_log (seq, created_at, directory, body) VALUES (?1, ?2, ?3, ?4)")
+        for row in rows {
+            try insert.execute(arguments: [row.seq, row.createdAt, Data(row.directory), Data(row.body)])
+        }
+        let delete = try db.cachedStatement(sql: "DELETE FROM snapshot_log WHERE seq = ?1")
+        for seq in deleted { try delete.execute(arguments: [seq]) }
     }
 }
 
@@ -134,12 +183,12 @@ extension SnapshotLog {
     ///   read.
     static func load(from db: Database) throws -> SnapshotLog {
         var state = State()
-        let rows = try Row.fetchCursor(db, sql: "SELECT seq, directory FROM snapshot_log ORDER BY seq")
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, created_at, directory FROM snapshot_log ORDER BY seq")
         while let row = try rows.next() {
             let seq: Int64 = row[0]
-            let bytes: Data = row[1]
+            let bytes: Data = row[2]
             do throws(RowDirectory.Malformed) {
-                state.replay(seq: seq, directory: try RowDirectory(decoding: Array(bytes)))
+                state.replay(seq: seq, createdAt: row[1], directory: try RowDirectory(decoding: Array(bytes)))
             } catch {
                 throw FeedStoreError.storage(code: .corrupt, message: "snapshot_log row \(seq): \(error.description)")
             }

@@ -67,6 +67,10 @@ extension SnapshotLog {
 
     /// What the directory knows of a row.
     struct RowState {
+        /// When its batch was written.
+        var createdAt: Int64
+        /// The entries and tombstones it was written with.
+        var written = 0
         /// Entries that name this row, plus tombstones in it whose target row still exists.
         var live = 0
         /// Rows with tombstones that target this one (they may go once it is deleted).
@@ -117,8 +121,8 @@ extension SnapshotLog {
         // MARK: Loading
 
         /// Replays one stored row (rows in sequence order).
-        mutating func replay(seq: Int64, directory: RowDirectory) {
-            rows[seq] = RowState()
+        mutating func replay(seq: Int64, createdAt: Int64, directory: RowDirectory) {
+            rows[seq] = RowState(createdAt: createdAt, written: directory.tombstones.count + directory.stored.count)
             nextSeq = max(nextSeq, seq + 1)
             for tombstone in directory.tombstones {
                 let removed = withList(tombstone.kind, tombstone.viewer) { list -> Bool in
@@ -158,18 +162,35 @@ extension SnapshotLog {
 
         // MARK: Batches
 
-        /// Starts a batch whose row is created at `now`.
+        /// Starts a batch whose rows are created at `now`.
         mutating func begin(now: Int64) -> Batch {
             var batch = Batch(seq: nextSeq, createdAt: now, savedNextSeq: nextSeq, savedNextOrder: nextOrder, savedCount: snapshotCount, savedOrphans: orphans)
             nextSeq += 1
             batch.saveRow(seq: batch.seq, rows)
-            rows[batch.seq] = RowState()
+            rows[batch.seq] = RowState(createdAt: now)
             return batch
         }
+
+        /// Moves the batch on to a new row when its current one is full.
+        private mutating func makeRoom(in batch: inout Batch) {
+            if batch.storedInRow == Self.entriesPerRow {
+                batch.seq = nextSeq
+                batch.storedInRow = 0
+                nextSeq += 1
+                batch.saveRow(seq: batch.seq, rows)
+                rows[batch.seq] = RowState(createdAt: batch.createdAt)
+            }
+            batch.storedInRow += 1
+        }
+
+        /// A reader inflates a whole row for one snapshot: a batch stores at most this many in
+        /// each of its rows.
+        static let entriesPerRow = 64
 
         /// Stores `bytes` as `viewer`'s `id`, replacing the entry of that id if there is one.
         mutating func put(_ kind: Kind, viewer: Int64, id: String, createdAt: Int64, bytes: [UInt8], in batch: inout Batch) {
             batch.saveList(kind, viewer, list(kind)[viewer])
+            makeRoom(in: &batch)
             let entry = Entry(id: id, createdAt: createdAt, order: nextOrder, seq: batch.seq)
             nextOrder += 1
             let replaced = withList(kind, viewer) { list -> Entry? in
@@ -181,6 +202,7 @@ extension SnapshotLog {
             rows[batch.seq]?.live += 1
             batch.stored.append(StoredEntry(kind: kind, viewer: viewer, id: id, createdAt: createdAt, order: entry.order, length: bytes.count))
             batch.bodies.append(bytes)
+            batch.storedSeqs.append(batch.seq)
         }
 
         /// Removes `viewer`'s entries of `kind` for which `shouldRemove` holds; returns how many.
@@ -220,16 +242,16 @@ extension SnapshotLog {
         private mutating func release(_ kind: Kind, viewer: Int64, _ entry: Entry, in batch: inout Batch) {
             batch.saveRow(seq: entry.seq, rows)
             rows[entry.seq]?.live -= 1
-            if entry.seq != batch.seq {
+            if !batch.owns(entry.seq) {
                 batch.tombstones.append(Tombstone(kind: kind, viewer: viewer, id: entry.id, target: entry.seq))
             }
         }
 
-        /// Ends the batch: decides which rows go and encodes this batch's row (nil when nothing
-        /// in it is needed). If the row cannot be written, ``rollback(_:)``.
-        mutating func finish(_ batch: inout Batch) -> (row: EncodedRow?, deleted: [Int64]) {
+        /// Ends the batch: decides which rows go and encodes this batch's rows (none of them is
+        /// written when nothing in it is needed). If they cannot be written, ``rollback(_:)``.
+        mutating func finish(_ batch: inout Batch) -> (rows: [EncodedRow], deleted: [Int64]) {
             var dead: [Int64] = []
-            var queue = Array(batch.touchedRows.filter { $0 != batch.seq && (rows[$0]?.live ?? 1) <= 0 }) + orphans.filter { rows[$0] != nil }
+            var queue = Array(batch.touchedRows.filter { !batch.owns($0) && (rows[$0]?.live ?? 1) <= 0 }) + orphans.filter { rows[$0] != nil }
             orphans = []
             var seen = Set<Int64>()
             while let seq = queue.popLast() {
@@ -237,32 +259,90 @@ extension SnapshotLog {
                 dead.append(seq)
                 batch.saveRow(seq: seq, rows)
                 rows[seq] = nil
-                for pinner in row.pinnedBy where rows[pinner] != nil && pinner != batch.seq {
+                for pinner in row.pinnedBy where rows[pinner] != nil && !batch.owns(pinner) {
                     batch.saveRow(seq: pinner, rows)
                     rows[pinner]?.live -= 1
                     if (rows[pinner]?.live ?? 1) <= 0 { queue.append(pinner) }
                 }
             }
-            // Tombstones of rows that are gone are not needed.
+            // Tombstones of rows that are gone are not needed; the others go in the last row.
             let tombstones = batch.tombstones.filter { rows[$0.target] != nil }
             for tombstone in tombstones {
                 batch.saveRow(seq: tombstone.target, rows)
                 rows[tombstone.target]?.pinnedBy.append(batch.seq)
             }
             rows[batch.seq]?.live += tombstones.count
-            // The row keeps only the stored entries the directory still names.
-            var stored: [StoredEntry] = []
-            var bodies: [UInt8] = []
-            for (entry, bytes) in zip(batch.stored, batch.bodies) where self.entry(entry.kind, viewer: entry.viewer, id: entry.id)?.order == entry.order {
-                stored.append(entry)
-                bodies.append(contentsOf: bytes)
+            // A row keeps only the stored entries the directory still names.
+            var stored: [Int64: [StoredEntry]] = [:]
+            var bodies: [Int64: [UInt8]] = [:]
+            for index in batch.stored.indices {
+                let entry = batch.stored[index]
+                guard self.entry(entry.kind, viewer: entry.viewer, id: entry.id)?.order == entry.order else { continue }
+                stored[batch.storedSeqs[index], default: []].append(entry)
+                bodies[batch.storedSeqs[index], default: []].append(contentsOf: batch.bodies[index])
             }
-            guard (rows[batch.seq]?.live ?? 0) > 0 else {
-                rows[batch.seq] = nil
-                return (nil, dead)
+            var encoded: [EncodedRow] = []
+            for seq in batch.firstSeq...batch.seq {
+                guard (rows[seq]?.live ?? 0) > 0 else {
+                    rows[seq] = nil
+                    continue
+                }
+                let directory = RowDirectory(tombstones: seq == batch.seq ? tombstones : [], stored: stored[seq] ?? [])
+                rows[seq]?.written = directory.tombstones.count + directory.stored.count
+                encoded.append(
+                    EncodedRow(seq: seq, createdAt: batch.createdAt, directory: directory.encoded(), body: RowDirectory.compress(bodies[seq] ?? [])))
             }
-            let directory = RowDirectory(tombstones: tombstones, stored: stored)
-            return (EncodedRow(seq: batch.seq, createdAt: batch.createdAt, directory: directory.encoded(), body: RowDirectory.compress(bodies)), dead)
+            return (encoded, dead)
+        }
+
+        // MARK: Compaction
+
+        /// Rows written before `cutoff` of which at most a quarter is still needed, oldest
+        /// first, as many as hold at most `limit` needed things in all.
+        func sparseRows(createdBefore cutoff: Int64, limit: Int) -> [Int64] {
+            var picked: [Int64] = []
+            var total = 0
+            for (seq, row) in rows.sorted(by: { $0.key < $1.key }) where row.createdAt < cutoff && row.written >= 4 && row.live * 4 <= row.written {
+                guard total + row.live <= limit else { break }
+                picked.append(seq)
+                total += row.live
+            }
+            return picked
+        }
+
+        /// Copies what row `seq` still holds (its current entries and its needed tombstones)
+        /// into the batch, so the row goes: a few snapshots kept long (a viewer who stopped
+        /// polling) no longer keep a row of others' dead ones. Returns how many were copied.
+        mutating func carry(_ seq: Int64, directory: RowDirectory, body: [UInt8], in batch: inout Batch) throws(RowDirectory.Malformed) -> Int {
+            guard rows[seq] != nil, !batch.owns(seq) else { return 0 }
+            let content = try directory.content(body: body)
+            batch.saveRow(seq: seq, rows)
+            var offset = 0
+            var carried = 0
+            for stored in directory.stored {
+                defer { offset += stored.length }
+                guard let current = entry(stored.kind, viewer: stored.viewer, id: stored.id), current.seq == seq, current.order == stored.order else {
+                    continue
+                }
+                batch.saveList(stored.kind, stored.viewer, list(stored.kind)[stored.viewer])
+                makeRoom(in: &batch)
+                let target = batch.seq
+                withList(stored.kind, stored.viewer) { list in
+                    if let index = list.lastIndex(where: { $0.id == stored.id }) { list[index].seq = target }
+                }
+                rows[seq]?.live -= 1
+                rows[target]?.live += 1
+                batch.stored.append(stored)
+                batch.bodies.append(Array(content[offset..<offset + stored.length]))
+                batch.storedSeqs.append(target)
+                carried += 1
+            }
+            for tombstone in directory.tombstones where rows[tombstone.target] != nil {
+                batch.tombstones.append(tombstone)
+                rows[seq]?.live -= 1
+                carried += 1
+            }
+            return carried
         }
 
         /// The batch's transaction failed: the directory goes back to what it was before it.
@@ -302,10 +382,16 @@ extension SnapshotLog {
 
     /// One batch's changes, and what to put back if its transaction fails.
     struct Batch {
-        let seq: Int64
+        /// The batch's first row.
+        let firstSeq: Int64
+        /// The row being filled (the last one), which also takes the batch's tombstones.
+        var seq: Int64
+        var storedInRow = 0
         let createdAt: Int64
         var stored: [StoredEntry] = []
         var bodies: [[UInt8]] = []
+        /// The row of each of `stored`.
+        var storedSeqs: [Int64] = []
         var tombstones: [Tombstone] = []
 
         struct ListKey: Hashable {
@@ -321,6 +407,7 @@ extension SnapshotLog {
         var touchedRows: Set<Int64> { Set(savedRows.keys) }
 
         init(seq: Int64, createdAt: Int64, savedNextSeq: Int64, savedNextOrder: UInt64, savedCount: Int, savedOrphans: Set<Int64>) {
+            self.firstSeq = seq
             self.seq = seq
             self.createdAt = createdAt
             self.savedNextSeq = savedNextSeq
@@ -328,6 +415,9 @@ extension SnapshotLog {
             self.savedCount = savedCount
             self.savedOrphans = savedOrphans
         }
+
+        /// Whether `seq` is one of this batch's rows.
+        func owns(_ seq: Int64) -> Bool { seq >= firstSeq }
 
         mutating func saveList(_ kind: Kind, _ viewer: Int64, _ list: [Entry]?) {
             let key = ListKey(kind: kind, viewer: viewer)
@@ -351,7 +441,8 @@ extension SnapshotLog {
 /// What a row of `snapshot_log` holds besides its body: its tombstones (applied first) and its
 /// stored entries, in the order of their bytes in the body.
 ///
-/// Encoding: a version byte (1), then the tombstone count and each tombstone (kind byte, viewer,
+/// Encoding, gzipped as a whole (the ids are hex, the viewers and orders close together: about
+/// half the bytes): a version byte (1), then the tombstone count and each tombstone (kind byte, viewer,
 /// id, target row), then the stored count and each entry (kind byte, viewer, id, created at,
 /// order, length). Integers are LEB128 varints, signed ones zigzagged; an id is its length (one
 /// byte, at most 128) and its ASCII bytes. The body is the stored entries' bytes, one after the
@@ -366,6 +457,10 @@ package struct RowDirectory: Equatable, Sendable {
     }
 
     func encoded() -> [UInt8] {
+        Self.compress(raw())
+    }
+
+    private func raw() -> [UInt8] {
         var out: [UInt8] = [1]
         Self.unsigned(UInt64(tombstones.count), to: &out)
         for tombstone in tombstones {
@@ -391,7 +486,13 @@ package struct RowDirectory: Equatable, Sendable {
         self.stored = stored
     }
 
-    init(decoding bytes: [UInt8]) throws(Malformed) {
+    init(decoding compressed: [UInt8]) throws(Malformed) {
+        let bytes: [UInt8]
+        do {
+            bytes = try Gzip.decompress(compressed, limit: 1 << 30)
+        } catch {
+            throw Malformed(description: "row directory: \(error)")
+        }
         var reader = Reader(bytes: bytes)
         guard try reader.byte() == 1 else { throw Malformed(description: "unknown row version") }
         var tombstones: [SnapshotLog.Tombstone] = []
@@ -411,6 +512,13 @@ package struct RowDirectory: Equatable, Sendable {
 
     /// The bytes of the stored entry at `index`, from the row's `body`.
     func bytes(at index: Int, body: [UInt8]) throws(Malformed) -> [UInt8] {
+        let content = try self.content(body: body)
+        let start = stored[..<index].reduce(0) { $0 + $1.length }
+        return Array(content[start..<start + stored[index].length])
+    }
+
+    /// Every stored entry's bytes, one after the other, from the row's `body`.
+    func content(body: [UInt8]) throws(Malformed) -> [UInt8] {
         let total = stored.reduce(0) { $0 + $1.length }
         let content: [UInt8]
         if total == 0 {
@@ -423,8 +531,7 @@ package struct RowDirectory: Equatable, Sendable {
             }
         }
         guard content.count == total else { throw Malformed(description: "row body of \(content.count) bytes, directory says \(total)") }
-        let start = stored[..<index].reduce(0) { $0 + $1.length }
-        return Array(content[start..<start + stored[index].length])
+        return content
     }
 
     static func compress(_ bytes: [UInt8]) -> [UInt8] {

@@ -10,7 +10,8 @@ struct SchemaTests {
     func freshDatabaseIsFullyMigrated() throws {
         let store = try SQLiteFeedStore.temporary()
         #expect(
-            try store.appliedMigrations() == ["v1: users, videos, ads, follows, snapshots, store_meta", "v2: change_log", "v3: snapshot bases", "v4: likes", "v5: snapshot log",
+            try store.appliedMigrations() == [
+                "v1: users, videos, ads, follows, snapshots, store_meta", "v2: change_log", "v3: snapshot bases", "v4: likes", "v5: snapshot log",
             ])
         let objects = try store.schemaObjects()
         for expected in [

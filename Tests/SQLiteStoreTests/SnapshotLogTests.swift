@@ -1,10 +1,11 @@
-import FeedStore
 import Deterministic
+import FeedStore
 import Foundation
 import GRDB
-@testable import SQLiteStore
 import StoreOracle
 import Testing
+
+@testable import SQLiteStore
 
 @Suite("The snapshot log")
 struct SnapshotLogTests {
@@ -41,18 +42,18 @@ struct SnapshotLogTests {
         StoredSnapshot(id: id, viewerID: viewer, createdAt: createdAt, structure: Data(bytes))
     }
 
-    @Test("A batch of many viewers' snapshots is one appended row, whatever the viewers, and reads back byte for byte")
-    func aBatchIsOneRow() throws {
+    @Test("A batch of many viewers' snapshots is a few appended rows, whatever the viewers, and reads back byte for byte")
+    func aBatchIsAFewRows() throws {
         let file = StoreFile()
         let store = try file.open()
         let upserts = (0..<200).map { Self.snapshot(Int64($0 * 7), "s\($0)", 1_000, Array(repeating: UInt8($0 % 251), count: 300 + $0)) }
         try store.persistSnapshots(upserts: upserts, deletions: [], prune: [], keepPerViewer: 4, bases: [])
-        #expect(try Self.rowCount(store) == 1)
+        #expect(try Self.rowCount(store) == 4, "rows of at most 64")
         for snapshot in upserts { #expect(try store.snapshot(id: snapshot.id, viewer: snapshot.viewerID) == snapshot) }
         #expect(try store.snapshot(id: "s1", viewer: 0) == nil, "another viewer's id")
         #expect(try store.counts().snapshots == 200)
         // Similar structures share their bytes: 60,000 B of structures take a few KB.
-        let stored = try store.pool.read { try Int.fetchOne($0, sql: "SELECT length(body) + length(directory) FROM snapshot_log") ?? 0 }
+        let stored = try store.pool.read { try Int.fetchOne($0, sql: "SELECT sum(length(body) + length(directory)) FROM snapshot_log") ?? 0 }
         #expect(stored < 6_000, "\(stored) B")
     }
 
@@ -80,7 +81,8 @@ struct SnapshotLogTests {
                 upserts: (1...4).map { Self.snapshot(1, "a\($0)", 1_000 + Int64($0), [UInt8($0)]) } + [Self.snapshot(2, "b", 1_000, [9])],
                 deletions: [], prune: [], keepPerViewer: 4, bases: [Self.snapshot(1, "base", 1_000, [7, 7])])
             file.advance(by: 10)
-            try store.persistSnapshots(upserts: [Self.snapshot(1, "a1", 1_100, [11])], deletions: [(viewer: 1, id: "a2")], prune: [], keepPerViewer: 4, bases: [])
+            try store.persistSnapshots(
+                upserts: [Self.snapshot(1, "a1", 1_100, [11])], deletions: [(viewer: 1, id: "a2")], prune: [], keepPerViewer: 4, bases: [])
             try store.saveSnapshot(id: "a5", viewer: 1, structure: Data([5]))  // keeps a5 and the 2 newest others: a1 (1_100), a4
             #expect(try Self.rowCount(store) == 3)
         }
@@ -141,6 +143,7 @@ struct SnapshotLogTests {
                     id: ids.randomElement(using: &generator)!, viewer: viewers.randomElement(using: &generator)!, structure: Data([UInt8(step % 256)]))
             case 7:
                 try current.pruneExpiredSnapshots()
+                try current.compactSnapshotLog(minimumAge: Int64.random(in: 0...500, using: &generator), limit: Int.random(in: 1...20, using: &generator))
             default:
                 let before = try everything(current)
                 store = nil
@@ -156,6 +159,31 @@ struct SnapshotLogTests {
         file.advance(by: 1_000_000)
         try store!.pruneExpiredSnapshots()
         #expect(try Self.rowCount(store!) == 0, "seed \(seed)")
+    }
+
+    @Test("Compaction moves the few snapshots a sparse old row still holds into a new row and deletes it; they read back, also after reopening")
+    func compactionEmptiesSparseRows() throws {
+        let file = StoreFile()
+        var store = try file.open()
+        // 64 viewers' snapshots in one row; all but two are pruned by newer snapshots.
+        try store.persistSnapshots(
+            upserts: (0..<64).map { Self.snapshot(Int64($0), "old", 1_000, [UInt8($0), 1, 2, 3]) }, deletions: [], prune: [], keepPerViewer: 1, bases: [])
+        try store.persistSnapshots(
+            upserts: (2..<64).map { Self.snapshot(Int64($0), "new", 1_001, [UInt8($0)]) }, deletions: [], prune: Set((2..<64).map { Int64($0) }),
+            keepPerViewer: 1,
+            bases: [])
+        let before = try Self.rowCount(store)
+        #expect(try store.compactSnapshotLog(minimumAge: 60_000) == 0, "too young")
+        file.advance(by: 60_001)
+        #expect(try store.compactSnapshotLog() == 2, "the two snapshots the first row still holds")
+        #expect(try Self.rowCount(store) == before, "the sparse row went, one row came")
+        for viewer in [Int64(0), 1] { #expect(try store.snapshot(id: "old", viewer: viewer)?.structure == Data([UInt8(viewer), 1, 2, 3])) }
+        #expect(try store.snapshot(id: "old", viewer: 2) == nil)
+        #expect(try store.compactSnapshotLog(minimumAge: 0) == 0, "nothing sparse is left")
+        store = try file.open()
+        for viewer in [Int64(0), 1] { #expect(try store.snapshot(id: "old", viewer: viewer)?.structure == Data([UInt8(viewer), 1, 2, 3])) }
+        #expect(try store.snapshot(id: "new", viewer: 63)?.structure == Data([63]))
+        #expect(try store.counts().snapshots == 64)
     }
 
     @Test("Opening a store from before the log copies its snapshots and bases into it")
