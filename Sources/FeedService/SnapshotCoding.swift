@@ -1,3 +1,4 @@
+import FeedStore
 import FeedWire
 
 /// The binary form of a stored ``SnapshotStructure``, about half the size of its JSON and
@@ -304,12 +305,7 @@ package enum SnapshotCoding {
     }
 
     private static func varint(_ value: UInt64, to out: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        out.append(UInt8(value))
+        LEB128.append(value, to: &out)
     }
 
     private static func string(_ text: String, to out: inout [UInt8]) {
@@ -352,15 +348,8 @@ package enum SnapshotCoding {
         }
 
         mutating func varint() throws -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let next = try byte()
-                guard shift < 64 else { throw Malformed() }
-                value |= UInt64(next & 0x7F) << shift
-                if next & 0x80 == 0 { return value }
-                shift += 7
-            }
+            guard let value = LEB128.read(bytes, at: &position) else { throw Malformed() }
+            return value
         }
 
         mutating func parameters() throws -> (FeedParameters, prefetch: Int?) {

@@ -542,16 +542,11 @@ package struct RowDirectory: Equatable, Sendable {
     }
 
     private static func unsigned(_ value: UInt64, to out: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        out.append(UInt8(value))
+        LEB128.append(value, to: &out)
     }
 
     private static func signed(_ value: Int64, to out: inout [UInt8]) {
-        unsigned(UInt64(bitPattern: (value << 1) ^ (value >> 63)), to: &out)
+        LEB128.appendZigZag(value, to: &out)
     }
 
     private static func text(_ value: String, to out: inout [UInt8]) {
@@ -571,20 +566,12 @@ package struct RowDirectory: Equatable, Sendable {
         }
 
         mutating func unsigned() throws(Malformed) -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let byte = try self.byte()
-                guard shift < 64 else { throw Malformed(description: "varint too long") }
-                value |= UInt64(byte & 0x7f) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
+            guard let value = LEB128.read(bytes, at: &offset) else { throw Malformed(description: "a varint runs past the row directory or 64 bits") }
+            return value
         }
 
         mutating func signed() throws(Malformed) -> Int64 {
-            let raw = try unsigned()
-            return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+            LEB128.zigZagDecoded(try unsigned())
         }
 
         mutating func count() throws(Malformed) -> Int {
