@@ -272,8 +272,8 @@ public final class FeedService: Sendable {
     /// retention removed. Blocking; the maintenance thread calls it every second and at shutdown.
     ///
     /// The whole batch goes in one transaction by default: SQLite appends it to its snapshot log
-    /// as a few rows (the pages at the log's end, written once), which holds its one writer for
-    /// a few milliseconds, and PostgreSQL takes it as one round of statements. With
+    /// as a few rows (pages at the log's end; content writes' p99 in the polling mix did not
+    /// move, BENCHMARKS "The snapshot log"), and PostgreSQL takes it as one transaction. With
     /// `rowsPerTransaction`, the rows go in transactions of at most that many (new bases first,
     /// so a row is never stored before the base it names).
     ///
