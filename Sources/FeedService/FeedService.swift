@@ -344,14 +344,9 @@ public final class FeedService: Sendable {
                 for start in stride(from: 0, to: elements.count, by: size) { try write(Array(elements[start..<min(start + size, elements.count)])) }
             }
             do throws(FeedStoreError) {
-                if handedOutOnly {
+                if handedOutOnly || chunk == .max {
                     // One transaction: the bases first inside it, so no row names a base the
-                    // store lacks.
-                    try store.persistSnapshots(upserts: upserts, deletions: [], prune: [], keepPerViewer: keep, bases: newBases)
-                    for (key, base) in added { bases.insert(base, for: key) }
-                    return upserts.count
-                }
-                if chunk == .max {
+                    // store lacks. (Handed-out passes take no deletions or pruning.)
                     try store.persistSnapshots(
                         upserts: upserts, deletions: pending.deletions.map { ($0.viewer, $0.id) }, prune: pending.prune, keepPerViewer: keep, bases: newBases)
                     for (key, base) in added { bases.insert(base, for: key) }

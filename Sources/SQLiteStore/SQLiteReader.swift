@@ -130,13 +130,15 @@ public struct SQLiteReader: FeedStoreReader {
 
     // MARK: Whole store
 
-    /// The number of rows of every table.
+    /// The number of rows of every content table, and of snapshots (from the snapshot log's
+    /// directory in memory).
     ///
     /// - Throws: ``FeedStoreError/storage(code:message:)`` on SQLite failure.
     /// - Complexity: O(n): SQLite counts by walking the smallest index of each table (about
     ///   10 ms for 500,000 videos). Meant for start-up and operators, not for requests.
     public func counts() throws(FeedStoreError) -> StoreCounts {
-        try mappingErrors {
+        let snapshots = log.snapshotCount
+        return try mappingErrors {
             guard
                 let row = try Row.fetchOne(
                     db,
@@ -144,8 +146,8 @@ public struct SQLiteReader: FeedStoreReader {
                         SELECT (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM videos),
                                (SELECT COUNT(*) FROM ads), (SELECT COUNT(*) FROM follows)
                         """)
-            else { return StoreCounts(users: 0, videos: 0, ads: 0, follows: 0, snapshots: log.snapshotCount) }
-            return StoreCounts(users: row[0], videos: row[1], ads: row[2], follows: row[3], snapshots: log.snapshotCount)
+            else { return StoreCounts(users: 0, videos: 0, ads: 0, follows: 0, snapshots: snapshots) }
+            return StoreCounts(users: row[0], videos: row[1], ads: row[2], follows: row[3], snapshots: snapshots)
         }
     }
 

@@ -139,12 +139,7 @@ extension SnapshotLog {
             for stored in directory.stored {
                 nextOrder = max(nextOrder, stored.order + 1)
                 let entry = Entry(id: stored.id, createdAt: stored.createdAt, order: stored.order, seq: seq)
-                let replaced = withList(stored.kind, stored.viewer) { list -> Entry? in
-                    let old = list.lastIndex { $0.id == stored.id }.map { list.remove(at: $0) }
-                    Self.insertSorted(entry, into: &list)
-                    return old
-                }
-                if let replaced { rows[replaced.seq]?.live -= 1 }
+                if let replaced = place(entry, stored.kind, viewer: stored.viewer) { rows[replaced.seq]?.live -= 1 }
                 rows[seq]?.live += 1
             }
         }
@@ -152,6 +147,15 @@ extension SnapshotLog {
         /// After the last row: rows left without a live entry are deleted by the next batch.
         mutating func finishLoading() {
             orphans = Set(rows.filter { $0.value.live <= 0 }.keys)
+        }
+
+        /// Puts `entry` in `viewer`'s list in order, taking out the entry of its id; returns that.
+        private mutating func place(_ entry: Entry, _ kind: Kind, viewer: Int64) -> Entry? {
+            withList(kind, viewer) { list in
+                let old = list.lastIndex { $0.id == entry.id }.map { list.remove(at: $0) }
+                Self.insertSorted(entry, into: &list)
+                return old
+            }
         }
 
         static func insertSorted(_ entry: Entry, into list: inout [Entry]) {
@@ -193,12 +197,7 @@ extension SnapshotLog {
             makeRoom(in: &batch)
             let entry = Entry(id: id, createdAt: createdAt, order: nextOrder, seq: batch.seq)
             nextOrder += 1
-            let replaced = withList(kind, viewer) { list -> Entry? in
-                let old = list.lastIndex { $0.id == id }.map { list.remove(at: $0) }
-                Self.insertSorted(entry, into: &list)
-                return old
-            }
-            if let replaced { release(kind, viewer: viewer, replaced, in: &batch) }
+            if let replaced = place(entry, kind, viewer: viewer) { release(kind, viewer: viewer, replaced, in: &batch) }
             rows[batch.seq]?.live += 1
             batch.stored.append(StoredEntry(kind: kind, viewer: viewer, id: id, createdAt: createdAt, order: entry.order, length: bytes.count))
             batch.bodies.append(bytes)
