@@ -210,9 +210,12 @@ package struct SnapshotBook {
         older.sort { $0.servedAt < $1.servedAt }
         for candidate in older {
             guard bytes > target else { return }
-            guard var entries = viewers[candidate.viewer], let index = entries.firstIndex(where: { $0.id == candidate.id }) else { continue }
-            bytes -= entries.remove(at: index).bytes
-            viewers[candidate.viewer] = entries
+            // Removed in place: a copy taken out of the dictionary while it still holds the array
+            // would copy every entry for each one removed.
+            guard let index = viewers[candidate.viewer]?.firstIndex(where: { $0.id == candidate.id }),
+                let removed = viewers[candidate.viewer]?.remove(at: index)
+            else { continue }
+            bytes -= removed.bytes
         }
         let byRecency = viewers.map { ($0.key, $0.value.last?.servedAt ?? 0) }.sorted { $0.1 < $1.1 }
         for (viewer, _) in byRecency {

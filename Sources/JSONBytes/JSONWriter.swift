@@ -30,7 +30,27 @@ public struct JSONWriter: Sendable {
 
     /// Appends an integer.
     public mutating func int<T: BinaryInteger>(_ value: T) {
-        bytes.append(contentsOf: String(value).utf8)
+        guard let value = Int64(exactly: value) else {
+            bytes.append(contentsOf: String(value).utf8)
+            return
+        }
+        // Digits written straight into the buffer: `String(value)` made a string for every
+        // number of every answer.
+        var magnitude = value.magnitude
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 20 digits at most, least significant first
+        let count = withUnsafeMutableBytes(of: &digits) { buffer -> Int in
+            var count = 0
+            repeat {
+                buffer[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+                count &+= 1
+            } while magnitude > 0
+            return count
+        }
+        withUnsafeBytes(of: &digits) { buffer in
+            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[index]) }
+        }
     }
 
     /// Appends an array of integers, `[1,2,3]`.

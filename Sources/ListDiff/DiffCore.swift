@@ -41,7 +41,7 @@ internal struct DiffCore: Sendable {
     @usableFromInline
     internal init(sameOrder isUpdated: [Bool]) {
         // One buffer for both directions: the matching is the identity.
-        let identity = Array(0..<isUpdated.count)
+        let identity = _identityMatching(count: isUpdated.count)
         self.oldToNew = identity
         self.newToOld = identity
         self.isUpdated = isUpdated

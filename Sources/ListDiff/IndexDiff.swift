@@ -60,44 +60,52 @@ extension IndexDiff {
     /// The number of elements in the old list.
     ///
     /// - Complexity: O(1)
+    @inlinable
     public var oldCount: Int { _core.oldCount }
 
     /// The number of elements in the new list.
     ///
     /// - Complexity: O(1)
+    @inlinable
     public var newCount: Int { _core.newCount }
 
     /// The indexes, in the new list, of the inserted elements, ascending.
     ///
     /// - Complexity: O(1)
+    @inlinable
     public var inserts: [Int] { _core.inserts }
 
     /// The indexes, in the old list, of the deleted elements, ascending.
     ///
     /// - Complexity: O(1)
+    @inlinable
     public var deletes: [Int] { _core.deletes }
 
     /// The indexes, in the old list, of the updated elements (same identifier,
     /// different content), ascending. An updated element may also be moved.
     ///
     /// - Complexity: O(1)
+    @inlinable
     public var updates: [Int] { _core.updates }
 
     /// The moved elements, old index to new index, in increasing order of new
     /// index. A moved element may also be updated.
     ///
     /// - Complexity: O(1)
+    @inlinable
     public var moves: [Move<Int>] { _core.moves }
 
     /// Whether the two lists differ at all.
     ///
     /// - Complexity: O(1)
+    @inlinable
     public var hasChanges: Bool { changeCount > 0 }
 
     /// The number of inserts, deletes, updates and moves. An element that is
     /// both updated and moved counts twice.
     ///
     /// - Complexity: O(1)
+    @inlinable
     public var changeCount: Int {
         _core.inserts.count + _core.deletes.count + _core.updates.count + _core.moves.count
     }

@@ -116,14 +116,21 @@ internal func _sameOrderDiff<Element, ID: Hashable>(
     guard new.count == count else { return nil }
     let isUpdated: [Bool]? = old.withUnsafeBufferPointer { old in
         new.withUnsafeBufferPointer { new in
-            for i in 0..<count where identifier(old[i]) != identifier(new[i]) { return nil }
-            return [Bool](unsafeUninitializedCapacity: count) { flags, initialized in
-                for i in 0..<count {
-                    switch mode {
-                    case .equality: flags[i] = !isContentEqual(old[i], new[i])
-                    case .identity: flags[i] = !_isIdentical(old[i], new[i])
-                    }
+            func updated(_ i: Int) -> Bool {
+                switch mode {
+                case .equality: return !isContentEqual(old[i], new[i])
+                case .identity: return !_isIdentical(old[i], new[i])
                 }
+            }
+            var anyUpdated = false
+            for i in 0..<count {
+                guard identifier(old[i]) == identifier(new[i]) else { return nil }
+                if !anyUpdated && updated(i) { anyUpdated = true }
+            }
+            // Most sections of a feed did not change at all: they share one array of flags.
+            guard anyUpdated else { return _noUpdates(count: count) }
+            return [Bool](unsafeUninitializedCapacity: count) { flags, initialized in
+                for i in 0..<count { flags[i] = updated(i) }
                 initialized = count
             }
         }
@@ -148,6 +155,24 @@ internal func _sameOrderDiff<Element, ID: Hashable>(
 /// The longest list whose same-order diff finds identifiers by a scan rather than a table.
 @usableFromInline
 internal let _sameOrderScanLimit = 32
+
+/// Flags of no updates and the identity matching for the short lists (up to
+/// ``_sameOrderScanLimit`` elements) of same-order diffs, built once and shared: a feed's
+/// sections are diffed many times a second and most of them did not change.
+private let _sharedNoUpdates: [[Bool]] = (0..._sameOrderScanLimit).map { [Bool](repeating: false, count: $0) }
+private let _sharedIdentities: [[Int]] = (0..._sameOrderScanLimit).map { Array(0..<$0) }
+
+/// `count` flags, all false (shared when short).
+@usableFromInline
+internal func _noUpdates(count: Int) -> [Bool] {
+    count <= _sameOrderScanLimit ? _sharedNoUpdates[count] : [Bool](repeating: false, count: count)
+}
+
+/// The identity matching `0..<count` (shared when short).
+@usableFromInline
+internal func _identityMatching(count: Int) -> [Int] {
+    count <= _sameOrderScanLimit ? _sharedIdentities[count] : Array(0..<count)
+}
 
 extension IndexDiff {
     /// Diffs two lists of elements that are not ``Diffable``, given how to

@@ -160,6 +160,7 @@ extension SectionedDiff {
     /// Whether the two lists differ at all, in sections or in items.
     ///
     /// - Complexity: O(*s*), the number of sections present in both lists.
+    @inlinable
     public var hasChanges: Bool {
         sections.hasChanges || itemDiffs.contains { $0.items.hasChanges }
     }
@@ -169,8 +170,11 @@ extension SectionedDiff {
     /// content changed.
     ///
     /// - Complexity: O(*s*), the number of sections present in both lists.
+    @inlinable
     public var changeCount: Int {
-        itemDiffs.reduce(sections.changeCount) { $0 + $1.items.changeCount }
+        var count = sections.changeCount
+        for itemDiff in itemDiffs { count &+= itemDiff.items.changeCount }
+        return count
     }
 
     /// Whether the section at `oldSection` is replaced whole because its own

@@ -100,4 +100,28 @@ struct SnapshotCodingTests {
         #expect(throws: (any Error).self) { try SnapshotCoding.decode(Array(delta.dropLast()), base: base) }
         #expect(throws: (any Error).self) { try SnapshotCoding.decode(delta + [0], base: base) }
     }
+
+    @Test("Sections that share their items with the base encode as equal copies do, and a changed view still counts")
+    func sharedSectionsEncodeAsCopies() throws {
+        // `liked` shares the items of sections 0 and 2 with `base` (a page patched in place
+        // does); `copied` holds equal sections in storage of its own.
+        var liked = base
+        liked.sections[1].items[2].version = "0123456789abcdef"
+        var copied = liked
+        for index in copied.sections.indices { copied.sections[index].items = copied.sections[index].items.map { $0 } }
+        let shared = try #require(SnapshotCoding.encode(liked, against: base, baseID: "b1"))
+        #expect(shared == SnapshotCoding.encode(copied, against: base, baseID: "b1"))
+        #expect(try SnapshotCoding.decode(shared, base: base) == liked)
+
+        // Items shared, footer new: the section is not the base's.
+        var footed = liked
+        footed.sections[2].footer = .init(id: "see_all", version: "00000000000000f1")
+        let withFooter = try #require(SnapshotCoding.encode(footed, against: base, baseID: "b1"))
+        #expect(try SnapshotCoding.decode(withFooter, base: base) == footed)
+        // Items shared, kind changed: replaced, not referenced.
+        var rekinded = liked
+        rekinded.sections[0].kind = "carousel"
+        let withKind = try #require(SnapshotCoding.encode(rekinded, against: base, baseID: "b1"))
+        #expect(try SnapshotCoding.decode(withKind, base: base) == rekinded)
+    }
 }

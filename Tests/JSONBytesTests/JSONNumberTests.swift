@@ -114,4 +114,21 @@ struct JSONNumberTests {
         let spellings = try ["1e400", "10E+399", "0.1e401"].map(parse)
         #expect(Set(spellings).count == 1)
     }
+
+    @Test("Integers are written as their decimal text, whatever their type and sign")
+    func integersAreWrittenInDecimal() {
+        func written(_ value: some BinaryInteger) -> String {
+            var json = JSONWriter()
+            json.int(value)
+            return String(decoding: json.bytes, as: UTF8.self)
+        }
+        for value in [0, 7, -7, 10, -10, 99, 100, 123_457, -123_457, Int.max, Int.min] { #expect(written(value) == String(value)) }
+        #expect(written(Int64.min) == "-9223372036854775808")
+        #expect(written(UInt64.max) == "18446744073709551615", "beyond Int64: still exact")
+        #expect(written(Int8(-128)) == "-128")
+        #expect(written(UInt8(255)) == "255")
+        var json = JSONWriter()
+        json.ints([1, -2, 30])
+        #expect(String(decoding: json.bytes, as: UTF8.self) == "[1,-2,30]")
+    }
 }
