@@ -397,7 +397,10 @@ public final class FeedService: Sendable {
     /// Frees snapshot memory past its budget (older snapshots first; they stay in the store).
     /// The maintenance thread calls it several times a second, so serving never sorts.
     public func trimSnapshotMemory() {
-        book.withLock { $0.shedIfOverBudget() }
+        // Listed under the lock, sorted outside it, dropped under it again.
+        guard let candidates = book.withLock({ $0.sheddingCandidates() }) else { return }
+        let ordered = candidates.sorted { $0.servedAt < $1.servedAt }
+        book.withLock { $0.shed(ordered) }
     }
 
     /// Drops expired snapshots from memory and from the store, and trims the change log.

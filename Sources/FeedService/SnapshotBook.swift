@@ -197,26 +197,52 @@ package struct SnapshotBook {
         pending.deletions.insert(key)
     }
 
+    /// A snapshot that shedding may drop: not its viewer's newest.
+    package struct SheddingCandidate {
+        package var servedAt: Int64
+        package var viewer: Int64
+        package var id: String
+    }
+
     /// Frees memory down to three quarters of the budget: first the older snapshots of every
     /// viewer (clients poll from their newest), least recently served first, then whole
     /// viewers. Their snapshots stay in the store (or in the persister's queue).
     package mutating func shedIfOverBudget() {
-        guard bytes > retention.byteBudget else { return }
-        let target = retention.byteBudget / 4 * 3
-        var older: [(servedAt: Int64, viewer: Int64, id: String)] = []
+        guard let candidates = sheddingCandidates() else { return }
+        shed(candidates.sorted { $0.servedAt < $1.servedAt })
+    }
+
+    /// When over budget, the snapshots ``shed(_:)`` may drop, in no order; nil when under
+    /// budget. The caller sorts them by `servedAt` outside the lock: under it, the sort held up
+    /// every lookup (an event loop's too) for milliseconds.
+    package func sheddingCandidates() -> [SheddingCandidate]? {
+        guard bytes > retention.byteBudget else { return nil }
+        var older: [SheddingCandidate] = []
         for (viewer, entries) in viewers where entries.count > 1 {
-            for entry in entries.dropLast() { older.append((entry.servedAt, viewer, entry.id)) }
+            for entry in entries.dropLast() { older.append(SheddingCandidate(servedAt: entry.servedAt, viewer: viewer, id: entry.id)) }
         }
-        older.sort { $0.servedAt < $1.servedAt }
-        for candidate in older {
+        return older
+    }
+
+    /// Drops `candidates` (least recently served first) while over three quarters of the
+    /// budget, then whole viewers if still over. Candidates served or dropped since they were
+    /// listed are skipped; a viewer's newest snapshot is never dropped this way.
+    package mutating func shed(_ candidates: [SheddingCandidate]) {
+        let target = retention.byteBudget / 4 * 3
+        for candidate in candidates {
             guard bytes > target else { return }
             // Removed in place: a copy taken out of the dictionary while it still holds the array
             // would copy every entry for each one removed.
-            guard let index = viewers[candidate.viewer]?.firstIndex(where: { $0.id == candidate.id }),
-                let removed = viewers[candidate.viewer]?.remove(at: index)
-            else { continue }
-            bytes -= removed.bytes
+            let found = viewers[candidate.viewer].flatMap { entries -> Int? in
+                guard let index = entries.firstIndex(where: { $0.id == candidate.id }), index < entries.count - 1,
+                    entries[index].servedAt == candidate.servedAt
+                else { return nil }
+                return index
+            }
+            guard let index = found else { continue }
+            bytes -= viewers[candidate.viewer]?.remove(at: index).bytes ?? 0
         }
+        guard bytes > target else { return }
         let byRecency = viewers.map { ($0.key, $0.value.last?.servedAt ?? 0) }.sorted { $0.1 < $1.1 }
         for (viewer, _) in byRecency {
             guard bytes > target else { break }

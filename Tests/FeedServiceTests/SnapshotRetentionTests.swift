@@ -293,6 +293,29 @@ struct SnapshotBookTests {
         #expect(book.lookup(viewer: 1, id: "v1r0", now: 100) == .notInMemory)
     }
 
+    @Test("Shedding listed before a snapshot is served again keeps that snapshot, now its viewer's newest")
+    func sheddingSkipsWhatChangedSinceItWasListed() throws {
+        var book = SnapshotBook(retention: .init(perViewer: 8, maxAge: 60_000, byteBudget: 3_000))
+        for round in Int64(0)..<4 {
+            for viewer in Int64(1)...3 {
+                book.served(structure(viewer: viewer, limit: Int(round) + 1), id: "v\(viewer)r\(round)", now: round * 10 + viewer)
+            }
+        }
+        _ = book.takePending()
+        // Listed (as the maintenance thread does under the lock), then sorted outside it while
+        // viewer 1's oldest snapshot is served again: it becomes its newest.
+        let candidates = try #require(book.sheddingCandidates())
+        #expect(candidates.contains { $0.viewer == 1 && $0.id == "v1r0" })
+        book.served(structure(viewer: 1, limit: 1), id: "v1r0", now: 100)
+        book.shed(candidates.sorted { $0.servedAt < $1.servedAt })
+        #expect(book.bytes <= 3_000 / 4 * 3)
+        #expect(book.lookup(viewer: 1, id: "v1r0", now: 101) == .found(structure(viewer: 1, limit: 1)), "served since it was listed: kept")
+        for viewer in Int64(2)...3 {
+            #expect(book.lookup(viewer: viewer, id: "v\(viewer)r3", now: 101) == .found(structure(viewer: viewer, limit: 4)))
+        }
+        #expect(book.sheddingCandidates() == nil, "under budget now")
+    }
+
     @Test("Retired ids answer expired until their deletion is written") func retiredIdsAnswerExpiredUntilTheirDeletionIsWritten() {
         var book = SnapshotBook(retention: .init(perViewer: 1, maxAge: 60_000, byteBudget: 1 << 20))
         book.served(structure(viewer: 1, limit: 1), id: "old", now: 0)
