@@ -25,11 +25,30 @@ final class Connection {
     /// Shut the socket down once the current answer is written (evhttp keeps CONNECT open).
     var closeAfterResponse = false
 
+    /// Whether ``inputCallback`` is switched on.
+    var watchingInput = true
+
     init(bev: OpaquePointer, worker: Worker, admitted: Bool, scanner: RequestHeadScanner) {
         self.bev = bev
         self.worker = worker
         self.admitted = admitted
         self.scanner = scanner
+    }
+
+    /// The scanner has seen the end of the head: bytes that arrive or are drained until the next
+    /// head starts need no callback (the body, and evhttp's reads of the head).
+    func stopWatchingInput() {
+        guard watchingInput, let inputCallback else { return }
+        watchingInput = false
+        evbuffer_cb_clear_flags(bufferevent_get_input(bev), inputCallback, UInt32(EVBUFFER_CB_ENABLED))
+    }
+
+    /// The next bytes start a new head: the scanner starts over and watches the input again.
+    func startNextHead() {
+        scanner.startNextHead()
+        guard !watchingInput, let inputCallback else { return }
+        watchingInput = true
+        evbuffer_cb_set_flags(bufferevent_get_input(bev), inputCallback, UInt32(EVBUFFER_CB_ENABLED))
     }
 }
 

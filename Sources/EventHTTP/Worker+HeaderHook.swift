@@ -46,20 +46,31 @@ extension Worker {
         connection.hookedRequest = request
     }
 
-    /// Feeds the scanner the bytes of `buffer` from `start` on, until the head ends.
+    /// Feeds the scanner the bytes of `buffer` from `start` on, until the head ends, reading them
+    /// where they are (evbuffer_peek): no copy, no scratch buffer (a 4 KiB one was allocated on
+    /// the heap twice a request). Once the head has ended, the buffer's callback is switched off
+    /// until ``Connection/startNextHead()``: evhttp drains the head line by line, and each drain
+    /// called it for nothing.
     func scan(_ buffer: OpaquePointer, from start: Int, into connection: Connection) {
         var position = evbuffer_ptr()
         guard evbuffer_ptr_set(buffer, &position, start, EVBUFFER_PTR_SET) == 0 else { return }
         var remaining = evbuffer_get_length(buffer) - start
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4096) { scratch in
+        let capacity = 8
+        withUnsafeTemporaryAllocation(of: iovec.self, capacity: capacity) { vectors in
             while remaining > 0 && connection.scanner.inHead {
-                let count = Int(evbuffer_copyout_from(buffer, &position, scratch.baseAddress, min(remaining, scratch.count)))
-                guard count > 0 else { return }
-                connection.scanner.scan(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(scratch)[..<count]))
-                remaining -= count
-                guard evbuffer_ptr_set(buffer, &position, count, EVBUFFER_PTR_ADD) == 0 else { return }
+                let needed = Int(evbuffer_peek(buffer, remaining, &position, vectors.baseAddress, Int32(capacity)))
+                guard needed > 0 else { return }
+                var peeked = 0
+                for vector in vectors.prefix(min(needed, capacity)) where connection.scanner.inHead {
+                    let length = min(vector.iov_len, remaining - peeked)
+                    connection.scanner.scan(UnsafeRawBufferPointer(start: vector.iov_base, count: length))
+                    peeked += length
+                }
+                remaining -= peeked
+                guard remaining > 0, evbuffer_ptr_set(buffer, &position, peeked, EVBUFFER_PTR_ADD) == 0 else { return }
             }
         }
+        if !connection.scanner.inHead { connection.stopWatchingInput() }
     }
 
     /// The headers of `request` are parsed and its body not read yet.

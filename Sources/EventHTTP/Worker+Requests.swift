@@ -80,7 +80,7 @@ extension Worker {
         connection.checkedRequest = nil
         connection.checkedHeaders = nil
         connection.hookedRequest = nil
-        connection.scanner.startNextHead()
+        connection.startNextHead()
         scan(bufferevent_get_input(connection.bev), from: 0, into: connection)
         return early
     }
