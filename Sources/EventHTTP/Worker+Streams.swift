@@ -54,7 +54,10 @@ extension Worker {
         if draining || exchange.close {
             evhttp_add_header(output, "Connection", "close")
         }
+        // Headers here go in evhttp's list as they are; its default type is for an answer that has none.
+        evhttp_set_default_content_type(http, libeventDefaultContentType)
         evhttp_send_reply_start(exchange.request, Int32(response.status), reasonPhrase(response.status))
+        evhttp_set_default_content_type(http, nil)
         metrics.record(route: exchange.route, method: exchange.methodName, status: response.status, nanoseconds: now &- exchange.started)
         logger.info(
             "\(escapedForLog(exchange.methodName)) \(escapedForLog(exchange.path)) \(response.status) stream opened",

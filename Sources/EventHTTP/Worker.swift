@@ -82,6 +82,10 @@ final class Worker: @unchecked Sendable {
     var streams: [UInt64: OpenStream] = [:]
     /// Where pools post the answers of deferred requests, and streams their parts; wakes the loop.
     let mailbox = Mailbox()
+    /// Where the block of header lines of the answer being sent is written (reused).
+    let responseHead = ResponseHead.Storage()
+    /// The `Date` value, formatted once a second.
+    var httpDate = HTTPDate()
 
     init(index: Int, listenerFD: Int32, router: Router, configuration: HTTPServerConfiguration, limits: ServerLimits, processNonce: UInt32) throws {
         HTTPServer.enableLibeventThreads()
@@ -118,6 +122,9 @@ final class Worker: @unchecked Sendable {
             | EVHTTP_REQ_PATCH.rawValue | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue
             | unknownMethodCommand
         evhttp_set_allowed_methods(http, UInt16(methods))
+        // Answers carry their Content-Type in the ResponseHead block, out of evhttp's sight:
+        // its default type is set back only for the send of an answer that has none.
+        evhttp_set_default_content_type(http, nil)
 
         let context = Unmanaged.passUnretained(self).toOpaque()
         evhttp_set_gencb(http, workerHandleRequest, context)
