@@ -60,6 +60,8 @@ struct Exchange {
     let requestID: String
     let path: String
     var route: String
+    /// The matched route's ``Router/Route/index`` (nil: none matched), for its metrics.
+    var routeIndex: Int? = nil
     let methodName: String
     let isHead: Bool
     var close: Bool

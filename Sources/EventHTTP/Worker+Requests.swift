@@ -120,15 +120,16 @@ extension Worker {
 
     /// The router's answer for a method it knows.
     func route(_ request: OpaquePointer, method: HTTPMethod, head: Head, exchange: inout Exchange) -> HTTPResponse {
-        switch router.match(method: method, path: head.path) {
-        case .found(let handler, let pattern, let parameters):
-            exchange.route = pattern
+        switch router.lookup(method: method, path: head.path) {
+        case .found(let route, let parameters):
+            exchange.route = route.pattern
+            exchange.routeIndex = route.index
             var httpRequest = HTTPRequest(
                 method: method, path: head.path, query: QueryParameters(head.rawQuery), headers: head.headers,
                 body: readBody(evhttp_request_get_input_buffer(request)), requestID: exchange.requestID, isHead: head.isHead)
             httpRequest.pathParameters = parameters
-            httpRequest.route = pattern
-            return respond(handler, httpRequest)
+            httpRequest.route = route.pattern
+            return respond(route.handler, httpRequest)
         case .methodNotAllowed(let allowed):
             return HTTPError.methodNotAllowed(head.methodName, allowed: allowed).response
         case .notFound:

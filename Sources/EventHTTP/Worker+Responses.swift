@@ -54,7 +54,7 @@ extension Worker {
             deadlines.responseStarted(connection.bev, pending: evbuffer_get_length(bufferevent_get_output(connection.bev)), now: now)
         }
         let elapsed = now &- exchange.started
-        metrics.record(route: exchange.route, method: exchange.methodName, status: response.status, nanoseconds: elapsed)
+        metrics.record(route: exchange.route, routeIndex: exchange.routeIndex, method: exchange.methodName, status: response.status, nanoseconds: elapsed)
         logger.info(
             "\(escapedForLog(exchange.methodName)) \(escapedForLog(exchange.path)) \(response.status) \(response.body.count)B \(elapsed / 1000)µs",
             metadata: ["request_id": .string(exchange.requestID)])

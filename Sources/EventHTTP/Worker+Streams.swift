@@ -58,7 +58,8 @@ extension Worker {
         evhttp_set_default_content_type(http, libeventDefaultContentType)
         evhttp_send_reply_start(exchange.request, Int32(response.status), reasonPhrase(response.status))
         evhttp_set_default_content_type(http, nil)
-        metrics.record(route: exchange.route, method: exchange.methodName, status: response.status, nanoseconds: now &- exchange.started)
+        metrics.record(
+            route: exchange.route, routeIndex: exchange.routeIndex, method: exchange.methodName, status: response.status, nanoseconds: now &- exchange.started)
         logger.info(
             "\(escapedForLog(exchange.methodName)) \(escapedForLog(exchange.path)) \(response.status) stream opened",
             metadata: ["request_id": .string(exchange.requestID)])
