@@ -25,6 +25,8 @@ final class Connection {
     /// Shut the socket down once the current answer is written (evhttp keeps CONNECT open).
     var closeAfterResponse = false
 
+    /// False once the worker has forgotten it (evhttp freed the connection).
+    var isOpen = true
     /// Whether ``inputCallback`` is switched on.
     var watchingInput = true
 

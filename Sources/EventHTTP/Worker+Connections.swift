@@ -40,6 +40,8 @@ extension Worker {
     /// Releases everything held for a connection evhttp has freed (or is freeing), once.
     func forget(_ bev: OpaquePointer) {
         guard let connection = connections.removeValue(forKey: bev) else { return }
+        connection.isOpen = false
+        if recentConnection === connection { recentConnection = nil }
         streamConnectionClosed(connection)
         if let last = deadlines.closed(bev), last.isInFlight { metrics.inFlight.decrement() }
         limits.releaseBody(connection.reservedBodyBytes)
@@ -55,7 +57,7 @@ extension Worker {
         if deadlines.responseCompleted(bev, now: monotonicNanoseconds()) {
             metrics.inFlight.decrement()
         }
-        guard let connection = connections[bev] else { return }
+        guard let connection = self.connection(for: bev) else { return }
         limits.releaseBody(connection.reservedBodyBytes)
         connection.reservedBodyBytes = 0
         // The next request is a new one even if libevent reuses the address.
@@ -69,6 +71,15 @@ extension Worker {
             pipelined.append(bev)
             event_active(soonEvent, 0, 0)
         }
+    }
+
+    /// The bookkeeping of the connection on `bev`. The one found last is kept: a request's header
+    /// callback, its delivery and its completion usually ask for the same connection in a row.
+    func connection(for bev: OpaquePointer) -> Connection? {
+        if let recent = recentConnection, recent.bev == bev, recent.isOpen { return recent }
+        let found = connections[bev]
+        recentConnection = found
+        return found
     }
 
     func bufferevent(of request: OpaquePointer) -> OpaquePointer? {

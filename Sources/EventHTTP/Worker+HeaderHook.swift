@@ -75,7 +75,7 @@ extension Worker {
 
     /// The headers of `request` are parsed and its body not read yet.
     func headersParsed(_ request: OpaquePointer) {
-        guard let bev = bufferevent(of: request), let connection = connections[bev] else { return }
+        guard let bev = bufferevent(of: request), let connection = self.connection(for: bev) else { return }
         connection.checkedRequest = request
         let command = evhttp_request_get_command(request)
         let headers = readHeaders(evhttp_request_get_input_headers(request))

@@ -59,7 +59,7 @@ extension Worker {
     /// reach this worker; returns its connection's bookkeeping.
     func track(_ request: OpaquePointer) -> Connection? {
         let bev = bufferevent(of: request)
-        let connection = bev.flatMap { connections[$0] }
+        let connection = bev.flatMap { self.connection(for: $0) }
         if let bev, deadlines.requestStarted(bev) { metrics.inFlight.increment() }
         if let connection, !connection.closeHooked, let evcon = evhttp_request_get_connection(request) {
             connection.closeHooked = true

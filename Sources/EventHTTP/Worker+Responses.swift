@@ -49,7 +49,7 @@ extension Worker {
     func finish(_ response: HTTPResponse, for exchange: Exchange) {
         send(response, to: exchange.request, requestID: exchange.requestID, isHead: exchange.isHead, close: exchange.close)
         let now = monotonicNanoseconds()
-        if let connection = exchange.connection, connections[connection.bev] === connection {
+        if let connection = exchange.connection, connection.isOpen {
             // From now on the client's clock runs while it does not read the answer.
             deadlines.responseStarted(connection.bev, pending: evbuffer_get_length(bufferevent_get_output(connection.bev)), now: now)
         }

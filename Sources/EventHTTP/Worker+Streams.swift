@@ -98,7 +98,7 @@ extension Worker {
         exchange.connection?.streamTicket = nil
         evhttp_send_reply_end(exchange.request)
         let now = monotonicNanoseconds()
-        if let connection = exchange.connection, connections[connection.bev] === connection {
+        if let connection = exchange.connection, connection.isOpen {
             deadlines.responseStarted(connection.bev, pending: evbuffer_get_length(bufferevent_get_output(connection.bev)), now: now)
         }
         logStreamEnd(open, how: "ended", now: now)

@@ -48,6 +48,8 @@ final class Worker: @unchecked Sendable {
     var deadlines: ConnectionDeadlines<OpaquePointer>
     /// Every open connection's bookkeeping, by bufferevent.
     var connections: [OpaquePointer: Connection] = [:]
+    /// The connection ``connection(for:)`` found last.
+    var recentConnection: Connection?
     var sweepEvent: OpaquePointer?
     /// How often the sweep runs now, and when it last ran (to see that the loop was blocked).
     var sweepInterval: UInt64
