@@ -68,8 +68,8 @@ package struct RequestHeadScanner {
     /// them while it goes on, fewer when it ends inside `bytes`, 0 once it has ended.
     ///
     /// Runs over every byte of every request head: the state lives in locals during the loop,
-    /// and a byte inside a line (not its first, not part of the method, not a control byte)
-    /// costs a few compares and two increments.
+    /// bytes inside a line (not its first, not part of the method, not control bytes) are
+    /// counted eight at a time, and any other byte goes through the rules one by one.
     @discardableResult
     package mutating func scan(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard inHead, let base = bytes.baseAddress else { return 0 }
@@ -81,6 +81,22 @@ package struct RequestHeadScanner {
         var consumed = count
         var index = 0
         while index < count {
+            // Eight bytes at a time inside a line (past its first byte and the method, after no
+            // CR): if none of them is below 0x0E (no CR, LF, NUL or tab) and the limit is not
+            // within them, each would only be counted.
+            if index + 8 <= count && !afterCR && lineLength > 0 && (lineIndex > 0 || lineLength != findings.methodLength)
+                && scanned + 8 <= limit
+            {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                // Sets a byte's high bit where that byte is below 0x0E (exact when no byte
+                // below it has been borrowed from, i.e. when the answer is "none").
+                if (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word & 0x8080_8080_8080_8080 == 0 {
+                    index += 8
+                    scanned += 8
+                    lineLength += 8
+                    continue
+                }
+            }
             let byte = base.load(fromByteOffset: index, as: UInt8.self)
             index += 1
             scanned += 1
@@ -177,7 +193,7 @@ package func checkFraming(_ headers: HTTPHeaders, findings: RequestHeadScanner.F
         guard isToken(name) else {
             return malformed("Header name \(describe(name)) is not a token (no spaces before the colon).")
         }
-        guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+        guard isFieldValue(value) else {
             return malformed("Header \(name) has a control character in its value.")
         }
         if asciiCaseInsensitiveEquals(name, "Content-Length") { contentLengths.append(value) }
@@ -211,19 +227,25 @@ package func checkFraming(_ headers: HTTPHeaders, findings: RequestHeadScanner.F
 
 /// RFC 9110 token: one or more of `!#$%&'*+-.^_`|~`, digits and letters.
 package func isToken(_ text: String) -> Bool {
-    !text.utf8.isEmpty
-        && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                true
-            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-                UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-                UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                true
-            default:
-                false
-            }
-        }
+    // Every header name of every request passes here: its bytes are read in place.
+    var text = text
+    return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy(isTokenByte) }
+}
+
+/// Whether `byte` may be part of an RFC 9110 token.
+@inline(__always)
+func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0..<64: (0x03ff_6cfa_0000_0000 as UInt64) >> UInt64(byte) & 1 == 1
+    case 64..<128: (0x57ff_ffff_c7ff_fffe as UInt64) >> UInt64(byte - 64) & 1 == 1
+    default: false
+    }
+}
+
+/// Whether a header value has no control character but tab (no C0 control, no DEL).
+func isFieldValue(_ text: String) -> Bool {
+    var text = text
+    return text.withUTF8 { bytes in bytes.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) } }
 }
 
 /// A header name for an error message: quoted, control characters escaped, at most 40 bytes.
