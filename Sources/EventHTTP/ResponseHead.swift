@@ -51,6 +51,36 @@ struct ResponseHead {
         reason.withUTF8 { write(UnsafeRawBufferPointer($0), length: cLength($0)) }
     }
 
+    /// Appends a whole line the server writes itself (`"\r\nVary: Accept-Encoding"`): known to
+    /// be valid, copied as it is.
+    mutating func append(line: StaticString) {
+        write(UnsafeRawBufferPointer(start: line.utf8Start, count: line.utf8CodeUnitCount), length: line.utf8CodeUnitCount)
+    }
+
+    /// Appends `name: value` with a name the server writes itself (a token): only the value is
+    /// checked.
+    mutating func append(knownName name: StaticString, value: String) {
+        var value = value
+        let plain = value.withUTF8 { value in
+            let bytes = UnsafeRawBufferPointer(value)
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return bytes.isEmpty }
+            guard memchr(base, 0, bytes.count) == nil, !containsLineBreak(bytes) else { return false }
+            reserve(name.utf8CodeUnitCount + bytes.count + 4)
+            writePair(0x0D, 0x0A)
+            write(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), length: name.utf8CodeUnitCount)
+            writePair(0x3A, 0x20)
+            write(bytes, length: bytes.count)
+            return true
+        }
+        if !plain { append(name: "\(name)", value: value) }
+    }
+
+    private mutating func writePair(_ first: UInt8, _ second: UInt8) {
+        base[count] = first
+        base[count + 1] = second
+        count += 2
+    }
+
     /// Appends `name: value`, unless evhttp_add_header would have dropped it. Returns whether
     /// it was appended.
     @discardableResult
@@ -73,13 +103,9 @@ struct ResponseHead {
             guard libeventAcceptsHeader(name: name, value: value) else { return false }
         }
         reserve(name.count + value.count + 4)
-        base[count] = 0x0D
-        base[count + 1] = 0x0A
-        count += 2
+        writePair(0x0D, 0x0A)
         write(name, length: name.count)
-        base[count] = 0x3A
-        base[count + 1] = 0x20
-        count += 2
+        writePair(0x3A, 0x20)
         write(value, length: value.count)
         return true
     }
@@ -120,17 +146,7 @@ private func cLength(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
 
 /// Whether `name` is a non-empty RFC 9110 token (`!#$%&'*+-.^_`|~`, digits, letters).
 private func isTokenName(_ name: UnsafeRawBufferPointer) -> Bool {
-    guard !name.isEmpty else { return false }
-    for byte in name {
-        let allowed: Bool =
-            switch byte {
-            case 0..<64: (0x03ff_6cfa_0000_0000 as UInt64) >> UInt64(byte) & 1 == 1
-            case 64..<128: (0x57ff_ffff_c7ff_fffe as UInt64) >> UInt64(byte - 64) & 1 == 1
-            default: false
-            }
-        if !allowed { return false }
-    }
-    return true
+    !name.isEmpty && name.allSatisfy(isTokenByte)
 }
 
 private func containsLineBreak(_ bytes: UnsafeRawBufferPointer) -> Bool {

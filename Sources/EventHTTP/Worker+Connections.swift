@@ -52,12 +52,29 @@ extension Worker {
         bufferevent_decref(bev)
     }
 
+    /// The answer to a request on a connection without bookkeeping has been written.
     func responseCompleted(_ request: OpaquePointer) {
         guard let bev = bufferevent(of: request) else { return }
         if deadlines.responseCompleted(bev, now: monotonicNanoseconds()) {
             metrics.inFlight.decrement()
         }
-        guard let connection = self.connection(for: bev) else { return }
+        if let connection = self.connection(for: bev) { prepareNextRequest(on: connection) }
+    }
+
+    /// The answer to the current request on `connection` has been written. evhttp calls this
+    /// with the connection itself (no lookup), and only while the connection is open: it frees
+    /// a closing connection's requests without completing them, after our close callback.
+    func responseCompleted(on connection: Connection) {
+        if deadlines.responseCompleted(connection.bev, now: monotonicNanoseconds()) {
+            metrics.inFlight.decrement()
+        }
+        prepareNextRequest(on: connection)
+    }
+
+    /// After an answer: the body's reservation is released, and the connection waits for its
+    /// next request (or is shut down).
+    private func prepareNextRequest(on connection: Connection) {
+        let bev = connection.bev
         limits.releaseBody(connection.reservedBodyBytes)
         connection.reservedBodyBytes = 0
         // The next request is a new one even if libevent reuses the address.

@@ -65,7 +65,12 @@ extension Worker {
             connection.closeHooked = true
             evhttp_connection_set_closecb(evcon, workerConnectionClosed, Unmanaged.passUnretained(self).toOpaque())
         }
-        evhttp_request_set_on_complete_cb(request, workerResponseCompleted, Unmanaged.passUnretained(self).toOpaque())
+        if let connection {
+            // Passed unretained: see responseCompleted(on:).
+            evhttp_request_set_on_complete_cb(request, connectionResponseCompleted, Unmanaged.passUnretained(connection).toOpaque())
+        } else {
+            evhttp_request_set_on_complete_cb(request, workerResponseCompleted, Unmanaged.passUnretained(self).toOpaque())
+        }
         return connection
     }
 

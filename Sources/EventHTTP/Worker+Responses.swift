@@ -104,12 +104,12 @@ extension Worker {
         }
         // A 304 stands for the answer a GET would get: the same Vary.
         if compressible || (status == 304 && compression.isEnabled) {
-            head.append(name: "Vary", value: "Accept-Encoding")
+            head.append(line: "\r\nVary: Accept-Encoding")
         }
         if gzipped {
-            head.append(name: "Content-Encoding", value: "gzip")
+            head.append(line: "\r\nContent-Encoding: gzip")
         }
-        head.append(name: "X-Request-Id", value: requestID)
+        head.append(knownName: "X-Request-Id", value: requestID)
         if draining || close {
             evhttp_add_header(output, "Connection", "close")
         }

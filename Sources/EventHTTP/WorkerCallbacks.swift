@@ -27,6 +27,12 @@ func workerResponseCompleted(_ request: OpaquePointer?, _ context: UnsafeMutable
     worker(context).responseCompleted(request)
 }
 
+func connectionResponseCompleted(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    guard request != nil, let context else { return }
+    let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+    connection.worker.responseCompleted(on: connection)
+}
+
 func workerSweep(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
     worker(context).sweep()
 }
