@@ -22,7 +22,9 @@ final class RequestMetrics {
 
     private let factory: any MetricsFactory
     /// By ``Router/Route/index``, made on a route's first request.
-    private var routes: [RouteHandles?] = []
+    /// `@exclusivity(unchecked)`: one worker's thread records, one request at a time (no
+    /// access stays open across a call that could come back here).
+    @exclusivity(unchecked) private var routes: [RouteHandles?] = []
     /// Requests no route matched (`route` is not a pattern then).
     private var counters: [CounterKey: Counter] = [:]
     private var timers: [String: Timer] = [:]

@@ -42,14 +42,19 @@ final class Worker: @unchecked Sendable {
     let router: Router
     let configuration: HTTPServerConfiguration
     let limits: ServerLimits
-    var logger: Logger
+    let logger: Logger
     let metrics: RequestMetrics
-    var requestIDs: RequestIDGenerator
-    var deadlines: ConnectionDeadlines<OpaquePointer>
-    /// Every open connection's bookkeeping, by bufferevent.
-    var connections: [OpaquePointer: Connection] = [:]
+    // The state below is changed for every request. `@exclusivity(unchecked)`: only this
+    // worker's thread touches it, and no access to it stays open across a call that could come
+    // back to it, so the runtime's check of each access (about 100 instructions: a thread-local
+    // access set) would never fire.
+    @exclusivity(unchecked) var requestIDs: RequestIDGenerator
+    @exclusivity(unchecked) var deadlines: ConnectionDeadlines<OpaquePointer>
+    /// Every open connection's bookkeeping, by bufferevent (`@exclusivity(unchecked)` as the
+    /// state above).
+    @exclusivity(unchecked) var connections: [OpaquePointer: Connection] = [:]
     /// The connection ``connection(for:)`` found last.
-    var recentConnection: Connection?
+    @exclusivity(unchecked) var recentConnection: Connection?
     var sweepEvent: OpaquePointer?
     /// How often the sweep runs now, and when it last ran (to see that the loop was blocked).
     var sweepInterval: UInt64
@@ -87,7 +92,7 @@ final class Worker: @unchecked Sendable {
     /// Where the block of header lines of the answer being sent is written (reused).
     let responseHead = ResponseHead.Storage()
     /// The `Date` value, formatted once a second.
-    var httpDate = HTTPDate()
+    @exclusivity(unchecked) var httpDate = HTTPDate()
 
     init(index: Int, listenerFD: Int32, router: Router, configuration: HTTPServerConfiguration, limits: ServerLimits, processNonce: UInt32) throws {
         HTTPServer.enableLibeventThreads()
