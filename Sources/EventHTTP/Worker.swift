@@ -10,8 +10,9 @@ import Musl
 
 /// One event loop thread: its own `event_base`, `evhttp` and SO_REUSEPORT listener.
 ///
-/// Everything here runs on the worker's thread except ``requestStop()``, which only activates
-/// an event (thread-safe because `evthread_use_pthreads` is on before any base exists).
+/// Everything here runs on the worker's thread except ``requestStop()``, which only sets a flag
+/// and writes to the worker's ``LoopWakeup`` (no libevent call is made off the loop's thread,
+/// so libevent's pthread locking stays off).
 /// libevent calls back into C functions below with an unretained pointer to the worker; the
 /// ``HTTPServer`` keeps every worker alive until its thread has returned.
 ///
@@ -34,7 +35,8 @@ import Musl
 /// delivered, and libevent answers its own refusals.
 final class Worker: @unchecked Sendable {
     // @unchecked: all mutable state is touched only on the worker thread, inside libevent
-    // callbacks or `run()`; `requestStop()` touches only `stopEvent`, behind its lock.
+    // callbacks or `run()`; `requestStop()` touches only `stopWakeup` (behind its lock) and
+    // `stopRequested`.
     let index: Int
     let base: OpaquePointer
     let http: OpaquePointer
@@ -59,8 +61,14 @@ final class Worker: @unchecked Sendable {
     /// How often the sweep runs now, and when it last ran (to see that the loop was blocked).
     var sweepInterval: UInt64
     var lastSweep: UInt64 = 0
-    /// The event that stops the worker; nil once freed, so a late ``requestStop()`` is a no-op.
-    let stopEvent = Mutex<EventHandle?>(nil)
+    /// Wakes the loop for a stop (and, through the mailbox, for deliveries).
+    let wakeup: LoopWakeup
+    /// The event watching ``wakeup``.
+    var wakeupEvent: OpaquePointer?
+    /// ``wakeup`` for ``requestStop()``; nil once the worker has stopped, so a late stop is a no-op.
+    let stopWakeup = Mutex<LoopWakeup?>(nil)
+    /// Set by ``requestStop()``, taken by the loop when the wake-up arrives.
+    let stopRequested = Atomic<Bool>(false)
     /// Runs, on the next turn of the loop, what cannot be done inside the callback that asked for it.
     var soonEvent: OpaquePointer?
     /// Connections accepted past ``HTTPServerConfiguration/maxConnections``: answered 503 and closed soon.
@@ -95,12 +103,18 @@ final class Worker: @unchecked Sendable {
     @exclusivity(unchecked) var httpDate = HTTPDate()
 
     init(index: Int, listenerFD: Int32, router: Router, configuration: HTTPServerConfiguration, limits: ServerLimits, processNonce: UInt32) throws {
-        HTTPServer.enableLibeventThreads()
-        guard let base = event_base_new() else { throw SystemError(call: "event_base_new", errno: ENOMEM) }
+        HTTPServer.prepareProcess()
+        let wakeup = try LoopWakeup()
+        guard let base = event_base_new() else {
+            wakeup.closeEnds()
+            throw SystemError(call: "event_base_new", errno: ENOMEM)
+        }
         guard let http = evhttp_new(base) else {
             event_base_free(base)
+            wakeup.closeEnds()
             throw SystemError(call: "evhttp_new", errno: ENOMEM)
         }
+        self.wakeup = wakeup
         self.index = index
         self.base = base
         self.http = http
@@ -138,10 +152,12 @@ final class Worker: @unchecked Sendable {
         evhttp_set_bevcb(http, workerMakeBufferevent, context)
 
         guard let bound = evhttp_accept_socket_with_handle(http, listenerFD) else {
+            let code = errno
             close(listenerFD)
             evhttp_free(http)
             event_base_free(base)
-            throw SystemError(call: "evhttp_accept_socket", errno: errno)
+            wakeup.closeEnds()
+            throw SystemError(call: "evhttp_accept_socket", errno: code)
         }
         self.bound = bound
 
@@ -150,8 +166,10 @@ final class Worker: @unchecked Sendable {
         event_add(sweepEvent, &sweepTime)
         lastSweep = monotonicNanoseconds()
         soonEvent = event_new(base, -1, 0, workerSoon, context)
-        stopEvent.withLock { $0 = event_new(base, -1, 0, workerStop, context).map(EventHandle.init(pointer:)) }
-        mailbox.attach(event_new(base, -1, 0, workerMailbox, context))
+        wakeupEvent = event_new(base, wakeup.readEnd, Int16(EV_READ | EV_PERSIST), workerWakeup, context)
+        event_add(wakeupEvent, nil)
+        stopWakeup.withLock { $0 = wakeup }
+        mailbox.attach(wakeup)
     }
 
     /// Runs the loop until a stop has drained the worker, then frees everything.
@@ -164,13 +182,10 @@ final class Worker: @unchecked Sendable {
     /// once: at the end of ``run()``, or instead of it for a worker that never ran (a later
     /// worker of the same server failed to start).
     func releaseResources() {
-        // From now on a stop request is a no-op instead of touching a freed event.
-        let stop = stopEvent.withLock { handle -> EventHandle? in
-            defer { handle = nil }
-            return handle
-        }
-        // From now on answers posted by pools are dropped (their requests die with evhttp).
-        if let event = mailbox.close() { event_free(event) }
+        // From now on a stop request is a no-op, and answers posted by pools are dropped (their
+        // requests die with evhttp): nothing writes to the wake-up pipe any more.
+        stopWakeup.withLock { $0 = nil }
+        mailbox.close()
         if !awaiting.isEmpty {
             logger.warning("stopped with \(awaiting.count) deferred requests unanswered")
             awaiting.removeAll()
@@ -181,15 +196,26 @@ final class Worker: @unchecked Sendable {
         for bev in Array(connections.keys) { forget(bev) }
         if let sweepEvent { event_free(sweepEvent) }
         if let soonEvent { event_free(soonEvent) }
-        if let stop { event_free(stop.pointer) }
+        if let wakeupEvent { event_free(wakeupEvent) }
         event_base_free(base)
+        wakeup.closeEnds()
     }
 
     /// Asks the worker, from any thread, to stop accepting and drain. Does nothing once the
     /// worker has stopped.
     func requestStop() {
-        stopEvent.withLock { handle in
-            if let handle { event_active(handle.pointer, 0, 0) }
+        stopWakeup.withLock { wakeup in
+            guard let wakeup else { return }
+            stopRequested.store(true, ordering: .sequentiallyConsistent)
+            wakeup.wake()
         }
+    }
+
+    /// The wake-up pipe became readable: a stop was asked for, or deliveries wait (loop thread).
+    func wokenUp() {
+        // Emptied first: whatever is posted from now on wakes the loop again.
+        wakeup.drain()
+        if stopRequested.exchange(false, ordering: .sequentiallyConsistent) { beginDrain() }
+        completeDeferred()
     }
 }

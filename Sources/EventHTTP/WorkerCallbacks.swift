@@ -37,12 +37,8 @@ func workerSweep(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?
     worker(context).sweep()
 }
 
-func workerMailbox(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    worker(context).completeDeferred()
-}
-
-func workerStop(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    worker(context).beginDrain()
+func workerWakeup(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    worker(context).wokenUp()
 }
 
 func workerSoon(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
@@ -64,9 +60,4 @@ func workerHeadersParsed(_ request: OpaquePointer?, _ context: UnsafeMutableRawP
 func workerRequestArrived(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
     guard let request else { return }
     worker(context).requestArrived(request)
-}
-
-/// A libevent event, used only under a lock or by the loop that owns it.
-struct EventHandle: @unchecked Sendable {
-    let pointer: OpaquePointer
 }
