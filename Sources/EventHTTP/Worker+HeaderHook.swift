@@ -26,9 +26,12 @@ extension Worker {
             connection.closeHooked = true
             evhttp_connection_set_closecb(evcon, workerConnectionClosed, Unmanaged.passUnretained(self).toOpaque())
         }
-        let context = Unmanaged.passUnretained(self).toOpaque()
+        // The request's callbacks get the connection itself (unretained: evhttp calls them only
+        // while the connection is open, before our close callback forgets it), so neither looks
+        // it up.
+        let context = Unmanaged.passUnretained(connection).toOpaque()
         guard let request = cle_connection_current_request(evcon),
-            let previous = cle_request_hook(request, workerRequestArrived, context, workerHeadersParsed)
+            let previous = cle_request_hook(request, connectionRequestArrived, context, connectionHeadersParsed)
         else {
             if !headerHookUnavailableLogged {
                 headerHookUnavailableLogged = true
@@ -39,7 +42,7 @@ extension Worker {
             return
         }
         // evhttp's own request callback (evhttp_handle_request), the same for every request.
-        let ours: cle_request_callback = workerRequestArrived
+        let ours: cle_request_callback = connectionRequestArrived
         if originalRequestCallback == nil && unsafeBitCast(previous, to: UnsafeRawPointer.self) != unsafeBitCast(ours, to: UnsafeRawPointer.self) {
             originalRequestCallback = previous
         }
@@ -73,9 +76,8 @@ extension Worker {
         if !connection.scanner.inHead { connection.stopWatchingInput() }
     }
 
-    /// The headers of `request` are parsed and its body not read yet.
-    func headersParsed(_ request: OpaquePointer) {
-        guard let bev = bufferevent(of: request), let connection = self.connection(for: bev) else { return }
+    /// The headers of `request`, on `connection`, are parsed and its body not read yet.
+    func headersParsed(_ request: OpaquePointer, on connection: Connection) {
         connection.checkedRequest = request
         let command = evhttp_request_get_command(request)
         let headers = readHeaders(evhttp_request_get_input_headers(request))
@@ -112,7 +114,10 @@ extension Worker {
     /// A hooked request arrived complete, or evhttp refused it: refusals (no URI left) are
     /// answered here with the JSON body, complete requests go on through evhttp's own callback
     /// (which checks the method and calls ``handle(_:)``).
-    func requestArrived(_ request: OpaquePointer) {
+    func requestArrived(_ request: OpaquePointer, on connection: Connection) {
+        // handle(_:) is reached through evhttp, which does not pass the connection on: it finds
+        // it as the last one found.
+        recentConnection = connection
         if evhttp_request_get_uri(request) == nil {
             handle(request)
         } else if let originalRequestCallback {

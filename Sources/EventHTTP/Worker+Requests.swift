@@ -177,8 +177,16 @@ extension Worker {
     }
 
     func readHeaders(_ list: UnsafeMutablePointer<evkeyvalq>?) -> HTTPHeaders {
-        var headers = HTTPHeaders()
+        // Counted first: the array is allocated once, not grown.
+        var count = 0
         var entry = cle_headers_first(list)
+        while let header = entry {
+            count += 1
+            entry = cle_headers_next(header)
+        }
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(count)
+        entry = cle_headers_first(list)
         while let header = entry {
             if let key = header.pointee.key, let value = header.pointee.value {
                 headers.append(name: String(cString: key), value: String(cString: value))

@@ -20,7 +20,7 @@ import Musl
 ///
 /// 1. bytes arriving on a connection (a callback on the bufferevent's input buffer, run before
 ///    evhttp parses them): ``RequestHeadScanner`` reads the raw head, and the request evhttp is
-///    reading gets our header callback and our request callback (``requestArrived(_:)``);
+///    reading gets our header callback and our request callback (``requestArrived(_:on:)``);
 /// 2. the header callback (after the headers, before the body): the framing is checked and the
 ///    body's bytes are reserved against ``HTTPServerConfiguration/maxBufferedBodyBytes``; a
 ///    refused request has its body framing removed so evhttp reads no body and delivers it at once;

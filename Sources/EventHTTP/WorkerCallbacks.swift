@@ -51,13 +51,15 @@ func workerInputAdded(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_c
     connection.worker.inputAdded(connection, buffer: buffer, added: info.pointee.n_added)
 }
 
-func workerHeadersParsed(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) -> Int32 {
-    guard let request else { return 0 }
-    worker(context).headersParsed(request)
+func connectionHeadersParsed(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let request, let context else { return 0 }
+    let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+    connection.worker.headersParsed(request, on: connection)
     return 0
 }
 
-func workerRequestArrived(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
-    guard let request else { return }
-    worker(context).requestArrived(request)
+func connectionRequestArrived(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    guard let request, let context else { return }
+    let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+    connection.worker.requestArrived(request, on: connection)
 }
