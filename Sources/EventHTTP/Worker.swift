@@ -105,7 +105,7 @@ final class Worker: @unchecked Sendable {
     init(index: Int, listenerFD: Int32, router: Router, configuration: HTTPServerConfiguration, limits: ServerLimits, processNonce: UInt32) throws {
         HTTPServer.prepareProcess()
         let wakeup = try LoopWakeup()
-        guard let base = event_base_new() else {
+        guard let base = Worker.makeBase() else {
             wakeup.closeEnds()
             throw SystemError(call: "event_base_new", errno: ENOMEM)
         }
@@ -170,6 +170,18 @@ final class Worker: @unchecked Sendable {
         event_add(wakeupEvent, nil)
         stopWakeup.withLock { $0 = wakeup }
         mailbox.attach(wakeup)
+    }
+
+    /// A new event base whose epoll backend batches its changes: every request turns reading
+    /// off and writing on (in one callback), then writing off and reading on (in another), and
+    /// with the change list each pair is one epoll_ctl instead of two (2 a request, not 4).
+    /// libevent warns that this is unsafe for a file descriptor cloned with dup(); no
+    /// descriptor in a worker's base is (accepted sockets, the listener, the wake-up pipe).
+    static func makeBase() -> OpaquePointer? {
+        guard let config = event_config_new() else { return nil }
+        defer { event_config_free(config) }
+        _ = event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
+        return event_base_new_with_config(config)
     }
 
     /// Runs the loop until a stop has drained the worker, then frees everything.
