@@ -152,6 +152,12 @@ static inline void cle_request_forget_chunked(struct evhttp_request *request) {
     }
 }
 
+/// The request's HTTP version as major * 256 + minor, or -1 when the layout check fails.
+static inline int cle_request_version(struct evhttp_request *request) {
+    struct cle_evhttp_request_layout *layout = cle_request_layout(request);
+    return layout == NULL ? -1 : layout->major * 256 + layout->minor;
+}
+
 /// Answers in HTTP/1.1 a request whose version evhttp could not parse (it would write "HTTP/0.0").
 static inline void cle_request_answer_as_http11_if_unparsed(struct evhttp_request *request) {
     struct cle_evhttp_request_layout *layout = cle_request_layout(request);

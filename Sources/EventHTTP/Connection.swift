@@ -25,11 +25,32 @@ final class Connection {
     /// Shut the socket down once the current answer is written (evhttp keeps CONNECT open).
     var closeAfterResponse = false
 
+    /// False once the worker has forgotten it (evhttp freed the connection).
+    var isOpen = true
+    /// Whether ``inputCallback`` is switched on.
+    var watchingInput = true
+
     init(bev: OpaquePointer, worker: Worker, admitted: Bool, scanner: RequestHeadScanner) {
         self.bev = bev
         self.worker = worker
         self.admitted = admitted
         self.scanner = scanner
+    }
+
+    /// The scanner has seen the end of the head: bytes that arrive or are drained until the next
+    /// head starts need no callback (the body, and evhttp's reads of the head).
+    func stopWatchingInput() {
+        guard watchingInput, let inputCallback else { return }
+        watchingInput = false
+        evbuffer_cb_clear_flags(bufferevent_get_input(bev), inputCallback, UInt32(EVBUFFER_CB_ENABLED))
+    }
+
+    /// The next bytes start a new head: the scanner starts over and watches the input again.
+    func startNextHead() {
+        scanner.startNextHead()
+        guard !watchingInput, let inputCallback else { return }
+        watchingInput = true
+        evbuffer_cb_set_flags(bufferevent_get_input(bev), inputCallback, UInt32(EVBUFFER_CB_ENABLED))
     }
 }
 
@@ -41,6 +62,8 @@ struct Exchange {
     let requestID: String
     let path: String
     var route: String
+    /// The matched route's ``Router/Route/index`` (nil: none matched), for its metrics.
+    var routeIndex: Int? = nil
     let methodName: String
     let isHead: Bool
     var close: Bool

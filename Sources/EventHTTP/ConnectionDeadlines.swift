@@ -52,17 +52,21 @@ package struct ConnectionDeadlines<ID: Hashable> {
     }
 
     /// A complete request arrived on `id`. Returns whether it now counts as in flight.
+    ///
+    /// This and the two calls below run for every request: each finds the connection's state
+    /// once and changes it in place.
     @discardableResult
     package mutating func requestStarted(_ id: ID) -> Bool {
-        switch states[id] {
-        case nil, .handling?:
+        guard let index = states.index(forKey: id) else { return false }
+        switch states.values[index] {
+        case .handling:
             return false
-        case .writing?:
+        case .writing:
             // Already in flight.
-            states[id] = .handling
+            states.values[index] = .handling
             return false
-        case .awaitingRequest?, .closing?:
-            states[id] = .handling
+        case .awaitingRequest, .closing:
+            states.values[index] = .handling
             inFlight += 1
             return true
         }
@@ -71,8 +75,8 @@ package struct ConnectionDeadlines<ID: Hashable> {
     /// The answer on `id` was queued at `now` with `pending` bytes; from now on the client must
     /// keep reading it.
     package mutating func responseStarted(_ id: ID, pending: Int, now: UInt64) {
-        guard states[id] == .handling else { return }
-        states[id] = .writing(since: now, pending: pending)
+        guard let index = states.index(forKey: id), states.values[index] == .handling else { return }
+        states.values[index] = .writing(since: now, pending: pending)
     }
 
     /// `pending` bytes of the answer on `id` are still queued at `now`: if fewer than last time,
@@ -86,9 +90,10 @@ package struct ConnectionDeadlines<ID: Hashable> {
     /// Returns whether a request was in flight on it.
     @discardableResult
     package mutating func responseCompleted(_ id: ID, now: UInt64) -> Bool {
-        switch states[id] {
-        case .handling?, .writing?:
-            states[id] = .awaitingRequest(since: now)
+        guard let index = states.index(forKey: id) else { return false }
+        switch states.values[index] {
+        case .handling, .writing:
+            states.values[index] = .awaitingRequest(since: now)
             inFlight -= 1
             return true
         default:

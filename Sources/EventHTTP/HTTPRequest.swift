@@ -67,6 +67,11 @@ public struct HTTPHeaders: Sendable, Sequence {
         return nil
     }
 
+    /// Makes room for `count` headers in all.
+    mutating func reserveCapacity(_ count: Int) {
+        pairs.reserveCapacity(count)
+    }
+
     /// Appends a header.
     public mutating func append(name: String, value: String) {
         pairs.append((name: name, value: value))
@@ -85,6 +90,11 @@ public struct QueryParameters: Sendable {
     /// Parses a raw query string (without the `?`). `+` decodes to a space; malformed
     /// percent escapes are kept literally.
     public init(_ raw: Substring) {
+        // Most requests have no query: nothing to split.
+        guard !raw.isEmpty else {
+            self.pairs = []
+            return
+        }
         var pairs: [(name: String, value: String)] = []
         for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
             if let eq = part.firstIndex(of: "=") {

@@ -134,6 +134,8 @@ func reasonPhrase(_ status: Int) -> String {
 /// ASCII case-insensitive equality, for header names.
 @inline(__always)
 func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
+    // Different lengths never match (a native String knows its count without reading it).
+    guard a.utf8.count == b.utf8.count else { return false }
     var left = a.utf8.makeIterator()
     var right = b.utf8.makeIterator()
     while true {

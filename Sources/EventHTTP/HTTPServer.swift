@@ -86,15 +86,14 @@ public final class HTTPServer: Sendable {
         for thread in threads { thread.join() }
     }
 
-    /// Turns on libevent's pthread locking and ignores SIGPIPE, once per process, before any
-    /// event base exists.
-    static func enableLibeventThreads() {
-        _ = libeventThreadsEnabled
+    /// Ignores SIGPIPE, once per process, before any worker exists. (libevent's pthread locking
+    /// stays off: no libevent call is made off a worker's thread; see ``LoopWakeup``.)
+    static func prepareProcess() {
+        _ = processPrepared
     }
 }
 
-private let libeventThreadsEnabled: Bool = {
-    precondition(evthread_use_pthreads() == 0, "libevent was built without pthread support")
+private let processPrepared: Bool = {
     // A client that closes while its response is being written would otherwise kill the
     // process with SIGPIPE (libevent writes with writev, which has no MSG_NOSIGNAL); the write
     // fails with EPIPE instead and libevent closes that connection.

@@ -1,4 +1,3 @@
-import CLibevent
 import Synchronization
 
 /// What another thread leaves for a worker's loop: the answer of a deferred request, or the next
@@ -11,22 +10,20 @@ enum Delivery: Sendable {
 
 /// Where pool threads and streams leave deliveries for a worker's loop.
 ///
-/// Posting wakes the loop through an event (`event_active` is thread-safe with libevent's
-/// pthread locking on). Once the worker closes it, posts are dropped, so a pool finishing late
-/// never touches a freed event.
+/// Posting wakes the loop through the worker's ``LoopWakeup``. Once the worker closes it, posts
+/// are dropped, so a pool finishing late never writes to a closed pipe.
 final class Mailbox: Sendable {
     private struct State {
         var deliveries: [(ticket: UInt64, delivery: Delivery)] = []
-        var event: EventHandle?
+        var wakeup: LoopWakeup?
         var closed = false
     }
 
     private let state = Mutex(State())
 
-    /// Gives the mailbox the (not yet added) event that wakes the loop.
-    func attach(_ event: OpaquePointer?) {
-        let handle = event.map(EventHandle.init(pointer:))
-        state.withLock { $0.event = handle }
+    /// Gives the mailbox what wakes the loop.
+    func attach(_ wakeup: LoopWakeup) {
+        state.withLock { $0.wakeup = wakeup }
     }
 
     /// Leaves a delivery for request `ticket`; called from any thread. Returns false when the
@@ -34,9 +31,9 @@ final class Mailbox: Sendable {
     @discardableResult
     func post(ticket: UInt64, _ delivery: Delivery) -> Bool {
         state.withLock { state in
-            guard !state.closed, let event = state.event else { return false }
+            guard !state.closed, let wakeup = state.wakeup else { return false }
             state.deliveries.append((ticket, delivery))
-            if state.deliveries.count == 1 { event_active(event.pointer, 0, 0) }
+            if state.deliveries.count == 1 { wakeup.wake() }
             return true
         }
     }
@@ -45,10 +42,10 @@ final class Mailbox: Sendable {
     /// worker has stopped (they are dropped).
     func post(_ batch: [(ticket: UInt64, delivery: Delivery)]) -> Bool {
         state.withLock { state in
-            guard !state.closed, let event = state.event else { return false }
+            guard !state.closed, let wakeup = state.wakeup else { return false }
             let wasEmpty = state.deliveries.isEmpty
             state.deliveries.append(contentsOf: batch)
-            if wasEmpty { event_active(event.pointer, 0, 0) }
+            if wasEmpty { wakeup.wake() }
             return true
         }
     }
@@ -61,13 +58,12 @@ final class Mailbox: Sendable {
         }
     }
 
-    /// Drops every later post; returns the event for the caller to free.
-    func close() -> OpaquePointer? {
+    /// Drops every later post: from now on nothing here wakes the loop.
+    func close() {
         state.withLock { state in
             state.closed = true
             state.deliveries.removeAll()
-            defer { state.event = nil }
-            return state.event
-        }?.pointer
+            state.wakeup = nil
+        }
     }
 }

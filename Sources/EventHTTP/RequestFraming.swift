@@ -17,8 +17,16 @@ package struct RequestHeadScanner {
         package var nulByte = false
         /// The head ran past the scanner's limit without ending.
         package var overlong = false
+        /// The first token of the request line as sent, held inline: an array would be one more
+        /// allocation for every request, and the name is read only for a method libevent does
+        /// not know.
+        private var methodBytes = SIMD32<UInt8>()
+        private var methodCount = 0
+
         /// The first token of the request line as sent, at most 32 bytes.
-        package var method: [UInt8] = []
+        package var method: [UInt8] {
+            (0..<methodCount).map { methodBytes[$0] }
+        }
 
         package init(
             bareLineFeed: Bool = false, bareCarriageReturn: Bool = false, foldedLine: Bool = false, nulByte: Bool = false,
@@ -29,7 +37,15 @@ package struct RequestHeadScanner {
             self.foldedLine = foldedLine
             self.nulByte = nulByte
             self.overlong = overlong
-            self.method = method
+            for byte in method.prefix(32) { appendMethodByte(byte) }
+        }
+
+        /// How many bytes of the method have been kept.
+        var methodLength: Int { methodCount }
+
+        mutating func appendMethodByte(_ byte: UInt8) {
+            methodBytes[methodCount] = byte
+            methodCount += 1
         }
     }
 
@@ -50,45 +66,85 @@ package struct RequestHeadScanner {
 
     /// Scans the next bytes of the stream. Returns how many of them belong to the head: all of
     /// them while it goes on, fewer when it ends inside `bytes`, 0 once it has ended.
+    ///
+    /// Runs over every byte of every request head: the state lives in locals during the loop,
+    /// bytes inside a line (not its first, not part of the method, not control bytes) are
+    /// counted eight at a time, and any other byte goes through the rules one by one.
     @discardableResult
     package mutating func scan(_ bytes: UnsafeRawBufferPointer) -> Int {
-        guard inHead else { return 0 }
-        for (index, byte) in bytes.enumerated() {
+        guard inHead, let base = bytes.baseAddress else { return 0 }
+        let count = bytes.count
+        var scanned = self.scanned
+        var lineIndex = self.lineIndex
+        var lineLength = self.lineLength
+        var afterCR = self.afterCR
+        var consumed = count
+        var index = 0
+        while index < count {
+            // Eight bytes at a time inside a line (past its first byte and the method, after no
+            // CR): if none of them is below 0x0E (no CR, LF, NUL or tab) and the limit is not
+            // within them, each would only be counted.
+            if index + 8 <= count && !afterCR && lineLength > 0 && (lineIndex > 0 || lineLength != findings.methodLength)
+                && scanned + 8 <= limit
+            {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                // Sets a byte's high bit where that byte is below 0x0E (exact when no byte
+                // below it has been borrowed from, i.e. when the answer is "none").
+                if (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word & 0x8080_8080_8080_8080 == 0 {
+                    index += 8
+                    scanned += 8
+                    lineLength += 8
+                    continue
+                }
+            }
+            let byte = base.load(fromByteOffset: index, as: UInt8.self)
+            index += 1
             scanned += 1
-            if byte == 0x0A {
+            // The common byte: inside a line after its first byte and past the method, nothing
+            // to note (the branches below would only count it).
+            if byte > 0x0D && !afterCR && lineLength > 0 && (lineIndex > 0 || lineLength != findings.methodLength) {
+                lineLength += 1
+            } else if byte == 0x0A {
                 if !afterCR { findings.bareLineFeed = true }
                 afterCR = false
                 if lineLength == 0 {
                     inHead = false
-                    return index + 1
+                    consumed = index
+                    break
                 }
                 lineIndex += 1
                 lineLength = 0
                 continue
-            }
-            if afterCR {
-                // The CR before this byte was not a line end.
-                findings.bareCarriageReturn = true
-                afterCR = false
-                lineLength += 1
-            }
-            if byte == 0x0D {
-                afterCR = true
             } else {
-                if byte == 0 { findings.nulByte = true }
-                if lineLength == 0 && lineIndex > 0 && (byte == 0x20 || byte == 0x09) { findings.foldedLine = true }
-                if lineIndex == 0 && lineLength == findings.method.count && byte != 0x20 && findings.method.count < 32 {
-                    findings.method.append(byte)
+                if afterCR {
+                    // The CR before this byte was not a line end.
+                    findings.bareCarriageReturn = true
+                    afterCR = false
+                    lineLength += 1
                 }
-                lineLength += 1
+                if byte == 0x0D {
+                    afterCR = true
+                } else {
+                    if byte == 0 { findings.nulByte = true }
+                    if lineLength == 0 && lineIndex > 0 && (byte == 0x20 || byte == 0x09) { findings.foldedLine = true }
+                    if lineIndex == 0 && lineLength == findings.methodLength && byte != 0x20 && findings.methodLength < 32 {
+                        findings.appendMethodByte(byte)
+                    }
+                    lineLength += 1
+                }
             }
             if scanned > limit {
                 findings.overlong = true
                 inHead = false
-                return index + 1
+                consumed = index
+                break
             }
         }
-        return bytes.count
+        self.scanned = scanned
+        self.lineIndex = lineIndex
+        self.lineLength = lineLength
+        self.afterCR = afterCR
+        return consumed
     }
 
     /// Scans bytes from an array (tests, and leftovers copied out of a buffer).
@@ -137,7 +193,7 @@ package func checkFraming(_ headers: HTTPHeaders, findings: RequestHeadScanner.F
         guard isToken(name) else {
             return malformed("Header name \(describe(name)) is not a token (no spaces before the colon).")
         }
-        guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+        guard isFieldValue(value) else {
             return malformed("Header \(name) has a control character in its value.")
         }
         if asciiCaseInsensitiveEquals(name, "Content-Length") { contentLengths.append(value) }
@@ -171,19 +227,25 @@ package func checkFraming(_ headers: HTTPHeaders, findings: RequestHeadScanner.F
 
 /// RFC 9110 token: one or more of `!#$%&'*+-.^_`|~`, digits and letters.
 package func isToken(_ text: String) -> Bool {
-    !text.utf8.isEmpty
-        && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                true
-            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-                UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-                UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                true
-            default:
-                false
-            }
-        }
+    // Every header name of every request passes here: its bytes are read in place.
+    var text = text
+    return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy(isTokenByte) }
+}
+
+/// Whether `byte` may be part of an RFC 9110 token.
+@inline(__always)
+func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0..<64: (0x03ff_6cfa_0000_0000 as UInt64) >> UInt64(byte) & 1 == 1
+    case 64..<128: (0x57ff_ffff_c7ff_fffe as UInt64) >> UInt64(byte - 64) & 1 == 1
+    default: false
+    }
+}
+
+/// Whether a header value has no control character but tab (no C0 control, no DEL).
+func isFieldValue(_ text: String) -> Bool {
+    var text = text
+    return text.withUTF8 { bytes in bytes.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) } }
 }
 
 /// A header name for an error message: quoted, control characters escaped, at most 40 bytes.

@@ -1,11 +1,11 @@
 /// Request ids: the client's `X-Request-Id` when it is sane, otherwise one made of a random
 /// per-process prefix, the worker number and a per-worker counter (unique without locks).
 struct RequestIDGenerator {
-    private let prefix: String
+    private let prefix: [UInt8]
     private var counter: UInt64 = 0
 
     init(worker: Int, processNonce: UInt32) {
-        prefix = String(processNonce, radix: 16) + "-" + String(worker, radix: 16) + "-"
+        prefix = Array((String(processNonce, radix: 16) + "-" + String(worker, radix: 16) + "-").utf8)
     }
 
     /// The id to use: `clientID` if it is 1…128 characters of `[A-Za-z0-9._:-]`, else a new one.
@@ -14,7 +14,17 @@ struct RequestIDGenerator {
             return clientID
         }
         counter &+= 1
-        return prefix + String(counter, radix: 16)
+        // The prefix and the counter in hex, written into the String once.
+        let digits = (64 - counter.leadingZeroBitCount + 3) / 4
+        return String(unsafeUninitializedCapacity: prefix.count + digits) { buffer in
+            _ = buffer.initialize(from: prefix)
+            var rest = counter
+            for index in stride(from: prefix.count + digits - 1, through: prefix.count, by: -1) {
+                buffer[index] = hexDigits[Int(rest & 0xF)]
+                rest >>= 4
+            }
+            return prefix.count + digits
+        }
     }
 
     static func isAcceptable(_ id: String) -> Bool {
@@ -31,3 +41,6 @@ struct RequestIDGenerator {
         }
     }
 }
+
+/// Lowercase hex digits, as `String(_:radix: 16)` writes them.
+private let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

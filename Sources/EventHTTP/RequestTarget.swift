@@ -1,5 +1,11 @@
 import CLibevent
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 // What a request line and its headers say, in the terms of libevent 2.1 and of the router.
 
 /// libevent 2.1's command for a method it has no name for (`EVHTTP_REQ_UNKNOWN_` in http-internal.h).
@@ -34,6 +40,20 @@ func announcesBody(_ headers: HTTPHeaders) -> Bool {
 /// Splits a request target into the path and the raw query. An absolute-form target
 /// (`http://host/path?q`) is reduced to its path.
 package func splitTarget(_ target: String) -> (path: String, query: Substring) {
+    // Origin form, the target of nearly every request, is told by its first byte: a slash
+    // followed by an ASCII byte (or nothing) is a Character of its own. Its query starts at the
+    // first "?" byte, found in place.
+    var copy = target
+    let (originForm, mark) = copy.withUTF8 { bytes -> (Bool, Int?) in
+        guard let base = bytes.baseAddress, bytes.first == UInt8(ascii: "/"), bytes.count == 1 || bytes[1] < 0x80 else { return (false, nil) }
+        return (true, memchr(base, Int32(UInt8(ascii: "?")), bytes.count).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) })
+    }
+    if originForm {
+        guard let mark else { return (target, "") }
+        let index = target.utf8.index(target.utf8.startIndex, offsetBy: mark)
+        return (String(target[..<index]), target[target.utf8.index(after: index)...])
+    }
+    // Anything else is looked at by Characters, as it always was.
     var rest = target[...]
     if !rest.hasPrefix("/") {
         // Absolute form: skip "scheme://authority".
@@ -42,7 +62,6 @@ package func splitTarget(_ target: String) -> (path: String, query: Substring) {
             rest = afterAuthority.firstIndex(of: "/").map { afterAuthority[$0...] } ?? "/"
         }
     }
-    // By bytes, not Characters: a target is ASCII on the wire, and this runs for every request.
     if let mark = rest.utf8.firstIndex(of: UInt8(ascii: "?")) {
         return (String(rest[..<mark]), rest[rest.utf8.index(after: mark)...])
     }

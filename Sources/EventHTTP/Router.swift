@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Answers one request on the worker thread that read it. Throw ``HTTPError`` to answer with an
 /// error; any other error becomes a 500.
 public typealias HTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
@@ -10,16 +16,44 @@ public typealias HTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
 /// answered by the GET route. Build the router before starting the server; it is immutable
 /// while serving.
 public struct Router: Sendable {
-    struct Route: Sendable {
+    /// A class: a match hands the route on (to the exchange, for its metrics), and copying a
+    /// struct of five references retained each of them.
+    final class Route: Sendable {
         let method: HTTPMethod
         let pattern: String
         let segments: [Segment]
         let handler: HTTPHandler
+        /// Its place in the order routes were added: a key for per-route state (metrics).
+        let index: Int
+        /// Whether any segment is a parameter (a match then builds the parameters).
+        let hasParameters: Bool
+        /// Each segment's bytes if it is a literal.
+        let literals: [LiteralBytes?]
+
+        init(method: HTTPMethod, pattern: String, segments: [Segment], handler: @escaping HTTPHandler, index: Int) {
+            self.method = method
+            self.pattern = pattern
+            self.segments = segments
+            self.handler = handler
+            self.index = index
+            self.hasParameters = segments.contains { if case .parameter = $0 { true } else { false } }
+            self.literals = segments.map { segment -> LiteralBytes? in
+                guard case .literal(let literal) = segment else { return nil }
+                return LiteralBytes(bytes: Array(literal.utf8), isASCII: literal.utf8.allSatisfy { $0 < 0x80 })
+            }
+        }
     }
 
     enum Segment: Sendable, Equatable {
         case literal(String)
         case parameter(String)
+    }
+
+    /// A literal segment's bytes, and whether they are all ASCII (then byte equality is String
+    /// equality).
+    struct LiteralBytes: Sendable {
+        let bytes: [UInt8]
+        let isASCII: Bool
     }
 
     /// The result of matching a request line.
@@ -32,7 +66,17 @@ public struct Router: Sendable {
         case notFound
     }
 
-    private var routesBySegmentCount: [Int: [Route]] = [:]
+    /// ``Match`` with the route itself, for the server.
+    enum Lookup {
+        case found(Route, parameters: [String: String])
+        case methodNotAllowed(allowed: [String])
+        case notFound
+    }
+
+    /// Routes by their number of segments (index), literal segments first within each.
+    private var routesBySegmentCount: [[Route]] = []
+    /// How many routes have been added.
+    private(set) var count = 0
 
     /// Creates an empty router.
     public init() {}
@@ -46,10 +90,11 @@ public struct Router: Sendable {
             }
             return .literal(String(segment))
         }
-        routesBySegmentCount[segments.count, default: []].append(
-            Route(method: method, pattern: pattern, segments: segments, handler: handler))
+        while routesBySegmentCount.count <= segments.count { routesBySegmentCount.append([]) }
+        routesBySegmentCount[segments.count].append(Route(method: method, pattern: pattern, segments: segments, handler: handler, index: count))
+        count += 1
         // Literal segments first so `/v1/feed/latest` beats `/v1/feed/{id}`.
-        routesBySegmentCount[segments.count]!.sort { lhs, rhs in
+        routesBySegmentCount[segments.count].sort { lhs, rhs in
             lhs.specificity > rhs.specificity
         }
     }
@@ -69,34 +114,90 @@ public struct Router: Sendable {
     ///
     /// - Complexity: O(routes with the same segment count × segments).
     public func match(method: HTTPMethod, path: String) -> Match {
-        let segments = Router.split(path[...])
-        guard let candidates = routesBySegmentCount[segments.count] else { return .notFound }
+        switch lookup(method: method, path: path) {
+        case .found(let route, let parameters): .found(handler: route.handler, pattern: route.pattern, parameters: parameters)
+        case .methodNotAllowed(let allowed): .methodNotAllowed(allowed: allowed)
+        case .notFound: .notFound
+        }
+    }
+
+    /// ``match(method:path:)`` with the route that matched.
+    ///
+    /// Runs for every request, so it reads the path's bytes in place: the segments are found by
+    /// bytes (on the stack, no array of Substrings), literal segments compared by bytes, and
+    /// parameters are built only for a route that has them.
+    func lookup(method: HTTPMethod, path: String) -> Lookup {
         var allowed: [String] = []
-        for route in candidates {
-            guard let parameters = route.capture(segments) else { continue }
+        var found: (bucket: Int, index: Int)?
+        var parameters: [String: String] = [:]
+        forEachRoute(matching: path) { route, bucket, index, segment in
             if route.method == method {
-                return .found(handler: route.handler, pattern: route.pattern, parameters: parameters)
+                found = (bucket, index)
+                if route.hasParameters { parameters = route.parameters(segment) }
+                return false
             }
             if !allowed.contains(route.method.rawValue) {
                 allowed.append(route.method.rawValue)
                 if route.method == .get { allowed.append("HEAD") }
             }
+            return true
         }
+        if let found { return .found(routesBySegmentCount[found.bucket][found.index], parameters: parameters) }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
 
     /// The methods that have a route for the raw `path` (GET brings HEAD), as a 405's `Allow`
     /// lists them; empty when nothing matches the path.
     public func allowedMethods(path: String) -> [String] {
-        let segments = Router.split(path[...])
         var allowed: [String] = []
-        for route in routesBySegmentCount[segments.count] ?? [] where route.capture(segments) != nil {
+        forEachRoute(matching: path) { route, _, _, _ in
             if !allowed.contains(route.method.rawValue) {
                 allowed.append(route.method.rawValue)
                 if route.method == .get { allowed.append("HEAD") }
             }
+            return true
         }
         return allowed
+    }
+
+    /// Calls `body` with each route whose pattern fits `path`, in order (with where it is kept,
+    /// and a function giving the path's segment at an index); stops when `body` returns false.
+    private func forEachRoute(matching path: String, _ body: (Route, Int, Int, (Int) -> Substring) -> Bool) {
+        // No route has more segments than this.
+        let most = routesBySegmentCount.count - 1
+        guard most >= 0 else { return }
+        var path = path
+        path.withUTF8 { bytes in
+            withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: most + 1) { ranges in
+                // Segments are the runs between slashes, empty ones skipped (`//a/` is `["a"]`).
+                var count = 0
+                var start = -1
+                for offset in 0..<bytes.count {
+                    if bytes[offset] == UInt8(ascii: "/") {
+                        if start >= 0 {
+                            guard count < most else { return }
+                            ranges[count] = start..<offset
+                            count += 1
+                            start = -1
+                        }
+                    } else if start < 0 {
+                        start = offset
+                    }
+                }
+                if start >= 0 {
+                    guard count < most else { return }
+                    ranges[count] = start..<bytes.count
+                    count += 1
+                }
+                func segment(_ index: Int) -> Substring {
+                    Substring(String(decoding: UnsafeBufferPointer(rebasing: bytes[ranges[index]]), as: UTF8.self))
+                }
+                let candidates = routesBySegmentCount[count]
+                for index in candidates.indices where candidates[index].fits(bytes, ranges) {
+                    guard body(candidates[index], count, index, segment) else { return }
+                }
+            }
+        }
     }
 
     /// Path segments without empty ones (`//a/` → `["a"]`).
@@ -115,15 +216,33 @@ extension Router.Route {
         }
     }
 
-    /// The path parameters if `path` fits this pattern.
-    func capture(_ path: [Substring]) -> [String: String]? {
+    /// Whether the path whose segments are `ranges` of `bytes` fits this pattern. Literals are
+    /// compared by bytes when both sides are ASCII; otherwise as Strings are (canonical
+    /// equivalence), as they always were.
+    func fits(_ bytes: UnsafeBufferPointer<UInt8>, _ ranges: UnsafeMutableBufferPointer<Range<Int>>) -> Bool {
+        for index in literals.indices {
+            guard let literal = literals[index] else { continue }
+            let part = UnsafeBufferPointer(rebasing: bytes[ranges[index]])
+            let equal = literal.bytes.withUnsafeBufferPointer { literalBytes in
+                if literalBytes.count == part.count, let left = literalBytes.baseAddress, let right = part.baseAddress,
+                    memcmp(left, right, part.count) == 0
+                {
+                    return true
+                }
+                if literal.isASCII && part.allSatisfy({ $0 < 0x80 }) { return false }
+                return String(decoding: literalBytes, as: UTF8.self) == String(decoding: part, as: UTF8.self)
+            }
+            if !equal { return false }
+        }
+        return true
+    }
+
+    /// The path parameters, percent-decoded, from the path's segments.
+    func parameters(_ segment: (Int) -> Substring) -> [String: String] {
         var parameters: [String: String] = [:]
-        for (segment, part) in zip(segments, path) {
-            switch segment {
-            case .literal(let literal):
-                if literal != part { return nil }
-            case .parameter(let name):
-                parameters[name] = percentDecode(part)
+        for (index, part) in segments.enumerated() {
+            if case .parameter(let name) = part {
+                parameters[name] = percentDecode(segment(index))
             }
         }
         return parameters

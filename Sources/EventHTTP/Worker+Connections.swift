@@ -40,6 +40,8 @@ extension Worker {
     /// Releases everything held for a connection evhttp has freed (or is freeing), once.
     func forget(_ bev: OpaquePointer) {
         guard let connection = connections.removeValue(forKey: bev) else { return }
+        connection.isOpen = false
+        if recentConnection === connection { recentConnection = nil }
         streamConnectionClosed(connection)
         if let last = deadlines.closed(bev), last.isInFlight { metrics.inFlight.decrement() }
         limits.releaseBody(connection.reservedBodyBytes)
@@ -50,12 +52,29 @@ extension Worker {
         bufferevent_decref(bev)
     }
 
+    /// The answer to a request on a connection without bookkeeping has been written.
     func responseCompleted(_ request: OpaquePointer) {
         guard let bev = bufferevent(of: request) else { return }
         if deadlines.responseCompleted(bev, now: monotonicNanoseconds()) {
             metrics.inFlight.decrement()
         }
-        guard let connection = connections[bev] else { return }
+        if let connection = self.connection(for: bev) { prepareNextRequest(on: connection) }
+    }
+
+    /// The answer to the current request on `connection` has been written. evhttp calls this
+    /// with the connection itself (no lookup), and only while the connection is open: it frees
+    /// a closing connection's requests without completing them, after our close callback.
+    func responseCompleted(on connection: Connection) {
+        if deadlines.responseCompleted(connection.bev, now: monotonicNanoseconds()) {
+            metrics.inFlight.decrement()
+        }
+        prepareNextRequest(on: connection)
+    }
+
+    /// After an answer: the body's reservation is released, and the connection waits for its
+    /// next request (or is shut down).
+    private func prepareNextRequest(on connection: Connection) {
+        let bev = connection.bev
         limits.releaseBody(connection.reservedBodyBytes)
         connection.reservedBodyBytes = 0
         // The next request is a new one even if libevent reuses the address.
@@ -69,6 +88,15 @@ extension Worker {
             pipelined.append(bev)
             event_active(soonEvent, 0, 0)
         }
+    }
+
+    /// The bookkeeping of the connection on `bev`. The one found last is kept: a request's header
+    /// callback, its delivery and its completion usually ask for the same connection in a row.
+    func connection(for bev: OpaquePointer) -> Connection? {
+        if let recent = recentConnection, recent.bev == bev, recent.isOpen { return recent }
+        let found = connections[bev]
+        recentConnection = found
+        return found
     }
 
     func bufferevent(of request: OpaquePointer) -> OpaquePointer? {

@@ -26,9 +26,12 @@ extension Worker {
             connection.closeHooked = true
             evhttp_connection_set_closecb(evcon, workerConnectionClosed, Unmanaged.passUnretained(self).toOpaque())
         }
-        let context = Unmanaged.passUnretained(self).toOpaque()
+        // The request's callbacks get the connection itself (unretained: evhttp calls them only
+        // while the connection is open, before our close callback forgets it), so neither looks
+        // it up.
+        let context = Unmanaged.passUnretained(connection).toOpaque()
         guard let request = cle_connection_current_request(evcon),
-            let previous = cle_request_hook(request, workerRequestArrived, context, workerHeadersParsed)
+            let previous = cle_request_hook(request, connectionRequestArrived, context, connectionHeadersParsed)
         else {
             if !headerHookUnavailableLogged {
                 headerHookUnavailableLogged = true
@@ -39,32 +42,42 @@ extension Worker {
             return
         }
         // evhttp's own request callback (evhttp_handle_request), the same for every request.
-        let ours: cle_request_callback = workerRequestArrived
+        let ours: cle_request_callback = connectionRequestArrived
         if originalRequestCallback == nil && unsafeBitCast(previous, to: UnsafeRawPointer.self) != unsafeBitCast(ours, to: UnsafeRawPointer.self) {
             originalRequestCallback = previous
         }
         connection.hookedRequest = request
     }
 
-    /// Feeds the scanner the bytes of `buffer` from `start` on, until the head ends.
+    /// Feeds the scanner the bytes of `buffer` from `start` on, until the head ends, reading them
+    /// where they are (evbuffer_peek): no copy, no scratch buffer (a 4 KiB one was allocated on
+    /// the heap twice a request). Once the head has ended, the buffer's callback is switched off
+    /// until ``Connection/startNextHead()``: evhttp drains the head line by line, and each drain
+    /// called it for nothing.
     func scan(_ buffer: OpaquePointer, from start: Int, into connection: Connection) {
         var position = evbuffer_ptr()
         guard evbuffer_ptr_set(buffer, &position, start, EVBUFFER_PTR_SET) == 0 else { return }
         var remaining = evbuffer_get_length(buffer) - start
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4096) { scratch in
+        let capacity = 8
+        withUnsafeTemporaryAllocation(of: iovec.self, capacity: capacity) { vectors in
             while remaining > 0 && connection.scanner.inHead {
-                let count = Int(evbuffer_copyout_from(buffer, &position, scratch.baseAddress, min(remaining, scratch.count)))
-                guard count > 0 else { return }
-                connection.scanner.scan(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(scratch)[..<count]))
-                remaining -= count
-                guard evbuffer_ptr_set(buffer, &position, count, EVBUFFER_PTR_ADD) == 0 else { return }
+                let needed = Int(evbuffer_peek(buffer, remaining, &position, vectors.baseAddress, Int32(capacity)))
+                guard needed > 0 else { return }
+                var peeked = 0
+                for vector in vectors.prefix(min(needed, capacity)) where connection.scanner.inHead {
+                    let length = min(vector.iov_len, remaining - peeked)
+                    connection.scanner.scan(UnsafeRawBufferPointer(start: vector.iov_base, count: length))
+                    peeked += length
+                }
+                remaining -= peeked
+                guard remaining > 0, evbuffer_ptr_set(buffer, &position, peeked, EVBUFFER_PTR_ADD) == 0 else { return }
             }
         }
+        if !connection.scanner.inHead { connection.stopWatchingInput() }
     }
 
-    /// The headers of `request` are parsed and its body not read yet.
-    func headersParsed(_ request: OpaquePointer) {
-        guard let bev = bufferevent(of: request), let connection = connections[bev] else { return }
+    /// The headers of `request`, on `connection`, are parsed and its body not read yet.
+    func headersParsed(_ request: OpaquePointer, on connection: Connection) {
         connection.checkedRequest = request
         let command = evhttp_request_get_command(request)
         let headers = readHeaders(evhttp_request_get_input_headers(request))
@@ -101,7 +114,10 @@ extension Worker {
     /// A hooked request arrived complete, or evhttp refused it: refusals (no URI left) are
     /// answered here with the JSON body, complete requests go on through evhttp's own callback
     /// (which checks the method and calls ``handle(_:)``).
-    func requestArrived(_ request: OpaquePointer) {
+    func requestArrived(_ request: OpaquePointer, on connection: Connection) {
+        // handle(_:) is reached through evhttp, which does not pass the connection on: it finds
+        // it as the last one found.
+        recentConnection = connection
         if evhttp_request_get_uri(request) == nil {
             handle(request)
         } else if let originalRequestCallback {

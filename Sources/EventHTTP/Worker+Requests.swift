@@ -59,13 +59,18 @@ extension Worker {
     /// reach this worker; returns its connection's bookkeeping.
     func track(_ request: OpaquePointer) -> Connection? {
         let bev = bufferevent(of: request)
-        let connection = bev.flatMap { connections[$0] }
+        let connection = bev.flatMap { self.connection(for: $0) }
         if let bev, deadlines.requestStarted(bev) { metrics.inFlight.increment() }
         if let connection, !connection.closeHooked, let evcon = evhttp_request_get_connection(request) {
             connection.closeHooked = true
             evhttp_connection_set_closecb(evcon, workerConnectionClosed, Unmanaged.passUnretained(self).toOpaque())
         }
-        evhttp_request_set_on_complete_cb(request, workerResponseCompleted, Unmanaged.passUnretained(self).toOpaque())
+        if let connection {
+            // Passed unretained: see responseCompleted(on:).
+            evhttp_request_set_on_complete_cb(request, connectionResponseCompleted, Unmanaged.passUnretained(connection).toOpaque())
+        } else {
+            evhttp_request_set_on_complete_cb(request, workerResponseCompleted, Unmanaged.passUnretained(self).toOpaque())
+        }
         return connection
     }
 
@@ -80,7 +85,7 @@ extension Worker {
         connection.checkedRequest = nil
         connection.checkedHeaders = nil
         connection.hookedRequest = nil
-        connection.scanner.startNextHead()
+        connection.startNextHead()
         scan(bufferevent_get_input(connection.bev), from: 0, into: connection)
         return early
     }
@@ -120,15 +125,16 @@ extension Worker {
 
     /// The router's answer for a method it knows.
     func route(_ request: OpaquePointer, method: HTTPMethod, head: Head, exchange: inout Exchange) -> HTTPResponse {
-        switch router.match(method: method, path: head.path) {
-        case .found(let handler, let pattern, let parameters):
-            exchange.route = pattern
+        switch router.lookup(method: method, path: head.path) {
+        case .found(let route, let parameters):
+            exchange.route = route.pattern
+            exchange.routeIndex = route.index
             var httpRequest = HTTPRequest(
                 method: method, path: head.path, query: QueryParameters(head.rawQuery), headers: head.headers,
                 body: readBody(evhttp_request_get_input_buffer(request)), requestID: exchange.requestID, isHead: head.isHead)
             httpRequest.pathParameters = parameters
-            httpRequest.route = pattern
-            return respond(handler, httpRequest)
+            httpRequest.route = route.pattern
+            return respond(route.handler, httpRequest)
         case .methodNotAllowed(let allowed):
             return HTTPError.methodNotAllowed(head.methodName, allowed: allowed).response
         case .notFound:
@@ -171,8 +177,16 @@ extension Worker {
     }
 
     func readHeaders(_ list: UnsafeMutablePointer<evkeyvalq>?) -> HTTPHeaders {
-        var headers = HTTPHeaders()
+        // Counted first: the array is allocated once, not grown.
+        var count = 0
         var entry = cle_headers_first(list)
+        while let header = entry {
+            count += 1
+            entry = cle_headers_next(header)
+        }
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(count)
+        entry = cle_headers_first(list)
         while let header = entry {
             if let key = header.pointee.key, let value = header.pointee.value {
                 headers.append(name: String(cString: key), value: String(cString: value))

@@ -54,8 +54,12 @@ extension Worker {
         if draining || exchange.close {
             evhttp_add_header(output, "Connection", "close")
         }
+        // Headers here go in evhttp's list as they are; its default type is for an answer that has none.
+        evhttp_set_default_content_type(http, libeventDefaultContentType)
         evhttp_send_reply_start(exchange.request, Int32(response.status), reasonPhrase(response.status))
-        metrics.record(route: exchange.route, method: exchange.methodName, status: response.status, nanoseconds: now &- exchange.started)
+        evhttp_set_default_content_type(http, nil)
+        metrics.record(
+            route: exchange.route, routeIndex: exchange.routeIndex, method: exchange.methodName, status: response.status, nanoseconds: now &- exchange.started)
         logger.info(
             "\(escapedForLog(exchange.methodName)) \(escapedForLog(exchange.path)) \(response.status) stream opened",
             metadata: ["request_id": .string(exchange.requestID)])
@@ -94,7 +98,7 @@ extension Worker {
         exchange.connection?.streamTicket = nil
         evhttp_send_reply_end(exchange.request)
         let now = monotonicNanoseconds()
-        if let connection = exchange.connection, connections[connection.bev] === connection {
+        if let connection = exchange.connection, connection.isOpen {
             deadlines.responseStarted(connection.bev, pending: evbuffer_get_length(bufferevent_get_output(connection.bev)), now: now)
         }
         logStreamEnd(open, how: "ended", now: now)

@@ -10,8 +10,9 @@ import Musl
 
 /// One event loop thread: its own `event_base`, `evhttp` and SO_REUSEPORT listener.
 ///
-/// Everything here runs on the worker's thread except ``requestStop()``, which only activates
-/// an event (thread-safe because `evthread_use_pthreads` is on before any base exists).
+/// Everything here runs on the worker's thread except ``requestStop()``, which only sets a flag
+/// and writes to the worker's ``LoopWakeup`` (no libevent call is made off the loop's thread,
+/// so libevent's pthread locking stays off).
 /// libevent calls back into C functions below with an unretained pointer to the worker; the
 /// ``HTTPServer`` keeps every worker alive until its thread has returned.
 ///
@@ -19,7 +20,7 @@ import Musl
 ///
 /// 1. bytes arriving on a connection (a callback on the bufferevent's input buffer, run before
 ///    evhttp parses them): ``RequestHeadScanner`` reads the raw head, and the request evhttp is
-///    reading gets our header callback and our request callback (``requestArrived(_:)``);
+///    reading gets our header callback and our request callback (``requestArrived(_:on:)``);
 /// 2. the header callback (after the headers, before the body): the framing is checked and the
 ///    body's bytes are reserved against ``HTTPServerConfiguration/maxBufferedBodyBytes``; a
 ///    refused request has its body framing removed so evhttp reads no body and delivers it at once;
@@ -34,7 +35,8 @@ import Musl
 /// delivered, and libevent answers its own refusals.
 final class Worker: @unchecked Sendable {
     // @unchecked: all mutable state is touched only on the worker thread, inside libevent
-    // callbacks or `run()`; `requestStop()` touches only `stopEvent`, behind its lock.
+    // callbacks or `run()`; `requestStop()` touches only `stopWakeup` (behind its lock) and
+    // `stopRequested`.
     let index: Int
     let base: OpaquePointer
     let http: OpaquePointer
@@ -42,18 +44,31 @@ final class Worker: @unchecked Sendable {
     let router: Router
     let configuration: HTTPServerConfiguration
     let limits: ServerLimits
-    var logger: Logger
+    let logger: Logger
     let metrics: RequestMetrics
-    var requestIDs: RequestIDGenerator
-    var deadlines: ConnectionDeadlines<OpaquePointer>
-    /// Every open connection's bookkeeping, by bufferevent.
-    var connections: [OpaquePointer: Connection] = [:]
+    // The state below is changed for every request. `@exclusivity(unchecked)`: only this
+    // worker's thread touches it, and no access to it stays open across a call that could come
+    // back to it, so the runtime's check of each access (about 100 instructions: a thread-local
+    // access set) would never fire.
+    @exclusivity(unchecked) var requestIDs: RequestIDGenerator
+    @exclusivity(unchecked) var deadlines: ConnectionDeadlines<OpaquePointer>
+    /// Every open connection's bookkeeping, by bufferevent (`@exclusivity(unchecked)` as the
+    /// state above).
+    @exclusivity(unchecked) var connections: [OpaquePointer: Connection] = [:]
+    /// The connection ``connection(for:)`` found last.
+    @exclusivity(unchecked) var recentConnection: Connection?
     var sweepEvent: OpaquePointer?
     /// How often the sweep runs now, and when it last ran (to see that the loop was blocked).
     var sweepInterval: UInt64
     var lastSweep: UInt64 = 0
-    /// The event that stops the worker; nil once freed, so a late ``requestStop()`` is a no-op.
-    let stopEvent = Mutex<EventHandle?>(nil)
+    /// Wakes the loop for a stop (and, through the mailbox, for deliveries).
+    let wakeup: LoopWakeup
+    /// The event watching ``wakeup``.
+    var wakeupEvent: OpaquePointer?
+    /// ``wakeup`` for ``requestStop()``; nil once the worker has stopped, so a late stop is a no-op.
+    let stopWakeup = Mutex<LoopWakeup?>(nil)
+    /// Set by ``requestStop()``, taken by the loop when the wake-up arrives.
+    let stopRequested = Atomic<Bool>(false)
     /// Runs, on the next turn of the loop, what cannot be done inside the callback that asked for it.
     var soonEvent: OpaquePointer?
     /// Connections accepted past ``HTTPServerConfiguration/maxConnections``: answered 503 and closed soon.
@@ -82,14 +97,24 @@ final class Worker: @unchecked Sendable {
     var streams: [UInt64: OpenStream] = [:]
     /// Where pools post the answers of deferred requests, and streams their parts; wakes the loop.
     let mailbox = Mailbox()
+    /// Where the block of header lines of the answer being sent is written (reused).
+    let responseHead = ResponseHead.Storage()
+    /// The `Date` value, formatted once a second.
+    @exclusivity(unchecked) var httpDate = HTTPDate()
 
     init(index: Int, listenerFD: Int32, router: Router, configuration: HTTPServerConfiguration, limits: ServerLimits, processNonce: UInt32) throws {
-        HTTPServer.enableLibeventThreads()
-        guard let base = event_base_new() else { throw SystemError(call: "event_base_new", errno: ENOMEM) }
+        HTTPServer.prepareProcess()
+        let wakeup = try LoopWakeup()
+        guard let base = Worker.makeBase() else {
+            wakeup.closeEnds()
+            throw SystemError(call: "event_base_new", errno: ENOMEM)
+        }
         guard let http = evhttp_new(base) else {
             event_base_free(base)
+            wakeup.closeEnds()
             throw SystemError(call: "evhttp_new", errno: ENOMEM)
         }
+        self.wakeup = wakeup
         self.index = index
         self.base = base
         self.http = http
@@ -118,16 +143,21 @@ final class Worker: @unchecked Sendable {
             | EVHTTP_REQ_PATCH.rawValue | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue
             | unknownMethodCommand
         evhttp_set_allowed_methods(http, UInt16(methods))
+        // Answers carry their Content-Type in the ResponseHead block, out of evhttp's sight:
+        // its default type is set back only for the send of an answer that has none.
+        evhttp_set_default_content_type(http, nil)
 
         let context = Unmanaged.passUnretained(self).toOpaque()
         evhttp_set_gencb(http, workerHandleRequest, context)
         evhttp_set_bevcb(http, workerMakeBufferevent, context)
 
         guard let bound = evhttp_accept_socket_with_handle(http, listenerFD) else {
+            let code = errno
             close(listenerFD)
             evhttp_free(http)
             event_base_free(base)
-            throw SystemError(call: "evhttp_accept_socket", errno: errno)
+            wakeup.closeEnds()
+            throw SystemError(call: "evhttp_accept_socket", errno: code)
         }
         self.bound = bound
 
@@ -136,8 +166,22 @@ final class Worker: @unchecked Sendable {
         event_add(sweepEvent, &sweepTime)
         lastSweep = monotonicNanoseconds()
         soonEvent = event_new(base, -1, 0, workerSoon, context)
-        stopEvent.withLock { $0 = event_new(base, -1, 0, workerStop, context).map(EventHandle.init(pointer:)) }
-        mailbox.attach(event_new(base, -1, 0, workerMailbox, context))
+        wakeupEvent = event_new(base, wakeup.readEnd, Int16(EV_READ | EV_PERSIST), workerWakeup, context)
+        event_add(wakeupEvent, nil)
+        stopWakeup.withLock { $0 = wakeup }
+        mailbox.attach(wakeup)
+    }
+
+    /// A new event base whose epoll backend batches its changes: every request turns reading
+    /// off and writing on (in one callback), then writing off and reading on (in another), and
+    /// with the change list each pair is one epoll_ctl instead of two (2 a request, not 4).
+    /// libevent warns that this is unsafe for a file descriptor cloned with dup(); no
+    /// descriptor in a worker's base is (accepted sockets, the listener, the wake-up pipe).
+    static func makeBase() -> OpaquePointer? {
+        guard let config = event_config_new() else { return nil }
+        defer { event_config_free(config) }
+        _ = event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
+        return event_base_new_with_config(config)
     }
 
     /// Runs the loop until a stop has drained the worker, then frees everything.
@@ -150,13 +194,10 @@ final class Worker: @unchecked Sendable {
     /// once: at the end of ``run()``, or instead of it for a worker that never ran (a later
     /// worker of the same server failed to start).
     func releaseResources() {
-        // From now on a stop request is a no-op instead of touching a freed event.
-        let stop = stopEvent.withLock { handle -> EventHandle? in
-            defer { handle = nil }
-            return handle
-        }
-        // From now on answers posted by pools are dropped (their requests die with evhttp).
-        if let event = mailbox.close() { event_free(event) }
+        // From now on a stop request is a no-op, and answers posted by pools are dropped (their
+        // requests die with evhttp): nothing writes to the wake-up pipe any more.
+        stopWakeup.withLock { $0 = nil }
+        mailbox.close()
         if !awaiting.isEmpty {
             logger.warning("stopped with \(awaiting.count) deferred requests unanswered")
             awaiting.removeAll()
@@ -167,15 +208,26 @@ final class Worker: @unchecked Sendable {
         for bev in Array(connections.keys) { forget(bev) }
         if let sweepEvent { event_free(sweepEvent) }
         if let soonEvent { event_free(soonEvent) }
-        if let stop { event_free(stop.pointer) }
+        if let wakeupEvent { event_free(wakeupEvent) }
         event_base_free(base)
+        wakeup.closeEnds()
     }
 
     /// Asks the worker, from any thread, to stop accepting and drain. Does nothing once the
     /// worker has stopped.
     func requestStop() {
-        stopEvent.withLock { handle in
-            if let handle { event_active(handle.pointer, 0, 0) }
+        stopWakeup.withLock { wakeup in
+            guard let wakeup else { return }
+            stopRequested.store(true, ordering: .sequentiallyConsistent)
+            wakeup.wake()
         }
+    }
+
+    /// The wake-up pipe became readable: a stop was asked for, or deliveries wait (loop thread).
+    func wokenUp() {
+        // Emptied first: whatever is posted from now on wakes the loop again.
+        wakeup.drain()
+        if stopRequested.exchange(false, ordering: .sequentiallyConsistent) { beginDrain() }
+        completeDeferred()
     }
 }

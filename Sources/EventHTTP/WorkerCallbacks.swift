@@ -27,16 +27,18 @@ func workerResponseCompleted(_ request: OpaquePointer?, _ context: UnsafeMutable
     worker(context).responseCompleted(request)
 }
 
+func connectionResponseCompleted(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    guard request != nil, let context else { return }
+    let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+    connection.worker.responseCompleted(on: connection)
+}
+
 func workerSweep(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
     worker(context).sweep()
 }
 
-func workerMailbox(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    worker(context).completeDeferred()
-}
-
-func workerStop(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    worker(context).beginDrain()
+func workerWakeup(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    worker(context).wokenUp()
 }
 
 func workerSoon(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
@@ -49,18 +51,15 @@ func workerInputAdded(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_c
     connection.worker.inputAdded(connection, buffer: buffer, added: info.pointee.n_added)
 }
 
-func workerHeadersParsed(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) -> Int32 {
-    guard let request else { return 0 }
-    worker(context).headersParsed(request)
+func connectionHeadersParsed(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let request, let context else { return 0 }
+    let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+    connection.worker.headersParsed(request, on: connection)
     return 0
 }
 
-func workerRequestArrived(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
-    guard let request else { return }
-    worker(context).requestArrived(request)
-}
-
-/// A libevent event, used only under a lock or by the loop that owns it.
-struct EventHandle: @unchecked Sendable {
-    let pointer: OpaquePointer
+func connectionRequestArrived(_ request: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    guard let request, let context else { return }
+    let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+    connection.worker.requestArrived(request, on: connection)
 }

@@ -153,3 +153,93 @@ struct ServerLimitsTests {
         #expect(limits.bufferedBodyBytes == 0)
     }
 }
+
+/// The scanner as it was first written, one byte at a time with no shortcut: the fast paths of
+/// ``RequestHeadScanner`` must find exactly what it finds.
+private struct ReferenceScanner {
+    var bareLineFeed = false
+    var bareCarriageReturn = false
+    var foldedLine = false
+    var nulByte = false
+    var overlong = false
+    var method: [UInt8] = []
+    var inHead = true
+    let limit: Int
+    var lineIndex = 0
+    var lineLength = 0
+    var afterCR = false
+    var scanned = 0
+
+    mutating func scan(_ bytes: [UInt8]) -> Int {
+        guard inHead else { return 0 }
+        for (index, byte) in bytes.enumerated() {
+            scanned += 1
+            if byte == 0x0A {
+                if !afterCR { bareLineFeed = true }
+                afterCR = false
+                if lineLength == 0 {
+                    inHead = false
+                    return index + 1
+                }
+                lineIndex += 1
+                lineLength = 0
+                continue
+            }
+            if afterCR {
+                bareCarriageReturn = true
+                afterCR = false
+                lineLength += 1
+            }
+            if byte == 0x0D {
+                afterCR = true
+            } else {
+                if byte == 0 { nulByte = true }
+                if lineLength == 0 && lineIndex > 0 && (byte == 0x20 || byte == 0x09) { foldedLine = true }
+                if lineIndex == 0 && lineLength == method.count && byte != 0x20 && method.count < 32 { method.append(byte) }
+                lineLength += 1
+            }
+            if scanned > limit {
+                overlong = true
+                inHead = false
+                return index + 1
+            }
+        }
+        return bytes.count
+    }
+
+    var findings: RequestHeadScanner.Findings {
+        RequestHeadScanner.Findings(
+            bareLineFeed: bareLineFeed, bareCarriageReturn: bareCarriageReturn, foldedLine: foldedLine, nulByte: nulByte,
+            overlong: overlong, method: method)
+    }
+}
+
+@Suite("Request head scanner against the byte-by-byte reference")
+struct RequestHeadScannerReferenceTests {
+    @Test("Random heads, split at random, find the same") func randomHeadsSplitAtRandomFindTheSame() {
+        var random = SystemRandomNumberGenerator()
+        // Mostly ordinary header bytes, with every byte the rules look at.
+        let alphabet: [UInt8] =
+            Array("GET /abcdefghijklmnop:HTTP/1.1 xyz-0123456789".utf8) + [0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x09, 0x20, 0x0E, 0x0C, 0x7F, 0x80, 0xFF]
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0...200, using: &random)
+            var bytes = (0..<length).map { _ in alphabet.randomElement(using: &random)! }
+            if Bool.random(using: &random) {
+                bytes = Array("GET /a/long/path/with/many/bytes HTTP/1.1\r\nHost: example.com\r\nX: ".utf8) + bytes
+            }
+            let limit = Int.random(in: 1...300, using: &random)
+            var scanner = RequestHeadScanner(limit: limit)
+            var reference = ReferenceScanner(limit: limit)
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + Int.random(in: 1...40, using: &random))
+                let part = Array(bytes[start..<end])
+                #expect(scanner.scan(part) == reference.scan(part), "\(bytes) limit \(limit)")
+                start = end
+            }
+            #expect(scanner.findings == reference.findings, "\(bytes) limit \(limit)")
+            #expect(scanner.inHead == reference.inHead)
+            #expect(scanner.scanned == reference.scanned)
+        }
+    }
+}

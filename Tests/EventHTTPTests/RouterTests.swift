@@ -65,3 +65,28 @@ struct RouterTests {
         #expect(String(decoding: writer.bytes, as: UTF8.self) == #""a\"b\\c\nd\u0001é""#)
     }
 }
+
+@Suite("Routing by bytes")
+struct RoutingByBytesTests {
+    @Test("Paths with more segments than any route, or none, are not found") func pathsWithMoreSegmentsThanAnyRouteAreNotFound() {
+        var router = Router()
+        router.get("/a/{b}") { _ in .text("ab") }
+        guard case .notFound = router.match(method: .get, path: "/a/b/c") else { Issue.record("expected 404"); return }
+        guard case .notFound = router.match(method: .get, path: "/") else { Issue.record("expected 404"); return }
+        guard case .found(_, _, let parameters) = router.match(method: .get, path: "//a//x%20y/") else { Issue.record("expected a match"); return }
+        #expect(parameters == ["b": "x y"])
+        #expect(router.allowedMethods(path: "/a/1") == ["GET", "HEAD"])
+        #expect(router.allowedMethods(path: "/a/1/2").isEmpty)
+        var root = Router()
+        root.get("/") { _ in .text("root") }
+        guard case .found = root.match(method: .get, path: "/") else { Issue.record("expected the root"); return }
+    }
+
+    @Test("Literal segments compare as Strings do: canonically equivalent spellings match") func literalSegmentsCompareAsStringsDo() {
+        var router = Router()
+        router.get("/caf\u{E9}/K") { _ in .text("x") }
+        // A decomposed é, and the Kelvin sign (canonically the letter K).
+        guard case .found = router.match(method: .get, path: "/cafe\u{301}/\u{212A}") else { Issue.record("expected a match"); return }
+        guard case .notFound = router.match(method: .get, path: "/cafe/K") else { Issue.record("expected 404"); return }
+    }
+}
