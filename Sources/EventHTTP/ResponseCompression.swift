@@ -53,11 +53,11 @@ public struct ResponseCompression: Sendable, Hashable {
             || (type.count >= 5 && starts(type[type.index(type.endIndex, offsetBy: -5)...], with: "+json"))
     }
 
-    /// The body to send for a request that accepts `acceptEncoding`: the gzipped bytes and true,
-    /// or the body as it is and false.
-    func encode(_ response: HTTPResponse, acceptEncoding: String?) -> (body: [UInt8], gzipped: Bool) {
+    /// The body to send for a request that accepts what `acceptEncoding` reads (asked only for a
+    /// body large enough to compress): the gzipped bytes and true, or the body as it is and false.
+    func encode(_ response: HTTPResponse, acceptEncoding: () -> String?) -> (body: [UInt8], gzipped: Bool) {
         guard isEnabled, response.body.count >= minimumSize, response.header("Content-Encoding") == nil,
-            AcceptEncoding(acceptEncoding).accepts(.gzip)
+            AcceptEncoding(acceptEncoding()).accepts(.gzip)
         else { return (response.body, false) }
         guard let compressed = response.gzippedBody ?? Gzip.compress(response.body, level: level), compressed.count < response.body.count
         else { return (response.body, false) }

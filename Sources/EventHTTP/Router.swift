@@ -128,11 +128,11 @@ public struct Router: Sendable {
     /// parameters are built only for a route that has them.
     func lookup(method: HTTPMethod, path: String) -> Lookup {
         var allowed: [String] = []
-        var found: (bucket: Int, index: Int)?
+        var found: Route?
         var parameters: [String: String] = [:]
-        forEachRoute(matching: path) { route, bucket, index, segment in
+        forEachRoute(matching: path) { route, segment in
             if route.method == method {
-                found = (bucket, index)
+                found = route
                 if route.hasParameters { parameters = route.parameters(segment) }
                 return false
             }
@@ -142,7 +142,7 @@ public struct Router: Sendable {
             }
             return true
         }
-        if let found { return .found(routesBySegmentCount[found.bucket][found.index], parameters: parameters) }
+        if let found { return .found(found, parameters: parameters) }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
 
@@ -150,7 +150,7 @@ public struct Router: Sendable {
     /// lists them; empty when nothing matches the path.
     public func allowedMethods(path: String) -> [String] {
         var allowed: [String] = []
-        forEachRoute(matching: path) { route, _, _, _ in
+        forEachRoute(matching: path) { route, _ in
             if !allowed.contains(route.method.rawValue) {
                 allowed.append(route.method.rawValue)
                 if route.method == .get { allowed.append("HEAD") }
@@ -160,9 +160,9 @@ public struct Router: Sendable {
         return allowed
     }
 
-    /// Calls `body` with each route whose pattern fits `path`, in order (with where it is kept,
-    /// and a function giving the path's segment at an index); stops when `body` returns false.
-    private func forEachRoute(matching path: String, _ body: (Route, Int, Int, (Int) -> Substring) -> Bool) {
+    /// Calls `body` with each route whose pattern fits `path`, in order (with a function giving
+    /// the path's segment at an index); stops when `body` returns false.
+    private func forEachRoute(matching path: String, _ body: (Route, (Int) -> Substring) -> Bool) {
         // No route has more segments than this.
         let most = routesBySegmentCount.count - 1
         guard most >= 0 else { return }
@@ -193,8 +193,8 @@ public struct Router: Sendable {
                     Substring(String(decoding: UnsafeBufferPointer(rebasing: bytes[ranges[index]]), as: UTF8.self))
                 }
                 let candidates = routesBySegmentCount[count]
-                for index in candidates.indices where candidates[index].fits(bytes, ranges) {
-                    guard body(candidates[index], count, index, segment) else { return }
+                for route in candidates where route.fits(bytes, ranges) {
+                    guard body(route, segment) else { return }
                 }
             }
         }

@@ -98,9 +98,10 @@ extension Worker {
         var gzipped = false
         let compression = configuration.compression
         let compressible = compression.isEnabled && ResponseCompression.isCompressible(contentType: contentType)
-        if compressible && hasBody && response.body.count >= compression.minimumSize {
-            let acceptEncoding = evhttp_find_header(evhttp_request_get_input_headers(request), "Accept-Encoding").map { String(cString: $0) }
-            (body, gzipped) = compression.encode(response, acceptEncoding: acceptEncoding)
+        if compressible && hasBody {
+            (body, gzipped) = compression.encode(response) {
+                evhttp_find_header(evhttp_request_get_input_headers(request), "Accept-Encoding").map { String(cString: $0) }
+            }
         }
         // A 304 stands for the answer a GET would get: the same Vary.
         if compressible || (status == 304 && compression.isEnabled) {

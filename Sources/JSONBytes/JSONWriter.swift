@@ -34,23 +34,16 @@ public struct JSONWriter: Sendable {
             bytes.append(contentsOf: String(value).utf8)
             return
         }
-        // Digits written straight into the buffer: `String(value)` made a string for every
-        // number of every answer.
-        var magnitude = value.magnitude
+        // Digits written straight into the buffer (least significant first, then turned round):
+        // `String(value)` made a string for every number of every answer.
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 20 digits at most, least significant first
-        let count = withUnsafeMutableBytes(of: &digits) { buffer -> Int in
-            var count = 0
-            repeat {
-                buffer[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-                count &+= 1
-            } while magnitude > 0
-            return count
-        }
-        withUnsafeBytes(of: &digits) { buffer in
-            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[index]) }
-        }
+        let start = bytes.count
+        var magnitude = value.magnitude
+        repeat {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
     }
 
     /// Appends an array of integers, `[1,2,3]`.
