@@ -10,6 +10,12 @@ public struct StableHasher: Sendable {
         state = 0xcbf2_9ce4_8422_2325 ^ (seed &* 0x9E37_79B9_7F4A_7C15)
     }
 
+    /// Resumes a hash from a ``state`` it reached earlier: combining the rest gives the same
+    /// result as hashing everything in one go.
+    public init(state: UInt64) {
+        self.state = state
+    }
+
     /// FNV-1a's 64-bit prime.
     private static let prime: UInt64 = 0x0000_0100_0000_01B3
 

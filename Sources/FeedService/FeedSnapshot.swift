@@ -138,9 +138,38 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
 
     /// The snapshot id: 32 hex digits hashing the viewer, the parameters and every section and
     /// item id and version. Equal feeds for the same viewer have equal ids.
-    public var id: String {
-        var first = StableHasher(seed: 1)
-        var second = StableHasher(seed: 2)
+    public var id: String { idHashes().id }
+
+    /// The id's two hashes where each section starts, and where the page ends (the id): a page
+    /// patched in place hashes again only from its first changed section.
+    package struct IDHashes: Sendable {
+        /// The two states before section i at 2i and 2i + 1; the last two are the id's.
+        fileprivate var states: [UInt64]
+
+        /// The snapshot id these hashes end in.
+        package var id: String { hex16(states[states.count - 2]) + hex16(states[states.count - 1]) }
+    }
+
+    /// The id's hashes. With `earlier`, the hashes of a structure with the same viewer,
+    /// parameters, hint and section count whose sections before `firstChanged` are these ones,
+    /// hashing starts at that section (the same result as from the start).
+    package func idHashes(reusing earlier: IDHashes? = nil, unchangedBefore firstChanged: Int = 0) -> IDHashes {
+        var first: StableHasher
+        var second: StableHasher
+        var states: [UInt64]
+        let start: Int
+        if let earlier, earlier.states.count == 2 * (sections.count + 1), firstChanged <= sections.count {
+            start = firstChanged
+            states = earlier.states
+            first = StableHasher(state: states[2 * start])
+            second = StableHasher(state: states[2 * start + 1])
+        } else {
+            start = 0
+            states = [UInt64](repeating: 0, count: 2 * (sections.count + 1))
+            first = StableHasher(seed: 1)
+            second = StableHasher(seed: 2)
+            hashPrefix(&first, &second)
+        }
         func combine(_ text: String) {
             StableHasher.combine(text, into: &first, &second)
         }
@@ -148,17 +177,10 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
             first.combine(value)
             second.combine(value)
         }
-        combine(viewer)
-        combine(Int64(parameters.limit))
-        combine(Int64(parameters.offset))
-        combine(Int64(parameters.width ?? -1))
-        combine(parameters.stackAds ? 1 : 0)
-        // Parameters and views added later count only when they differ from the default, so
-        // the snapshots stored before them keep their ids.
-        if parameters.kinds != .all { combine("kinds:\(parameters.kinds.rawValue)") }
-        if let viewport = parameters.viewport { combine("viewport:\(viewport)") }
-        if let prefetch { combine("prefetch:\(prefetch)") }
-        for section in sections {
+        for index in start..<sections.count {
+            states[2 * index] = first.state
+            states[2 * index + 1] = second.state
+            let section = sections[index]
             combine(section.id)
             combine(section.kind)
             combine(Int64(section.items.count))
@@ -177,7 +199,30 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
                 combine(footer.version)
             }
         }
-        return hex16(first.state) + hex16(second.state)
+        states[2 * sections.count] = first.state
+        states[2 * sections.count + 1] = second.state
+        return IDHashes(states: states)
+    }
+
+    /// What the id hashes before the sections: the viewer, the parameters and the hint.
+    private func hashPrefix(_ first: inout StableHasher, _ second: inout StableHasher) {
+        func combine(_ text: String) {
+            StableHasher.combine(text, into: &first, &second)
+        }
+        func combine(_ value: Int64) {
+            first.combine(value)
+            second.combine(value)
+        }
+        combine(viewer)
+        combine(Int64(parameters.limit))
+        combine(Int64(parameters.offset))
+        combine(Int64(parameters.width ?? -1))
+        combine(parameters.stackAds ? 1 : 0)
+        // Parameters and views added later count only when they differ from the default, so
+        // the snapshots stored before them keep their ids.
+        if parameters.kinds != .all { combine("kinds:\(parameters.kinds.rawValue)") }
+        if let viewport = parameters.viewport { combine("viewport:\(viewport)") }
+        if let prefetch { combine("prefetch:\(prefetch)") }
     }
 
     /// The bytes stored in the snapshots table: a compact binary form (``SnapshotCoding``),

@@ -135,6 +135,7 @@ final class PageCache: Sendable {
         var sections = page.sections
         // The structure shares the shapes of the sections left as they were.
         var shapes = page.structure.sections
+        var firstChanged = page.sections.count
         for (sectionIndex, section) in page.sections.enumerated() {
             var items = section.items
             var changed = false
@@ -158,16 +159,21 @@ final class PageCache: Sendable {
                 sections[sectionIndex] = FeedSection(
                     id: section.id, kind: section.kind, columns: section.columns, items: items, header: section.header, footer: section.footer)
                 shapes[sectionIndex] = SnapshotStructure.Section(sections[sectionIndex])
+                firstChanged = min(firstChanged, sectionIndex)
             }
         }
         // Items patched in place: the sections' heights, so the hint, are the page's.
         let structure = SnapshotStructure(
             viewer: page.structure.viewer, parameters: page.structure.parameters, sections: shapes, prefetch: page.structure.prefetch)
+        // The id is hashed again from the first section that changed.
+        let idHashes = structure.idHashes(reusing: cached.idHashes, unchangedBefore: firstChanged)
+        assert(idHashes.id == structure.id, "a patched page's id differs from its hash from the start")
         let rendered = RenderedFeed(
-            snapshotID: structure.id, sections: sections, nextCursor: page.nextCursor,
+            snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor,
             structure: structure)
         return CachedPage(
-            page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs, composition: cached.composition)
+            page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs, composition: cached.composition,
+            idHashes: idHashes)
     }
 
     private func compose(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
@@ -178,11 +184,12 @@ final class PageCache: Sendable {
         let end = min(parameters.offset, selection.totalSections) + page.count
         let nextCursor = end < selection.totalSections ? FeedCursor.encode(offset: end) : nil
         let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page, hasNextPage: nextCursor != nil)
+        let idHashes = structure.idHashes()
         let rendered = RenderedFeed(
-            snapshotID: structure.id, sections: page, nextCursor: nextCursor, structure: structure)
+            snapshotID: idHashes.id, sections: page, nextCursor: nextCursor, structure: structure)
         return CachedPage(
             page: rendered, validatedAt: sequence, dependencies: selection.dependencies, videoRefs: selection.videoRefs,
-            composition: compositions.add(1, ordering: .relaxed).newValue)
+            composition: compositions.add(1, ordering: .relaxed).newValue, idHashes: idHashes)
     }
 }
 
@@ -196,6 +203,8 @@ struct CachedPage {
     /// Which composition this is (patches keep it): what a page shows changes only with a new
     /// composition, or with its last popular video's rank.
     let composition: UInt64
+    /// The hashes of the page's snapshot id at its section boundaries (for the next patch).
+    let idHashes: SnapshotStructure.IDHashes
 
     /// What ``PageInterests`` of this page depend on.
     var interestStamp: PageInterests.Stamp {
@@ -206,7 +215,7 @@ struct CachedPage {
     var cost: Int {
         var itemCount = 0
         for section in page.sections { itemCount += section.items.count }
-        return 512 + itemCount * 160 + page.sections.count * 96
+        return 512 + itemCount * 160 + page.sections.count * 112
             + (dependencies.feedVideos.count + dependencies.regionVideos.count + dependencies.shownUsers.count
                 + dependencies.followees.count * 3 + dependencies.regionPopular.count * 3) * 8
     }

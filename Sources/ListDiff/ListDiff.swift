@@ -114,27 +114,39 @@ internal func _sameOrderDiff<Element, ID: Hashable>(
 ) -> IndexDiff<ID>? {
     let count = old.count
     guard new.count == count else { return nil }
-    let isUpdated: [Bool]? = old.withUnsafeBufferPointer { old in
-        new.withUnsafeBufferPointer { new in
-            func updated(_ i: Int) -> Bool {
-                switch mode {
-                case .equality: return !isContentEqual(old[i], new[i])
-                case .identity: return !_isIdentical(old[i], new[i])
+    // One storage for both lists (a section a new snapshot took over from the old one as it
+    // was): the same elements, so no updates and nothing to compare, as `Array`'s `==` assumes.
+    let isUpdated: [Bool]? =
+        _sharesStorage(old, new)
+        ? _noUpdates(count: count)
+        : old.withUnsafeBufferPointer { old in
+            new.withUnsafeBufferPointer { new in
+                func updated(_ i: Int) -> Bool {
+                    switch mode {
+                    case .equality: return !isContentEqual(old[i], new[i])
+                    case .identity: return !_isIdentical(old[i], new[i])
+                    }
                 }
-            }
-            var anyUpdated = false
-            for i in 0..<count {
-                guard identifier(old[i]) == identifier(new[i]) else { return nil }
-                if !anyUpdated && updated(i) { anyUpdated = true }
-            }
-            // Most sections of a feed did not change at all: they share one array of flags.
-            guard anyUpdated else { return _noUpdates(count: count) }
-            return [Bool](unsafeUninitializedCapacity: count) { flags, initialized in
-                for i in 0..<count { flags[i] = updated(i) }
-                initialized = count
+                // Each pair is compared once: up to the first update, then into the flags.
+                var firstUpdate = count
+                for i in 0..<count {
+                    guard identifier(old[i]) == identifier(new[i]) else { return nil }
+                    if updated(i) {
+                        firstUpdate = i
+                        break
+                    }
+                }
+                // Most sections of a feed did not change at all: they share one array of flags.
+                guard firstUpdate < count else { return _noUpdates(count: count) }
+                var flags = [Bool](repeating: false, count: count)
+                flags[firstUpdate] = true
+                for i in (firstUpdate + 1)..<count {
+                    guard identifier(old[i]) == identifier(new[i]) else { return nil }
+                    flags[i] = updated(i)
+                }
+                return flags
             }
         }
-    }
     guard let isUpdated else { return nil }
     guard count > _sameOrderScanLimit else {
         return IndexDiff(_core: DiffCore(sameOrder: isUpdated), lookup: .sameOrder(old.map(identifier)))
@@ -150,6 +162,12 @@ internal func _sameOrderDiff<Element, ID: Hashable>(
         }
     }
     return IndexDiff(_core: DiffCore(sameOrder: isUpdated), lookup: .table(table))
+}
+
+/// Whether two arrays of the same count are one storage (a copy of the other, unchanged).
+@inlinable
+internal func _sharesStorage<Element>(_ a: [Element], _ b: [Element]) -> Bool {
+    a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
 }
 
 /// The longest list whose same-order diff finds identifiers by a scan rather than a table.
@@ -198,7 +216,9 @@ extension IndexDiff {
     ///     and minimal moves.
     ///   - identifier: The identity of an element across both lists.
     ///   - isContentEqual: Whether two elements with the same identifier show
-    ///     the same content.
+    ///     the same content. Like `Array`'s `==`, the diff takes two lists
+    ///     that share their storage (one a copy of the other) to hold equal
+    ///     elements without asking.
     /// - Complexity: O(*n* + *m*) expected time and memory, plus
     ///   O(*c* log *c*) for minimal moves when the *c* common elements changed
     ///   order; *n* and *m* are the lengths of `old` and `new`.

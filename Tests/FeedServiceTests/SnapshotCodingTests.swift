@@ -15,6 +15,27 @@ private let base = structure([("header", [("header", "00000000000000aa")]), ("gr
 
 @Suite("Snapshot coding")
 struct SnapshotCodingTests {
+    @Test("A page patched in place hashes its id again from its first changed section, to the id hashed from the start")
+    func patchedIDsResumeFromTheFirstChangedSection() {
+        let hashes = base.idHashes()
+        #expect(hashes.id == base.id)
+        for section in base.sections.indices {
+            var patched = base
+            patched.sections[section].items[0].version = "0123456789abcdef"
+            let resumed = patched.idHashes(reusing: hashes, unchangedBefore: section)
+            #expect(resumed.id == patched.id && resumed.id != base.id, "section \(section)")
+            // And the next patch resumes from these.
+            var again = patched
+            again.sections[again.sections.count - 1].items[1].version = "fedcba9876543210"
+            #expect(again.idHashes(reusing: resumed, unchangedBefore: again.sections.count - 1).id == again.id)
+        }
+        #expect(base.idHashes(reusing: hashes, unchangedBefore: base.sections.count).id == base.id)
+        // Hashes of a page with another section count are not reused.
+        var longer = base
+        longer.sections.append(longer.sections[1])
+        #expect(longer.idHashes(reusing: hashes, unchangedBefore: 1).id == longer.id)
+    }
+
     @Test("A snapshot one version away from its base is a few bytes and decodes back to itself")
     func smallDifferencesAreSmall() throws {
         var liked = base

@@ -110,4 +110,24 @@ struct SectionedTests {
         #expect(viaClosures.sequential == viaProtocol.sequential)
         #expect(viaClosures.hasChanges && viaClosures.changeCount == viaProtocol.changeCount)
     }
+    @Test("When a new section shares its items with the old one that they are not compared")
+    func whenANewSectionSharesItsItemsWithTheOldOne_thatTheyAreNotCompared() {
+        // A snapshot patched in place takes over the item arrays of the sections it did not
+        // touch: those need no comparison, as Array's == takes one storage to be equal.
+        var changed = Self.old
+        changed[1].items[0].content = 5
+        var compared: [Int] = []
+        let diff = SectionedDiff(
+            oldSections: Self.old, newSections: changed,
+            sectionIdentifier: { $0.id }, isSectionContentEqual: { $0.title == $1.title },
+            items: { $0.items }, itemIdentifier: { $0.id },
+            isItemContentEqual: { old, new in
+                compared.append(old.id)
+                return old == new
+            })
+        #expect(compared == [20])
+        #expect(diff.batch == SectionedBatchUpdate(itemReloads: [ItemPath(section: 1, item: 0)]))
+        #expect(diff.itemDiffs.map(\.items.oldCount) == [2, 1, 2])
+        #expect(diff.itemDiffs[0].items.newIndex(for: 11) == 1)
+    }
 }
