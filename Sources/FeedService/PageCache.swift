@@ -48,17 +48,15 @@ final class PageCache: Sendable {
     func entry(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
         let key = PageKey(viewer: viewer, parameters: parameters)
         if let cached = cache.withLock({ $0.value(for: key) }) {
-            switch index.read({ view in revalidate(cached, view: view) }) {
+            let validatedAt = cached.validatedAt
+            switch index.read({ view in revalidate(cached, validatedAt: validatedAt, view: view) }) {
             case .current(let sequence):
-                if sequence != cached.validatedAt {
-                    var updated = cached
-                    updated.validatedAt = sequence
-                    keep(updated, for: key, replacing: cached)
-                }
+                // The same page, known current further on (the entry, or one that replaced it).
+                cached.raiseValidatedAt(to: sequence)
                 return cached
             case .patch(let patch):
                 let patched = apply(patch, to: cached)
-                keep(patched, for: key, replacing: cached)
+                keep(patched, for: key, replacing: validatedAt)
                 return patched
             case .recompose:
                 break
@@ -69,10 +67,11 @@ final class PageCache: Sendable {
         return composed
     }
 
-    /// Keeps `updated` unless another thread replaced the entry meanwhile with something newer.
-    private func keep(_ updated: CachedPage, for key: PageKey, replacing old: CachedPage) {
+    /// Keeps `updated`, made from an entry current at `oldValidatedAt`, unless the entry is
+    /// known current further on by now (another thread patched or revalidated it meanwhile).
+    private func keep(_ updated: CachedPage, for key: PageKey, replacing oldValidatedAt: Int64) {
         cache.withLock { cache in
-            if let current = cache.value(for: key), current.validatedAt > old.validatedAt { return }
+            if let current = cache.value(for: key), current.validatedAt > oldValidatedAt { return }
             cache.insert(updated, for: key, cost: updated.cost)
         }
     }
@@ -94,9 +93,9 @@ final class PageCache: Sendable {
     }
 
     /// Judges the changes since `cached` was last known current (under the index's lock).
-    private func revalidate(_ cached: CachedPage, view: IndexView) -> Revalidation {
-        if cached.validatedAt == view.sequence { return .current(view.sequence) }
-        guard let changes = view.changes(after: cached.validatedAt) else { return .recompose }
+    private func revalidate(_ cached: CachedPage, validatedAt: Int64, view: IndexView) -> Revalidation {
+        if validatedAt == view.sequence { return .current(view.sequence) }
+        guard let changes = view.changes(after: validatedAt) else { return .recompose }
         var dependencies = cached.dependencies
         var videoIDs: Set<Int64> = []
         var userIDs: Set<Int64> = []
@@ -136,26 +135,29 @@ final class PageCache: Sendable {
         // The structure shares the shapes of the sections left as they were.
         var shapes = page.structure.sections
         var firstChanged = page.sections.count
-        for (sectionIndex, section) in page.sections.enumerated() {
-            var items = section.items
-            var changed = false
-            for (itemIndex, ref) in cached.videoRefs[sectionIndex].enumerated() {
-                guard let ref, let records = patch.videos[ref.id] else { continue }
-                items[itemIndex] = self.items.video(records.video, author: records.author)
-                changed = true
-            }
-            if section.kind == .header, let viewer = patch.viewer {
-                items = [self.items.header(viewer)]
-                changed = true
-            }
-            if section.kind == .followSuggestions, !patch.suggestions.isEmpty {
-                for (itemIndex, entry) in patch.dependencies.suggestionOrder.enumerated() where itemIndex < items.count {
-                    guard let suggestion = patch.suggestions[entry.id] else { continue }
-                    items[itemIndex] = self.items.suggestion(suggestion)
-                    changed = true
+        // Only the sections a patch touches are copied: a like changes one item of a page.
+        for sectionIndex in page.sections.indices {
+            var items: [FeedItem]?
+            cached.videoRefs[sectionIndex].withUnsafeBufferPointer { refs in
+                for itemIndex in refs.indices {
+                    guard let ref = refs[itemIndex], let records = patch.videos[ref.id] else { continue }
+                    if items == nil { items = page.sections[sectionIndex].items }
+                    items?[itemIndex] = self.items.video(records.video, author: records.author)
                 }
             }
-            if changed {
+            let kind = page.sections[sectionIndex].kind
+            if kind == .header, let viewer = patch.viewer {
+                items = [self.items.header(viewer)]
+            }
+            if kind == .followSuggestions, !patch.suggestions.isEmpty {
+                for (itemIndex, entry) in patch.dependencies.suggestionOrder.enumerated() where itemIndex < page.sections[sectionIndex].items.count {
+                    guard let suggestion = patch.suggestions[entry.id] else { continue }
+                    if items == nil { items = page.sections[sectionIndex].items }
+                    items?[itemIndex] = self.items.suggestion(suggestion)
+                }
+            }
+            if let items {
+                let section = page.sections[sectionIndex]
                 sections[sectionIndex] = FeedSection(
                     id: section.id, kind: section.kind, columns: section.columns, items: items, header: section.header, footer: section.footer)
                 shapes[sectionIndex] = SnapshotStructure.Section(sections[sectionIndex])
@@ -194,9 +196,13 @@ final class PageCache: Sendable {
 }
 
 /// A page in the cache, with the index position it is known to be current at.
-struct CachedPage {
-    var page: RenderedFeed
-    var validatedAt: Int64
+///
+/// A class: an entry is read from the cache for every poll and every live event, and a copy
+/// of the struct it was retained each of its dozen arrays and strings.
+final class CachedPage: Sendable {
+    let page: RenderedFeed
+    /// The index position the page is known current at: only raised, by whoever revalidates it.
+    private let validated: Atomic<Int64>
     let dependencies: FeedDependencies
     /// For each section of the page, for each item, the video it shows (nil for other items).
     let videoRefs: [[VideoRef?]]
@@ -205,6 +211,32 @@ struct CachedPage {
     let composition: UInt64
     /// The hashes of the page's snapshot id at its section boundaries (for the next patch).
     let idHashes: SnapshotStructure.IDHashes
+
+    init(
+        page: RenderedFeed, validatedAt: Int64, dependencies: FeedDependencies, videoRefs: [[VideoRef?]], composition: UInt64,
+        idHashes: SnapshotStructure.IDHashes
+    ) {
+        self.page = page
+        self.validated = Atomic(validatedAt)
+        self.dependencies = dependencies
+        self.videoRefs = videoRefs
+        self.composition = composition
+        self.idHashes = idHashes
+    }
+
+    /// The index position the page is known current at.
+    var validatedAt: Int64 { validated.load(ordering: .acquiring) }
+
+    /// Records that the page is current at `sequence` too (no change since touched it).
+    func raiseValidatedAt(to sequence: Int64) {
+        var known = validated.load(ordering: .relaxed)
+        while known < sequence {
+            let (exchanged, original) = validated.compareExchange(
+                expected: known, desired: sequence, successOrdering: .acquiringAndReleasing, failureOrdering: .relaxed)
+            if exchanged { return }
+            known = original
+        }
+    }
 
     /// What ``PageInterests`` of this page depend on.
     var interestStamp: PageInterests.Stamp {
