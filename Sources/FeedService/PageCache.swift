@@ -86,7 +86,8 @@ final class PageCache: Sendable {
     private struct PagePatch {
         var sequence: Int64
         var dependencies: FeedDependencies
-        var videos: [Int64: (video: Revised<Video>, author: Revised<User>?)]
+        /// The page's items to render again, in page order: where, and the records.
+        var videoItems: [(section: Int, item: Int, video: Revised<Video>, author: Revised<User>?)] = []
         var viewer: Revised<User>?
         /// Suggested users whose card changed, by id.
         var suggestions: [Int64: Suggestion] = [:]
@@ -110,11 +111,20 @@ final class PageCache: Sendable {
             }
         }
         if videoIDs.isEmpty && userIDs.isEmpty && suggestionIDs.isEmpty { return .current(view.sequence) }
-        var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, videos: [:], viewer: nil)
-        for section in cached.videoRefs {
-            for case let ref? in section where videoIDs.contains(ref.id) || userIDs.contains(ref.author) {
+        var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, viewer: nil)
+        // A write touches one or two ids: comparing each of the page's videos with those costs
+        // less than hashing it into the sets.
+        let few = videoIDs.count + userIDs.count <= 8
+        let (fewVideos, fewUsers) = few ? (Array(videoIDs), Array(userIDs)) : ([], [])
+        for (sectionIndex, section) in cached.videoRefs.enumerated() {
+            for (itemIndex, ref) in section.enumerated() {
+                guard let ref,
+                    few
+                        ? fewVideos.contains(ref.id) || fewUsers.contains(ref.author)
+                        : videoIDs.contains(ref.id) || userIDs.contains(ref.author)
+                else { continue }
                 guard let video = view.video(ref.id) else { return .recompose }
-                patch.videos[ref.id] = (video, view.user(ref.author))
+                patch.videoItems.append((sectionIndex, itemIndex, video, view.user(ref.author)))
             }
         }
         if userIDs.contains(cached.page.structure.viewer) {
@@ -136,14 +146,13 @@ final class PageCache: Sendable {
         var shapes = page.structure.sections
         var firstChanged = page.sections.count
         // Only the sections a patch touches are copied: a like changes one item of a page.
+        var videoItems = patch.videoItems[...]
         for sectionIndex in page.sections.indices {
             var items: [FeedItem]?
-            cached.videoRefs[sectionIndex].withUnsafeBufferPointer { refs in
-                for itemIndex in refs.indices {
-                    guard let ref = refs[itemIndex], let records = patch.videos[ref.id] else { continue }
-                    if items == nil { items = page.sections[sectionIndex].items }
-                    items?[itemIndex] = self.items.video(records.video, author: records.author)
-                }
+            while let next = videoItems.first, next.section == sectionIndex {
+                if items == nil { items = page.sections[sectionIndex].items }
+                items?[next.item] = self.items.video(next.video, author: next.author)
+                videoItems = videoItems.dropFirst()
             }
             let kind = page.sections[sectionIndex].kind
             if kind == .header, let viewer = patch.viewer {

@@ -45,6 +45,8 @@ struct GroupCommitTests {
         let ids: [Int64] = Array(1...20) + [999_999]
         #expect(submitLikes(ids, to: commits, service: service, outcomes: outcomes).allSatisfy { $0 })
         #expect(outcomes.answered.wait(timeout: .now() + 30) == .success)
+        // The report comes after the answers, on the committing thread: let it finish first.
+        commits.shutdown()
         let groups = outcomes.groups.withLock { $0 }
         #expect(groups.count == 1)
         #expect(groups.first?.writes == 21 && groups.first?.failed == 1 && groups.first?.committed == true)
