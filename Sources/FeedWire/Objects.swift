@@ -144,6 +144,28 @@ extension JSONWriter {
 
     // MARK: Envelopes
 
+    /// ``openEnvelope(id:kind:version:)`` with the version as a number, written as its 16 hex
+    /// digits without making a string.
+    public mutating func openEnvelope(id: String, kind: String, version: UInt64) {
+        raw("{\"id\":")
+        string(id)
+        raw(",\"kind\":")
+        string(kind)
+        raw(",\"version\":\"")
+        hexDigits(version)
+        raw("\"")
+    }
+
+    /// Appends `value` as 16 lowercase hex digits (no quotes).
+    public mutating func hexDigits(_ value: UInt64) {
+        var digits: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &digits) { raw in
+            let buffer = raw.bindMemory(to: UInt8.self)
+            writeHex16(value, into: buffer)
+            self.raw(bytes: UnsafeBufferPointer(buffer))
+        }
+    }
+
     /// The start of an item or a section, `{"id":…,"kind":…,"version":"…"`, left open for the
     /// members that follow.
     public mutating func openEnvelope(id: String, kind: String, version: String) {

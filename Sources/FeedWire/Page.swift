@@ -105,8 +105,10 @@ public struct FeedSection: Sendable, Hashable {
     }
     /// A hash of the kind, every item's id and version, and the header's and footer's.
     public let version: UInt64
-    /// ``version`` as 16 hex digits, as it is sent.
-    public let versionText: String
+    /// ``version`` as 16 hex digits, as it is sent. Made when asked: a section is copied far more
+    /// often than its version is sent (a page patched in place copies all its sections), and a
+    /// stored string was one more reference to retain in each copy.
+    public var versionText: String { hex16(version) }
 
     /// A section of `items`, with a header and footer if given; its version is computed from them.
     public init(id: String, kind: SectionKind, columns: Int, items: [FeedItem], header: FeedItem? = nil, footer: FeedItem? = nil) {
@@ -134,7 +136,6 @@ public struct FeedSection: Sendable, Hashable {
             hasher.combine(footer.version)
         }
         self.version = hasher.state
-        self.versionText = hex16(hasher.state)
     }
 
     /// The header or the footer.
@@ -150,7 +151,7 @@ public struct FeedSection: Sendable, Hashable {
     /// Writes the section's JSON object: items sized, and the section's `layout`, for `layout`
     /// if there is one.
     public func write(to json: inout JSONWriter, layout: Layout?) {
-        json.openEnvelope(id: id, kind: kind.rawValue, version: versionText)
+        json.openEnvelope(id: id, kind: kind.rawValue, version: version)
         json.raw(",\"columns\":")
         json.int(columns)
         if let header {
