@@ -50,7 +50,8 @@ let package = Package(
         // JSON without Foundation: a strict parser into JSONValue, and a byte writer for error
         // bodies, feed and delta payloads. Shared by the server and the reference client.
         .target(name: "JSONBytes"),
-        // System calls retried while a signal interrupts them (EINTR), for the server and the client.
+        // System calls retried while a signal interrupts them (EINTR), for the server and the client;
+        // thread names the kernel shows.
         .target(name: "SystemCalls"),
         // A multi-threaded HTTP/1.1 server on evhttp. Knows no feed.
         .target(
@@ -75,10 +76,10 @@ let package = Package(
         // The embedded SQLite store through GRDB; the only target that links GRDB.
         .target(
             name: "SQLiteStore",
-            dependencies: ["FeedStore", "Gzip", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["FeedStore", "Gzip", "SystemCalls", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The PostgreSQL store for several replicas, over libpq (one blocking connection per thread).
-        .target(name: "PostgresStore", dependencies: ["CLibpq", "FeedStore"]),
+        .target(name: "PostgresStore", dependencies: ["CLibpq", "FeedStore", "SystemCalls"]),
         // The in-memory feed index: everything a feed is composed from, kept current by the
         // store's change log. No SQL on the read path.
         .target(
@@ -93,7 +94,7 @@ let package = Package(
         .target(
             name: "FeedService",
             dependencies: [
-                "Deterministic", "ListDiff", "FeedStore", "FeedIndex", "FeedWire", "JSONBytes",
+                "Deterministic", "ListDiff", "FeedStore", "FeedIndex", "FeedWire", "JSONBytes", "SystemCalls",
                 .product(name: "Algorithms", package: "swift-algorithms"),
             ]
         ),
@@ -101,7 +102,7 @@ let package = Package(
         .target(
             name: "DeltaFeedServer",
             dependencies: [
-                "EventHTTP", "FeedIndex", "FeedService", "FeedStore", "FeedWire", "Gzip", "ListDiff", "JSONBytes",
+                "EventHTTP", "FeedIndex", "FeedService", "FeedStore", "FeedWire", "Gzip", "ListDiff", "JSONBytes", "SystemCalls",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -5,6 +5,7 @@ import FeedWire
 import Foundation
 import Prometheus
 import Synchronization
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -139,8 +140,10 @@ final class LiveStreams: @unchecked Sendable {
                 helpText: "Time to find the live streams an applied batch of changes touches"),
             buckets: [.microseconds(10), .microseconds(100), .milliseconds(1), .milliseconds(10), .milliseconds(100), .seconds(1)])
         service.onAdvance { [weak self] in self?.feedsMayHaveChanged() }
-        let thread = Thread { [self] in run() }
-        thread.name = "deltafeed-live"
+        let thread = Thread { [self] in
+            nameCurrentThread("df-live")
+            run()
+        }
         thread.start()
     }
 

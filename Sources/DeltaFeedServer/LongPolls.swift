@@ -4,6 +4,7 @@ import FeedService
 import FeedWire
 import Foundation
 import Prometheus
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -66,8 +67,10 @@ final class LongPolls: @unchecked Sendable {
         unchanged = registry.makeCounter(descriptor: answered, labels: [("outcome", "unchanged")])
         failed = registry.makeCounter(descriptor: answered, labels: [("outcome", "error")])
         service.onAdvance { [weak self] in self?.feedsMayHaveChanged() }
-        let thread = Thread { [self] in run() }
-        thread.name = "deltafeed-long-poll"
+        let thread = Thread { [self] in
+            nameCurrentThread("df-long-poll")
+            run()
+        }
         thread.start()
     }
 

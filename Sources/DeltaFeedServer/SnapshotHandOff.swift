@@ -4,6 +4,7 @@ import FeedStore
 import Foundation
 import Logging
 import Prometheus
+import SystemCalls
 
 /// Makes a snapshot usable on every replica before its client can send it back: an answer that
 /// hands out a new snapshot leaves only once the snapshot is in the shared store.
@@ -78,8 +79,10 @@ final class SnapshotHandOff: @unchecked Sendable {
             stopped = true
             return
         }
-        let thread = Thread { [self] in run() }
-        thread.name = "deltafeed-snapshot-handoff"
+        let thread = Thread { [self] in
+            nameCurrentThread("df-handoff")
+            run()
+        }
         thread.start()
     }
 

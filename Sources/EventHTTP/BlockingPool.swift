@@ -1,3 +1,5 @@
+import SystemCalls
+
 /// A fixed set of threads for work that must not run on an event loop: storage transactions,
 /// fsync, long CPU work. The queue in front of them is bounded, so a burst of slow work is
 /// refused at once (the server answers 503) instead of piling up without limit.
@@ -32,8 +34,13 @@ public final class BlockingPool: @unchecked Sendable {
         self.queueCapacity = max(0, queueCapacity)
         queue = Array(repeating: nil, count: max(1, self.queueCapacity + 1))
         // The threads keep the pool alive until ``shutdown()`` lets them end.
-        self.threads = (0..<max(1, threads)).map { _ in
-            WorkerThread { self.runJobs() }
+        self.threads = (0..<max(1, threads)).map { index in
+            WorkerThread {
+                // The index survives the kernel's 15 bytes: the pool's name is cut instead.
+                let suffix = "-\(index)"
+                nameCurrentThread(String(decoding: "df-\(name)".utf8.prefix(threadNameLimit - suffix.utf8.count), as: UTF8.self) + suffix)
+                self.runJobs()
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import CLibevent
 import Logging
 import Synchronization
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -69,7 +70,12 @@ public final class HTTPServer: Sendable {
             for worker in workers { worker.releaseResources() }
             throw error
         }
-        let threads = workers.map { worker in WorkerThread { worker.run() } }
+        let threads = workers.map { worker in
+            WorkerThread {
+                nameCurrentThread("df-http-\(worker.index)")
+                worker.run()
+            }
+        }
         return HTTPServer(host: configuration.host, port: port, workers: workers, threads: threads, limits: limits)
     }
 

@@ -1,6 +1,7 @@
 import FeedStore
 import Foundation
 import Synchronization
+import SystemCalls
 
 /// The service's background upkeep, on one thread of its own, so none of it runs on a request:
 /// - every `catchUpInterval`, apply change-log entries written by other processes (writes made
@@ -31,8 +32,10 @@ public final class FeedMaintenance: Sendable {
         self.service = service
         self.intervals = intervals
         self.report = report
-        let thread = Thread { [self] in run() }
-        thread.name = "deltafeed-maintenance"
+        let thread = Thread { [self] in
+            nameCurrentThread("df-maintenance")
+            run()
+        }
         thread.start()
     }
 

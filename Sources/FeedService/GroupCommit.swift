@@ -1,5 +1,6 @@
 public import FeedStore
 import Foundation
+import SystemCalls
 
 /// Commits content writes in groups: the writes that arrive while a commit is in flight are
 /// committed together in the next one (``FeedStore/FeedStorage/writeGroup(_:)``): one
@@ -80,8 +81,10 @@ public final class GroupCommit: @unchecked Sendable {
         self.service = service
         self.limits = limits
         self.onGroup = onGroup
-        let thread = Thread { [self] in run() }
-        thread.name = "deltafeed-commit"
+        let thread = Thread { [self] in
+            nameCurrentThread("df-commit")
+            run()
+        }
         thread.start()
     }
 

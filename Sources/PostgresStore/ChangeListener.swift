@@ -1,6 +1,7 @@
 import FeedStore
 import Foundation
 import Synchronization
+import SystemCalls
 
 /// Wakes a replica's index catch-up when another replica commits a write: a dedicated
 /// connection `LISTEN`s to the store's ``PostgresFeedStore/channel`` on a thread of its own.
@@ -23,9 +24,9 @@ public final class ChangeListener: Sendable {
         let connect = store.connect
         let channel = store.channel
         let thread = Thread { [self] in
+            nameCurrentThread("df-listen")
             run(connect: connect, channel: channel, onChange: onChange, report: report)
         }
-        thread.name = "deltafeed-listen"
         thread.start()
     }
 

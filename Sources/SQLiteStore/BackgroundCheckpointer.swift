@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SystemCalls
 
 /// Copies the write-ahead log back into the database file on a thread and a connection of its
 /// own, every `interval` (``FeedStore/StorageOptions/backgroundCheckpointInterval``).
@@ -22,8 +23,10 @@ final class BackgroundCheckpointer: @unchecked Sendable {
         let connection = try DatabaseQueue(path: path, configuration: configuration)
         let (seconds, attoseconds) = interval.components
         let period = max(0.001, Double(seconds) + Double(attoseconds) / 1e18)
-        let thread = Thread { [self] in run(connection, every: period) }
-        thread.name = "deltafeed-checkpoint"
+        let thread = Thread { [self] in
+            nameCurrentThread("df-checkpoint")
+            run(connection, every: period)
+        }
         thread.start()
     }
 
