@@ -86,7 +86,8 @@ package struct SnapshotBook {
         let viewer = structure.viewer
         var entries = viewers.removeValue(forKey: viewer) ?? []
         let key = Key(viewer: viewer, id: id)
-        if let index = entries.firstIndex(where: { $0.id == id }) {
+        // From the newest: a snapshot served again is most often the viewer's latest.
+        if let index = entries.lastIndex(where: { $0.id == id }) {
             var entry = entries.remove(at: index)
             entry.servedAt = now
             if now - entry.storedServedAt >= max(1, retention.maxAge / 16) {
@@ -117,7 +118,8 @@ package struct SnapshotBook {
     /// The snapshot `id` of `viewer` at `now`, enforcing retention.
     package mutating func lookup(viewer: Int64, id: String, now: Int64) -> Lookup {
         let key = Key(viewer: viewer, id: id)
-        guard var entries = viewers[viewer], let index = entries.firstIndex(where: { $0.id == id }) else {
+        // From the newest: clients ask with the snapshot they were given last.
+        guard var entries = viewers[viewer], let index = entries.lastIndex(where: { $0.id == id }) else {
             if pending.deletions.contains(key) { return .expired }
             // Shed from memory before the persister wrote it: the queue still holds it.
             if let queued = pending.upserts[key] {
