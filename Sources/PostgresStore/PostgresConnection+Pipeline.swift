@@ -1,0 +1,132 @@
+import CLibpq
+import Synchronization
+
+// Queued statements and the pipeline that sends them. A statement whose answer is only "done"
+// (BEGIN, SAVEPOINT, RELEASE, the group's change-log append before its COMMIT) need not cost a
+// round trip of its own: it waits in the connection's queue and goes out with the next
+// statement that needs an answer, all of them in one write and one read (libpq's pipeline
+// mode, one sync point at the end).
+//
+// The server runs them in order and, once one fails, skips the rest up to the sync point
+// (PGRES_PIPELINE_ABORTED), so a statement never runs after a queued one failed: that is what
+// lets a write's savepoint travel with the write's first statement.
+
+/// A statement waiting in a connection's queue, and what to call it when it fails.
+struct QueuedStatement {
+    var sql: String
+    var parameters: [String?]
+    /// The ``PostgresError/operation`` of its failure ("begin", "savepoint"…).
+    var operation: String
+}
+
+extension PostgresConnection {
+    /// Queues `sql` to run ahead of the next ``execute(_:_:)``, in the same round trip.
+    ///
+    /// Nothing is sent now. When a queued statement fails, that `execute` throws its error,
+    /// whose ``PostgresError/operation`` is `operation`; the statements after it, `execute`'s
+    /// own included, do not run; and ``takeQueuedFailure()`` returns the error until taken.
+    /// ``discardQueued()`` drops what waits (before a `ROLLBACK`).
+    package func queue(_ sql: String, _ parameters: [String?] = [], operation: String) {
+        queued.append(QueuedStatement(sql: sql, parameters: parameters, operation: operation))
+    }
+
+    /// Drops the queued statements unsent.
+    package func discardQueued() {
+        queued.removeAll()
+    }
+
+    /// The failure of a queued statement since the last call, and forgets it.
+    package func takeQueuedFailure() -> PostgresError? {
+        defer { queuedFailure = nil }
+        return queuedFailure
+    }
+
+    /// Sends the queued statements and `last` in pipeline mode with one sync point, and reads
+    /// every answer.
+    ///
+    /// - Returns: `last`'s rows.
+    /// - Throws: the first failure. A connection that fails mid-way is closed (``isOpen`` is
+    ///   false then), since its answers can no longer be matched to the statements.
+    func executePipelined(_ last: QueuedStatement) throws -> PostgresRows {
+        let batch = queued + [last]
+        guard let handle else {
+            queued.removeAll()
+            throw PostgresError(sqlState: nil, constraint: nil, operation: batch[0].operation)
+        }
+        // Preparing is synchronous, so it happens before the pipeline. Nothing of the batch has
+        // run yet: a lost connection is reported as the first statement's failure, and a
+        // statement the server cannot prepare leaves the queue as it was.
+        var names: [String?] = []
+        names.reserveCapacity(batch.count)
+        for statement in batch {
+            do {
+                names.append(try preparedName(of: statement.sql, parameterCount: statement.parameters.count))
+            } catch var error as PostgresError {
+                if error.isConnectionFailure {
+                    error.operation = batch[0].operation
+                    queuedFailure = error
+                }
+                throw error
+            }
+        }
+        queued.removeAll()
+        roundTrips.count()
+        guard PQenterPipelineMode(handle) == 1 else { throw abandoned(operation: batch[0].operation) }
+        for (statement, name) in zip(batch, names) {
+            let sent = withCStrings(statement.parameters) { values in
+                if let name {
+                    PQsendQueryPrepared(handle, name, Int32(statement.parameters.count), values, nil, nil, 0)
+                } else {
+                    PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), nil, values, nil, nil, 0)
+                }
+            }
+            guard sent == 1 else { throw abandoned(operation: batch[0].operation) }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw abandoned(operation: batch[0].operation) }
+
+        var failure: PostgresError?
+        var rows = PostgresRows(rows: [], affected: 0)
+        for (index, statement) in batch.enumerated() {
+            guard let result = PQgetResult(handle) else { throw abandoned(operation: statement.operation) }
+            let status = PQresultStatus(result)
+            if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+                if index == batch.count - 1 { rows = Self.rows(of: result) }
+            } else if status != PGRES_PIPELINE_ABORTED, failure == nil {
+                failure = PostgresError(result, operation: statement.operation)
+                if index < batch.count - 1 { queuedFailure = failure }
+            }
+            PQclear(result)
+            if PQstatus(handle) != CONNECTION_OK { throw abandoned(operation: statement.operation, failure: failure) }
+            // Each statement's answers end with a NULL.
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        guard let sync = PQgetResult(handle) else { throw abandoned(operation: last.operation, failure: failure) }
+        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+        PQclear(sync)
+        guard synced, PQexitPipelineMode(handle) == 1 else { throw abandoned(operation: last.operation, failure: failure) }
+        if let failure { throw failure }
+        return rows
+    }
+
+    /// Gives up a connection whose pipeline can no longer be followed: closes it and returns
+    /// the error to throw, `failure` or a connection failure named `operation` (which counts as
+    /// a queued statement's failure too: nothing after it ran).
+    private func abandoned(operation: String, failure: PostgresError? = nil) -> PostgresError {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        let error = failure ?? PostgresError(sqlState: nil, constraint: nil, operation: operation)
+        if failure == nil { queuedFailure = queuedFailure ?? error }
+        return error
+    }
+}
+
+/// How many times a set of connections waited for the server's answer: a statement run alone,
+/// a `PREPARE`, or a pipeline of queued statements and the one after them. Tests read it
+/// through ``PostgresFeedStore/roundTrips`` to hold the store to its round trips per write.
+package final class RoundTripCounter: Sendable {
+    private let value = Atomic(0)
+
+    package func count() { value.add(1, ordering: .relaxed) }
+
+    package var total: Int { value.load(ordering: .relaxed) }
+}

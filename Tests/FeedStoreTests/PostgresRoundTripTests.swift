@@ -1,0 +1,64 @@
+import FeedStore
+import PostgresStore
+import PostgresTestSupport
+import StoreOracle
+import Testing
+
+/// What a write costs in round trips to PostgreSQL: statements without an answer to wait for
+/// (BEGIN, savepoints, the change-log append) travel with the next statement that has one.
+@Suite("PostgreSQL round trips per write", needsPostgres)
+struct PostgresRoundTripTests {
+    /// A store with users 1…`users` and one video by user 1, whose pooled connection has run a
+    /// group of likes, one refused, and a follow and unfollow already: their statements are
+    /// prepared (preparing costs a round trip, once per connection).
+    func warmStore(users: Int) throws -> (PostgresFeedStore, video: Int64) {
+        let store = try PostgresFeedStore(url: postgresURL!, schema: freshSchemaName(), options: StorageOptions(maximumReaderCount: 1))
+        try makeUsers(max(2, users), in: store)
+        let video = try makeVideo(store, author: 1).id
+        try store.writeGroup {
+            _ = try? store.like(video: video, by: 1)
+            _ = try? store.like(video: video, by: 1)
+            _ = try? store.unlike(video: video, by: 1)
+        }
+        try store.follow(follower: 2, followee: 1)
+        try store.unfollow(follower: 2, followee: 1)
+        _ = try store.read { reader in try reader.changeVersion() }
+        return (store, video)
+    }
+
+    @Test("A group of likes costs one round trip per statement a like waits for, plus one to begin and one to commit")
+    func groupedLikes() throws {
+        let (store, video) = try warmStore(users: 11)
+        let before = store.roundTrips
+        var refused = 0
+        try store.writeGroup {
+            for user in Int64(2)...11 { _ = try? store.like(video: video, by: user) }
+            do { _ = try store.like(video: video, by: 2) } catch { refused += 1 }  // a 409: rolled back alone
+        }
+        // A like reads its video and its user, inserts the like (whose answer says whether it
+        // was new) and updates the count: 4; the refused one stops after its insert: 3. Its
+        // savepoint, and the rollback to it, go with other statements.
+        #expect(refused == 1)
+        #expect(store.roundTrips - before <= 1 + 10 * 4 + 3 + 1)
+        #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 10)
+    }
+
+    @Test("A read costs its statements and the COMMIT: BEGIN goes with the first")
+    func readTransaction() throws {
+        let (store, _) = try warmStore(users: 1)
+        let before = store.roundTrips
+        _ = try store.read { reader in try reader.changeVersion() }
+        #expect(store.roundTrips - before == 2)
+    }
+
+    @Test("A write alone costs its statements, the version bump and the COMMIT: BEGIN, the log entry and NOTIFY go with others")
+    func writeAlone() throws {
+        let (store, _) = try warmStore(users: 2)
+        try store.follow(follower: 1, followee: 2)
+        let before = store.roundTrips
+        try store.unfollow(follower: 1, followee: 2)
+        // The bump (with BEGIN), the delete, the COMMIT (with the entry and NOTIFY).
+        #expect(store.roundTrips - before == 3)
+        #expect(try store.read { reader in try reader.changes(after: 0) }.last?.kind == .unfollowed)
+    }
+}
