@@ -334,9 +334,9 @@ extension FeedStorage {
         }
         let follow = Follow(followerID: follower, followeeID: followee, createdAt: now)
         return try write(touchesAds: false, change: { _ in PendingChange(kind: .followed, key: follower, otherKey: followee) }) { transaction in
-            for id in [follower, followee] where try transaction.fetch(User.self, id: id) == nil {
-                throw FeedStoreError.notFound(entity: .user, id: String(id))
-            }
+            let (followerRecord, followeeRecord) = try transaction.fetch(User.self, id: follower, User.self, id: followee)
+            guard followerRecord != nil else { throw FeedStoreError.notFound(entity: .user, id: String(follower)) }
+            guard followeeRecord != nil else { throw FeedStoreError.notFound(entity: .user, id: String(followee)) }
             guard try transaction.insertFollow(follow) else {
                 throw FeedStoreError.conflict(field: "followee_id", reason: "user \(follower) already follows user \(followee)")
             }
@@ -389,27 +389,27 @@ extension FeedStorage {
         }
     }
 
-    /// One write that checks `video` and `user` exist, runs `record` (the like row), and adds
-    /// `delta` to the video's like count; logged as the video's update.
+    /// One write that checks `video` and `user` exist, adds `delta` to the video's like count,
+    /// and runs `record` (the like row, which throws when the like is refused: the count goes
+    /// back with the rest of the write); logged as the video's update. The count is written
+    /// before the like row so that a backend can send both at once (see
+    /// ``StorageTransaction/update(_:)``).
     private func changeLikes(
         video id: Int64, by user: Int64, adding delta: Int64,
         _ record: @escaping (Transaction, _ createdAt: Int64) throws -> Void
     ) throws(FeedStoreError) -> Video {
         let updatedAt = now
         return try write(touchesAds: false, change: { _ in PendingChange(kind: .videoUpdated, key: id) }) { transaction in
-            guard var video = try transaction.fetch(Video.self, id: id) else {
-                throw FeedStoreError.notFound(entity: .video, id: String(id))
-            }
-            guard try transaction.fetch(User.self, id: user) != nil else {
-                throw FeedStoreError.notFound(entity: .user, id: String(user))
-            }
-            try record(transaction, updatedAt)
+            let (found, liker) = try transaction.fetch(Video.self, id: id, User.self, id: user)
+            guard var video = found else { throw FeedStoreError.notFound(entity: .video, id: String(id)) }
+            guard liker != nil else { throw FeedStoreError.notFound(entity: .user, id: String(user)) }
             let (likes, overflow) = video.likeCount.addingReportingOverflow(delta)
             // An unlike never goes below zero: a count set lower by hand stays at zero.
             guard !overflow else { throw FeedStoreError.invalid(field: "like_count", reason: "must stay between 0 and \(Int64.max)") }
             video.likeCount = max(0, likes)
             video.updatedAt = max(updatedAt, video.createdAt)
             try transaction.update(video)
+            try record(transaction, updatedAt)
             return video
         }
     }

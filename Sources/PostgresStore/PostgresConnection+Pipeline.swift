@@ -17,6 +17,10 @@ struct QueuedStatement {
     var parameters: [String?]
     /// The ``PostgresError/operation`` of its failure ("begin", "savepoint"…).
     var operation: String
+    /// Whether it may wait for whatever statement comes next, even past the end of the write
+    /// that queued it (BEGIN, savepoints); false for a write's own statements, whose failure
+    /// is that write's (see ``PostgresConnection/settle()``).
+    var mayWait: Bool
 }
 
 extension PostgresConnection {
@@ -25,14 +29,21 @@ extension PostgresConnection {
     /// Nothing is sent now. When a queued statement fails, that `execute` throws its error,
     /// whose ``PostgresError/operation`` is `operation`; the statements after it, `execute`'s
     /// own included, do not run; and ``takeQueuedFailure()`` returns the error until taken.
-    /// ``discardQueued()`` drops what waits (before a `ROLLBACK`).
-    package func queue(_ sql: String, _ parameters: [String?] = [], operation: String) {
-        queued.append(QueuedStatement(sql: sql, parameters: parameters, operation: operation))
+    /// ``discardQueued(keepingThoseThatMayWait:)`` drops what waits (before a rollback).
+    ///
+    /// - Parameter mayWait: false for a statement whose failure must be known before the write
+    ///   that queued it ends: ``settle()`` sends it then.
+    package func queue(_ sql: String, _ parameters: [String?] = [], operation: String, mayWait: Bool = true) {
+        queued.append(QueuedStatement(sql: sql, parameters: parameters, operation: operation, mayWait: mayWait))
     }
 
-    /// Drops the queued statements unsent.
-    package func discardQueued() {
-        queued.removeAll()
+    /// Drops the queued statements unsent: all of them, or those that may not wait.
+    package func discardQueued(keepingThoseThatMayWait: Bool = false) {
+        if keepingThoseThatMayWait {
+            queued.removeAll { !$0.mayWait }
+        } else {
+            queued.removeAll()
+        }
     }
 
     /// The failure of a queued statement since the last call, and forgets it.
@@ -41,14 +52,33 @@ extension PostgresConnection {
         return queuedFailure
     }
 
-    /// Sends the queued statements and `last` in pipeline mode with one sync point, and reads
+    /// Runs `statements` after the queued ones, all in one round trip, and returns each one's
+    /// rows, in order.
+    ///
+    /// - Throws: ``PostgresError``: the first failure (see ``queue(_:_:operation:mayWait:)``);
+    ///   the statements after it do not run.
+    package func execute(_ statements: [(sql: String, parameters: [String?])]) throws -> [PostgresRows] {
+        try executePipelined(statements.map { QueuedStatement(sql: $0.sql, parameters: $0.parameters, operation: "execute", mayWait: false) })
+    }
+
+    /// Sends the queued statements now unless every one of them may wait: what a write queued
+    /// is answered before the write ends, so its failure is the write's.
+    ///
+    /// - Throws: ``PostgresError``: the first failure.
+    package func settle() throws {
+        if queued.contains(where: { !$0.mayWait }) { _ = try executePipelined([]) }
+    }
+
+    /// Sends the queued statements and `wanted` in pipeline mode with one sync point, and reads
     /// every answer.
     ///
-    /// - Returns: `last`'s rows.
+    /// - Returns: the rows of each of `wanted`.
     /// - Throws: the first failure. A connection that fails mid-way is closed (``isOpen`` is
     ///   false then), since its answers can no longer be matched to the statements.
-    func executePipelined(_ last: QueuedStatement) throws -> PostgresRows {
-        let batch = queued + [last]
+    func executePipelined(_ wanted: [QueuedStatement]) throws -> [PostgresRows] {
+        let batch = queued + wanted
+        let firstWanted = queued.count
+        guard !batch.isEmpty else { return [] }
         guard let handle else {
             queued.removeAll()
             throw PostgresError(sqlState: nil, constraint: nil, operation: batch[0].operation)
@@ -85,25 +115,26 @@ extension PostgresConnection {
         guard PQpipelineSync(handle) == 1 else { throw abandoned(operation: batch[0].operation) }
 
         var failure: PostgresError?
-        var rows = PostgresRows(rows: [], affected: 0)
+        var rows: [PostgresRows] = []
+        rows.reserveCapacity(wanted.count)
         for (index, statement) in batch.enumerated() {
-            guard let result = PQgetResult(handle) else { throw abandoned(operation: statement.operation) }
+            guard let result = PQgetResult(handle) else { throw abandoned(operation: statement.operation, failure: failure) }
             let status = PQresultStatus(result)
             if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
-                if index == batch.count - 1 { rows = Self.rows(of: result) }
+                if index >= firstWanted { rows.append(Self.rows(of: result)) }
             } else if status != PGRES_PIPELINE_ABORTED, failure == nil {
                 failure = PostgresError(result, operation: statement.operation)
-                if index < batch.count - 1 { queuedFailure = failure }
+                if index < firstWanted { queuedFailure = failure }
             }
             PQclear(result)
             if PQstatus(handle) != CONNECTION_OK { throw abandoned(operation: statement.operation, failure: failure) }
             // Each statement's answers end with a NULL.
             while let extra = PQgetResult(handle) { PQclear(extra) }
         }
-        guard let sync = PQgetResult(handle) else { throw abandoned(operation: last.operation, failure: failure) }
+        guard let sync = PQgetResult(handle) else { throw abandoned(operation: batch[batch.count - 1].operation, failure: failure) }
         let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
         PQclear(sync)
-        guard synced, PQexitPipelineMode(handle) == 1 else { throw abandoned(operation: last.operation, failure: failure) }
+        guard synced, PQexitPipelineMode(handle) == 1 else { throw abandoned(operation: batch[batch.count - 1].operation, failure: failure) }
         if let failure { throw failure }
         return rows
     }

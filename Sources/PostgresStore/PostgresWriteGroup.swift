@@ -67,7 +67,9 @@ extension PostgresFeedStore {
     /// The savepoint statements cost no round trip of their own: the previous write's savepoint
     /// is released and this one's taken in the queue of the group's connection, sent with this
     /// write's first statement (which does not run if they fail); a rollback to it waits there
-    /// for the next write's, or the commit. The last savepoint is released by the commit.
+    /// for the next write's, or the commit. The last savepoint is released by the commit. What
+    /// the write itself queued (an update whose answer it does not read) is sent before it
+    /// returns, so a failure there is still this write's alone.
     func writeInGroup<T>(
         _ group: OpenWriteGroup<PostgresGroupTransaction>, touchesAds: Bool, change: (T) -> PendingChange,
         _ body: (PostgresTransaction) throws -> T
@@ -80,12 +82,14 @@ extension PostgresFeedStore {
         transaction.savepointOpen = true
         do {
             let value = try body(PostgresTransaction(connection: connection))
+            try connection.settle()  // what the write queued (an update) answers before it ends
             transaction.entries.append((change(value), now, touchesAds))
             return value
         } catch {
-            if let savepointFailure = connection.takeQueuedFailure() {
-                group.broken = savepointFailure  // no savepoint to go back to: the transaction is lost
+            if let failure = connection.takeQueuedFailure(), failure.operation == "savepoint" {
+                group.broken = failure  // no savepoint to go back to: the transaction is lost
             } else {
+                connection.discardQueued(keepingThoseThatMayWait: true)  // undone anyway
                 connection.queue("ROLLBACK TO SAVEPOINT grouped_write", operation: "savepoint")
             }
             throw Self.mapped(error)

@@ -35,12 +35,46 @@ struct PostgresRoundTripTests {
             for user in Int64(2)...11 { _ = try? store.like(video: video, by: user) }
             do { _ = try store.like(video: video, by: 2) } catch { refused += 1 }  // a 409: rolled back alone
         }
-        // A like reads its video and its user, inserts the like (whose answer says whether it
-        // was new) and updates the count: 4; the refused one stops after its insert: 3. Its
-        // savepoint, and the rollback to it, go with other statements.
+        // A like reads its video and its user in one round trip (its savepoint goes with them),
+        // then updates the count and inserts the like in another, whose answer says whether the
+        // like was new; the refused one too, and the rollback to its savepoint waits for the
+        // commit.
         #expect(refused == 1)
-        #expect(store.roundTrips - before <= 1 + 10 * 4 + 3 + 1)
+        #expect(store.roundTrips - before == 1 + 10 * 2 + 2 + 1)
         #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 10)
+    }
+
+    @Test("A like alone costs the version bump, its two reads, its update and insert, and the COMMIT with the log entry")
+    func likeAlone() throws {
+        let (store, video) = try warmStore(users: 2)
+        let before = store.roundTrips
+        try store.like(video: video, by: 2)
+        #expect(store.roundTrips - before == 4)
+        #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 1)
+    }
+
+    @Test("An update in a group answers before the write ends: its failure is that write's alone")
+    func groupedUpdateFailsAlone() throws {
+        let (store, video) = try warmStore(users: 2)
+        var failure: (any Error)?
+        try store.writeGroup {
+            do {
+                // A view count below zero: the content writes refuse it before any SQL, so only
+                // an update made by hand reaches the table's CHECK.
+                _ = try store.write(touchesAds: false, change: { _ in PendingChange(kind: .videoUpdated, key: video) }) { transaction in
+                    guard var record = try transaction.fetch(Video.self, id: video) else { return }
+                    record.viewCount = -1
+                    try transaction.update(record)
+                }
+            } catch {
+                failure = error
+            }
+            _ = try? store.like(video: video, by: 2)
+        }
+        #expect(failure != nil)
+        let stored = try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }
+        #expect(stored?.viewCount == 0)
+        #expect(stored?.likeCount == 1)
     }
 
     @Test("A read costs its statements and the COMMIT: BEGIN goes with the first")
