@@ -73,6 +73,8 @@ public final class PostgresConnection {
     /// call (multi-row inserts of varying size) past the bound run unnamed, as PQexecParams.
     private var prepared: [String: String] = [:]
     static let preparedLimit = 256
+    /// Each record type's statements (``statements(for:)``), by type.
+    var recordStatements: [ObjectIdentifier: RecordStatements] = [:]
     /// Counts the round trips this connection makes (shared by a store's connections).
     package let roundTrips: RoundTripCounter
 

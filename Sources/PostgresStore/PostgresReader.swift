@@ -25,7 +25,7 @@ public struct PostgresReader: FeedStoreReader {
     }
 
     private func decode<Record: StoredRecord>(_ type: Record.Type, _ row: [String?]) throws(FeedStoreError) -> Record {
-        try Record(values: row.map { $0.map(ColumnValue.text) ?? .null }, names: Record.columnNames)
+        try Record(values: row.map { $0.map(ColumnValue.text) ?? .null }, names: connection.statements(for: Record.self).columnNames)
     }
 
     // MARK: Versions and counts
@@ -65,7 +65,7 @@ public struct PostgresReader: FeedStoreReader {
     // MARK: Records
 
     public func record<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws(FeedStoreError) -> Record? {
-        try run(RecordSQL(Record.self, marker: "$").selectByID, [String(id)]).rows.first.map { row throws(FeedStoreError) in try decode(Record.self, row) }
+        try run(connection.statements(for: Record.self).selectByID, [String(id)]).rows.first.map { row throws(FeedStoreError) in try decode(Record.self, row) }
     }
 
     /// Two records by id, both selects in one round trip.
@@ -75,8 +75,8 @@ public struct PostgresReader: FeedStoreReader {
         let rows: [PostgresRows]
         do {
             rows = try connection.execute([
-                (RecordSQL(First.self, marker: "$").selectByID, [String(firstID)]),
-                (RecordSQL(Second.self, marker: "$").selectByID, [String(secondID)]),
+                (connection.statements(for: First.self).selectByID, [String(firstID)]),
+                (connection.statements(for: Second.self).selectByID, [String(secondID)]),
             ])
         } catch {
             throw PostgresFeedStore.mapped(error)
@@ -91,9 +91,7 @@ public struct PostgresReader: FeedStoreReader {
         _ type: Record.Type, ids: some Sequence<Int64>
     ) throws(FeedStoreError) -> [Int64: Record] {
         let list = "{" + ids.map { String($0) }.joined(separator: ",") + "}"
-        let rows = try run(
-            "SELECT \(Record.columnNames.joined(separator: ", ")) FROM \(Record.table) WHERE id = ANY($1::bigint[])", [list]
-        ).rows
+        let rows = try run(connection.statements(for: Record.self).selectByIDs, [list]).rows
         var result: [Int64: Record] = [:]
         for row in rows {
             let record = try decode(Record.self, row)

@@ -6,8 +6,7 @@ public struct PostgresTransaction: StorageTransaction {
     let connection: PostgresConnection
 
     public func insert<Record: StoredRecord>(_ record: Record) throws -> Int64 {
-        let sql = RecordSQL(Record.self, marker: "$").insert + (Record.assignsID ? " RETURNING id" : "")
-        let rows = try connection.execute(sql, record.insertedColumnValues.map(\.parameter))
+        let rows = try connection.execute(connection.statements(for: Record.self).insert, record.insertedColumnValues.map(\.parameter))
         return rows.firstValue.flatMap { Int64($0) } ?? 0
     }
 
@@ -25,12 +24,12 @@ public struct PostgresTransaction: StorageTransaction {
     /// write ends (``PostgresConnection/settle()``, the `COMMIT` of a write alone).
     public func update<Record: StoredRecord & Identifiable<Int64>>(_ record: Record) throws {
         connection.queue(
-            RecordSQL(Record.self, marker: "$").updateByID, [String(record.id)] + record.insertedColumnValues.map(\.parameter), operation: "execute",
+            connection.statements(for: Record.self).updateByID, [String(record.id)] + record.insertedColumnValues.map(\.parameter), operation: "execute",
             mayWait: false)
     }
 
     public func delete<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws -> Bool {
-        try connection.execute(RecordSQL(Record.self, marker: "$").deleteByID, [String(id)]).affected > 0
+        try connection.execute(connection.statements(for: Record.self).deleteByID, [String(id)]).affected > 0
     }
 
     public func handleTaken(_ handle: String) throws -> Bool {
