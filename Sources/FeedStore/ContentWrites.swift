@@ -195,11 +195,7 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func like(video: Int64, by user: Int64) throws(FeedStoreError) -> Video {
-        try changeLikes(video: video, by: user, adding: 1) { transaction, createdAt in
-            guard try transaction.insertLike(video: video, user: user, createdAt: createdAt) else {
-                throw FeedStoreError.conflict(field: "user_id", reason: "user \(user) already likes video \(video)")
-            }
-        }
+        try changeLikes(video: video, by: user, liking: true)
     }
 
     /// Takes back `user`'s like of `video` and removes one from its like count, in one write.
@@ -211,11 +207,7 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func unlike(video: Int64, by user: Int64) throws(FeedStoreError) -> Video {
-        try changeLikes(video: video, by: user, adding: -1) { transaction, _ in
-            guard try transaction.deleteLike(video: video, user: user) else {
-                throw FeedStoreError.notFound(entity: .like, id: "\(user)->\(video)")
-            }
-        }
+        try changeLikes(video: video, by: user, liking: false)
     }
 
     /// Deletes a video.
@@ -389,28 +381,25 @@ extension FeedStorage {
         }
     }
 
-    /// One write that checks `video` and `user` exist, adds `delta` to the video's like count,
-    /// and runs `record` (the like row, which throws when the like is refused: the count goes
-    /// back with the rest of the write); logged as the video's update. The count is written
-    /// before the like row so that a backend can send both at once (see
-    /// ``StorageTransaction/update(_:)``).
-    private func changeLikes(
-        video id: Int64, by user: Int64, adding delta: Int64,
-        _ record: @escaping (Transaction, _ createdAt: Int64) throws -> Void
-    ) throws(FeedStoreError) -> Video {
+    /// One like or unlike (``StorageTransaction/changeLike(video:user:liking:at:)``) in one
+    /// write, logged as the video's update; its outcome turned into the write's error.
+    private func changeLikes(video id: Int64, by user: Int64, liking: Bool) throws(FeedStoreError) -> Video {
         let updatedAt = now
         return try write(touchesAds: false, change: { _ in PendingChange(kind: .videoUpdated, key: id) }) { transaction in
-            let (found, liker) = try transaction.fetch(Video.self, id: id, User.self, id: user)
-            guard var video = found else { throw FeedStoreError.notFound(entity: .video, id: String(id)) }
-            guard liker != nil else { throw FeedStoreError.notFound(entity: .user, id: String(user)) }
-            let (likes, overflow) = video.likeCount.addingReportingOverflow(delta)
-            // An unlike never goes below zero: a count set lower by hand stays at zero.
-            guard !overflow else { throw FeedStoreError.invalid(field: "like_count", reason: "must stay between 0 and \(Int64.max)") }
-            video.likeCount = max(0, likes)
-            video.updatedAt = max(updatedAt, video.createdAt)
-            try transaction.update(video)
-            try record(transaction, updatedAt)
-            return video
+            switch try transaction.changeLike(video: id, user: user, liking: liking, at: updatedAt) {
+            case .changed(let video):
+                return video
+            case .videoMissing:
+                throw FeedStoreError.notFound(entity: .video, id: String(id))
+            case .userMissing:
+                throw FeedStoreError.notFound(entity: .user, id: String(user))
+            case .overflow:
+                throw FeedStoreError.invalid(field: "like_count", reason: "must stay between 0 and \(Int64.max)")
+            case .refused where liking:
+                throw FeedStoreError.conflict(field: "user_id", reason: "user \(user) already likes video \(id)")
+            case .refused:
+                throw FeedStoreError.notFound(entity: .like, id: "\(user)->\(id)")
+            }
         }
     }
 

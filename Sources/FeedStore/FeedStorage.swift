@@ -145,11 +145,44 @@ public protocol StorageTransaction {
     func deleteFollow(follower: Int64, followee: Int64) throws -> Bool
     /// Records that `user` likes `video` unless it is recorded; returns whether it was inserted.
     func insertLike(video: Int64, user: Int64, createdAt: Int64) throws -> Bool
+    /// A like (`liking`) or an unlike of `video` by `user` at `time`: checks both exist, moves
+    /// the video's like count by one (never below zero) and its `updatedAt` to `time` (never
+    /// before its creation), and inserts or deletes the like row. Any outcome but
+    /// ``LikeChange/changed(_:)`` must make the write throw: a backend may have written already
+    /// (PostgreSQL sends it all at once), and the write's rollback takes it back. The default
+    /// does it one statement after the other.
+    func changeLike(video: Int64, user: Int64, liking: Bool, at time: Int64) throws -> LikeChange
     /// Deletes that like; returns whether it existed.
     func deleteLike(video: Int64, user: Int64) throws -> Bool
 }
 
+/// What ``StorageTransaction/changeLike(video:user:liking:at:)`` found, checked in this order.
+public enum LikeChange: Sendable {
+    case videoMissing
+    case userMissing
+    /// The count would overflow.
+    case overflow
+    /// The user likes the video already (liking), or does not (unliking).
+    case refused
+    /// Done: the video as it is now.
+    case changed(Video)
+}
+
 extension StorageTransaction {
+    public func changeLike(video id: Int64, user: Int64, liking: Bool, at time: Int64) throws -> LikeChange {
+        let (found, liker) = try fetch(Video.self, id: id, User.self, id: user)
+        guard var video = found else { return .videoMissing }
+        guard liker != nil else { return .userMissing }
+        let (likes, overflow) = video.likeCount.addingReportingOverflow(liking ? 1 : -1)
+        guard !overflow else { return .overflow }
+        // An unlike never goes below zero: a count set lower by hand stays at zero.
+        video.likeCount = max(0, likes)
+        video.updatedAt = max(time, video.createdAt)
+        try update(video)
+        let recorded = liking ? try insertLike(video: id, user: user, createdAt: time) : try deleteLike(video: id, user: user)
+        return recorded ? .changed(video) : .refused
+    }
+
     /// The two records fetched one after the other.
     public func fetch<First: StoredRecord & Identifiable<Int64>, Second: StoredRecord & Identifiable<Int64>>(
         _ first: First.Type, id firstID: Int64, _ second: Second.Type, id secondID: Int64

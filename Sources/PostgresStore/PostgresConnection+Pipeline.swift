@@ -69,13 +69,37 @@ extension PostgresConnection {
         if queued.contains(where: { !$0.mayWait }) { _ = try executePipelined([]) }
     }
 
+    /// Runs `statements` after the queued ones, all in one round trip, and returns what became
+    /// of each: its rows, its failure, or nil when it did not run (a statement before it
+    /// failed). A caller that reads several answers at once decides what each failure means.
+    ///
+    /// - Throws: ``PostgresError``: the failure of a queued statement (then none of
+    ///   `statements` ran), or of the connection.
+    package func executeEach(_ statements: [(sql: String, parameters: [String?])]) throws -> [Result<PostgresRows, PostgresError>?] {
+        try pipelineOutcomes(statements.map { QueuedStatement(sql: $0.sql, parameters: $0.parameters, operation: "execute", mayWait: false) })
+    }
+
     /// Sends the queued statements and `wanted` in pipeline mode with one sync point, and reads
     /// every answer.
     ///
     /// - Returns: the rows of each of `wanted`.
-    /// - Throws: the first failure. A connection that fails mid-way is closed (``isOpen`` is
-    ///   false then), since its answers can no longer be matched to the statements.
+    /// - Throws: the first failure.
     func executePipelined(_ wanted: [QueuedStatement]) throws -> [PostgresRows] {
+        try pipelineOutcomes(wanted).map { outcome in
+            // A statement that did not run follows one that failed, which comes first.
+            guard let outcome else { throw PostgresError(sqlState: nil, constraint: nil, operation: "execute") }
+            return try outcome.get()
+        }
+    }
+
+    /// Sends the queued statements and `wanted` in pipeline mode with one sync point, and reads
+    /// every answer.
+    ///
+    /// - Returns: what became of each of `wanted` (nil: it did not run).
+    /// - Throws: a queued statement's failure, or the connection's. A connection that fails
+    ///   mid-way is closed (``isOpen`` is false then), since its answers can no longer be
+    ///   matched to the statements.
+    private func pipelineOutcomes(_ wanted: [QueuedStatement]) throws -> [Result<PostgresRows, PostgresError>?] {
         let batch = queued + wanted
         let firstWanted = queued.count
         guard !batch.isEmpty else { return [] }
@@ -115,17 +139,25 @@ extension PostgresConnection {
         guard PQpipelineSync(handle) == 1 else { throw abandoned(operation: batch[0].operation) }
 
         var failure: PostgresError?
-        var rows: [PostgresRows] = []
-        rows.reserveCapacity(wanted.count)
+        var failedQueued: PostgresError?
+        var outcomes: [Result<PostgresRows, PostgresError>?] = []
+        outcomes.reserveCapacity(wanted.count)
         for (index, statement) in batch.enumerated() {
             guard let result = PQgetResult(handle) else { throw abandoned(operation: statement.operation, failure: failure) }
             let status = PQresultStatus(result)
+            var outcome: Result<PostgresRows, PostgresError>?
             if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
-                if index >= firstWanted { rows.append(Self.rows(of: result)) }
+                outcome = .success(Self.rows(of: result))
             } else if status != PGRES_PIPELINE_ABORTED, failure == nil {
-                failure = PostgresError(result, operation: statement.operation)
-                if index < firstWanted { queuedFailure = failure }
+                let error = PostgresError(result, operation: statement.operation)
+                failure = error
+                outcome = .failure(error)
+                if index < firstWanted {
+                    queuedFailure = error
+                    failedQueued = error
+                }
             }
+            if index >= firstWanted { outcomes.append(outcome) }
             PQclear(result)
             if PQstatus(handle) != CONNECTION_OK { throw abandoned(operation: statement.operation, failure: failure) }
             // Each statement's answers end with a NULL.
@@ -135,8 +167,8 @@ extension PostgresConnection {
         let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
         PQclear(sync)
         guard synced, PQexitPipelineMode(handle) == 1 else { throw abandoned(operation: batch[batch.count - 1].operation, failure: failure) }
-        if let failure { throw failure }
-        return rows
+        if let failedQueued { throw failedQueued }
+        return outcomes
     }
 
     /// Gives up a connection whose pipeline can no longer be followed: closes it and returns

@@ -24,7 +24,7 @@ public struct PostgresReader: FeedStoreReader {
         }
     }
 
-    private func decode<Record: StoredRecord>(_ type: Record.Type, _ row: [String?]) throws(FeedStoreError) -> Record {
+    func decode<Record: StoredRecord>(_ type: Record.Type, _ row: [String?]) throws(FeedStoreError) -> Record {
         try Record(values: row.map { $0.map(ColumnValue.text) ?? .null }, names: connection.statements(for: Record.self).columnNames)
     }
 
