@@ -102,11 +102,11 @@ extension FeedStorage {
             id: 0, authorID: authorID, title: title, thumbnailURL: thumbnailURL, durationSeconds: durationSeconds,
             likeCount: likeCount, viewCount: viewCount, createdAt: createdAt, updatedAt: createdAt)
         return try write(touchesAds: false, change: { PendingChange(kind: .videoCreated, key: $0.id) }) { transaction in
-            guard try transaction.fetch(User.self, id: authorID) != nil else {
+            guard let id = try transaction.insert(video, ifUserExists: authorID) else {
                 throw FeedStoreError.invalid(field: "author_id", reason: "no user with id \(authorID)")
             }
             var created = video
-            created.id = try transaction.insert(video)
+            created.id = id
             return created
         }
     }
@@ -326,13 +326,16 @@ extension FeedStorage {
         }
         let follow = Follow(followerID: follower, followeeID: followee, createdAt: now)
         return try write(touchesAds: false, change: { _ in PendingChange(kind: .followed, key: follower, otherKey: followee) }) { transaction in
-            let (followerRecord, followeeRecord) = try transaction.fetch(User.self, id: follower, User.self, id: followee)
-            guard followerRecord != nil else { throw FeedStoreError.notFound(entity: .user, id: String(follower)) }
-            guard followeeRecord != nil else { throw FeedStoreError.notFound(entity: .user, id: String(followee)) }
-            guard try transaction.insertFollow(follow) else {
+            switch try transaction.insertFollowIfUsersExist(follow) {
+            case .inserted:
+                return follow
+            case .followerMissing:
+                throw FeedStoreError.notFound(entity: .user, id: String(follower))
+            case .followeeMissing:
+                throw FeedStoreError.notFound(entity: .user, id: String(followee))
+            case .exists:
                 throw FeedStoreError.conflict(field: "followee_id", reason: "user \(follower) already follows user \(followee)")
             }
-            return follow
         }
     }
 

@@ -141,6 +141,14 @@ public protocol StorageTransaction {
     func handleTaken(_ handle: String) throws -> Bool
     /// Inserts the edge unless it exists; returns whether it was inserted.
     func insertFollow(_ follow: Follow) throws -> Bool
+    /// Inserts `record` when the user `user` exists: its new id (0 when the store assigns none),
+    /// or nil when there is no such user. Nil must make the write throw: a backend may have
+    /// tried the insert already (PostgreSQL sends the check and the insert at once). The
+    /// default checks, then inserts.
+    func insert<Record: StoredRecord>(_ record: Record, ifUserExists user: Int64) throws -> Int64?
+    /// ``insertFollow(_:)`` after checking both users exist, in that order. Any outcome but
+    /// ``FollowInsert/inserted`` must make the write throw (see ``insert(_:ifUserExists:)``).
+    func insertFollowIfUsersExist(_ follow: Follow) throws -> FollowInsert
     /// Deletes the edge; returns whether it existed.
     func deleteFollow(follower: Int64, followee: Int64) throws -> Bool
     /// Records that `user` likes `video` unless it is recorded; returns whether it was inserted.
@@ -154,6 +162,15 @@ public protocol StorageTransaction {
     func changeLike(video: Int64, user: Int64, liking: Bool, at time: Int64) throws -> LikeChange
     /// Deletes that like; returns whether it existed.
     func deleteLike(video: Int64, user: Int64) throws -> Bool
+}
+
+/// What ``StorageTransaction/insertFollowIfUsersExist(_:)`` found, checked in this order.
+public enum FollowInsert: Sendable {
+    case followerMissing
+    case followeeMissing
+    /// The edge exists already.
+    case exists
+    case inserted
 }
 
 /// What ``StorageTransaction/changeLike(video:user:liking:at:)`` found, checked in this order.
@@ -181,6 +198,18 @@ extension StorageTransaction {
         try update(video)
         let recorded = liking ? try insertLike(video: id, user: user, createdAt: time) : try deleteLike(video: id, user: user)
         return recorded ? .changed(video) : .refused
+    }
+
+    public func insert<Record: StoredRecord>(_ record: Record, ifUserExists user: Int64) throws -> Int64? {
+        guard try fetch(User.self, id: user) != nil else { return nil }
+        return try insert(record)
+    }
+
+    public func insertFollowIfUsersExist(_ follow: Follow) throws -> FollowInsert {
+        let (follower, followee) = try fetch(User.self, id: follow.followerID, User.self, id: follow.followeeID)
+        guard follower != nil else { return .followerMissing }
+        guard followee != nil else { return .followeeMissing }
+        return try insertFollow(follow) ? .inserted : .exists
     }
 
     /// The two records fetched one after the other.

@@ -107,28 +107,35 @@ extension PostgresConnection {
             queued.removeAll()
             throw PostgresError(sqlState: nil, constraint: nil, operation: batch[0].operation)
         }
-        // Preparing is synchronous, so it happens before the pipeline. Nothing of the batch has
-        // run yet: a lost connection is reported as the first statement's failure, and a
-        // statement the server cannot prepare leaves the queue as it was.
-        var names: [String?] = []
-        names.reserveCapacity(batch.count)
+        queued.removeAll()
+        // A statement new to the connection is prepared inside the pipeline, just before it
+        // runs (PQsendPrepare): a PREPARE sent ahead of the pipeline would run before the
+        // queued statements, in a transaction a failed write left aborted until its queued
+        // ROLLBACK TO SAVEPOINT. Its name is kept once the server has answered the prepare.
+        var newNames: [String: String] = [:]
+        var plans: [(name: String?, preparesFirst: Bool)] = []
+        plans.reserveCapacity(batch.count)
         for statement in batch {
-            do {
-                names.append(try preparedName(of: statement.sql, parameterCount: statement.parameters.count))
-            } catch var error as PostgresError {
-                if error.isConnectionFailure {
-                    error.operation = batch[0].operation
-                    queuedFailure = error
-                }
-                throw error
+            if let name = prepared[statement.sql] ?? newNames[statement.sql] {
+                plans.append((name, false))
+            } else if prepared.count + newNames.count < Self.preparedLimit {
+                let name = "deltafeed_\(prepared.count + newNames.count)"
+                newNames[statement.sql] = name
+                plans.append((name, true))
+            } else {
+                plans.append((nil, false))
             }
         }
-        queued.removeAll()
         roundTrips.count()
         guard PQenterPipelineMode(handle) == 1 else { throw abandoned(operation: batch[0].operation) }
-        for (statement, name) in zip(batch, names) {
+        for (statement, plan) in zip(batch, plans) {
+            if plan.preparesFirst, let name = plan.name {
+                guard PQsendPrepare(handle, name, statement.sql, Int32(statement.parameters.count), nil) == 1 else {
+                    throw abandoned(operation: batch[0].operation)
+                }
+            }
             let sent = withCStrings(statement.parameters) { values in
-                if let name {
+                if let name = plan.name {
                     PQsendQueryPrepared(handle, name, Int32(statement.parameters.count), values, nil, nil, 0)
                 } else {
                     PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), nil, values, nil, nil, 0)
@@ -142,26 +149,33 @@ extension PostgresConnection {
         var failedQueued: PostgresError?
         var outcomes: [Result<PostgresRows, PostgresError>?] = []
         outcomes.reserveCapacity(wanted.count)
-        for (index, statement) in batch.enumerated() {
-            guard let result = PQgetResult(handle) else { throw abandoned(operation: statement.operation, failure: failure) }
-            let status = PQresultStatus(result)
+        for (index, (statement, plan)) in zip(batch, plans).enumerated() {
+            // A prepare's answer first (its failure is the statement's), then the statement's.
             var outcome: Result<PostgresRows, PostgresError>?
-            if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
-                outcome = .success(Self.rows(of: result))
-            } else if status != PGRES_PIPELINE_ABORTED, failure == nil {
-                let error = PostgresError(result, operation: statement.operation)
-                failure = error
-                outcome = .failure(error)
-                if index < firstWanted {
-                    queuedFailure = error
-                    failedQueued = error
+            for step in plan.preparesFirst ? [true, false] : [false] {
+                guard let result = PQgetResult(handle) else { throw abandoned(operation: statement.operation, failure: failure) }
+                let status = PQresultStatus(result)
+                if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+                    if step, let name = plan.name {
+                        prepared[statement.sql] = name
+                    } else if !step {
+                        outcome = .success(Self.rows(of: result))
+                    }
+                } else if status != PGRES_PIPELINE_ABORTED, failure == nil {
+                    let error = PostgresError(result, operation: statement.operation)
+                    failure = error
+                    outcome = .failure(error)
+                    if index < firstWanted {
+                        queuedFailure = error
+                        failedQueued = error
+                    }
                 }
+                PQclear(result)
+                if PQstatus(handle) != CONNECTION_OK { throw abandoned(operation: statement.operation, failure: failure) }
+                // Each command's answers end with a NULL.
+                while let extra = PQgetResult(handle) { PQclear(extra) }
             }
             if index >= firstWanted { outcomes.append(outcome) }
-            PQclear(result)
-            if PQstatus(handle) != CONNECTION_OK { throw abandoned(operation: statement.operation, failure: failure) }
-            // Each statement's answers end with a NULL.
-            while let extra = PQgetResult(handle) { PQclear(extra) }
         }
         guard let sync = PQgetResult(handle) else { throw abandoned(operation: batch[batch.count - 1].operation, failure: failure) }
         let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC

@@ -71,7 +71,7 @@ public final class PostgresConnection {
     var queuedFailure: PostgresError?
     /// The statements prepared on this connection, by SQL text. Bounded: statements built per
     /// call (multi-row inserts of varying size) past the bound run unnamed, as PQexecParams.
-    private var prepared: [String: String] = [:]
+    var prepared: [String: String] = [:]
     static let preparedLimit = 256
     /// Each record type's statements (``statements(for:)``), by type.
     var recordStatements: [ObjectIdentifier: RecordStatements] = [:]

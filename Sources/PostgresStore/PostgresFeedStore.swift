@@ -305,7 +305,8 @@ extension PostgresConnection {
         } catch {
             let queuedFailure = takeQueuedFailure()
             discardQueued()
-            if isOpen { _ = try? execute("ROLLBACK") }
+            // Simple protocol: a statement to prepare would be refused in an aborted transaction.
+            if isOpen { _ = try? executeScript("ROLLBACK") }
             if let queuedFailure, queuedFailure.operation == "begin" { throw queuedFailure }
             throw error
         }

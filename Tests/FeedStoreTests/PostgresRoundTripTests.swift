@@ -43,6 +43,29 @@ struct PostgresRoundTripTests {
         #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 10)
     }
 
+    @Test("A grouped follow and a grouped new video are one round trip each, refused or not")
+    func groupedFollowsAndVideos() throws {
+        let (store, _) = try warmStore(users: 4)
+        try store.writeGroup {  // prepares the statements of each outcome
+            _ = try? store.follow(follower: 3, followee: 4)
+            _ = try? store.follow(follower: 3, followee: 4)
+            _ = try? makeVideo(store, author: 3)
+            _ = try? makeVideo(store, author: 99)
+        }
+        let before = store.roundTrips
+        var refused = 0
+        try store.writeGroup {
+            for follower in Int64(1)...2 { _ = try? store.follow(follower: follower, followee: 4) }
+            do { _ = try store.follow(follower: 1, followee: 4) } catch { refused += 1 }  // exists
+            do { _ = try store.follow(follower: 1, followee: 99) } catch { refused += 1 }  // no such user
+            for author in Int64(1)...3 { _ = try? makeVideo(store, author: author) }
+            do { _ = try makeVideo(store, author: 99) } catch { refused += 1 }
+        }
+        #expect(refused == 3)
+        #expect(store.roundTrips - before == 1 + 4 + 4 + 1)
+        #expect(try store.read { reader in try reader.counts() }.follows == 3)
+    }
+
     @Test("A like alone costs the version bump, the like, and the COMMIT with the log entry")
     func likeAlone() throws {
         let (store, video) = try warmStore(users: 2)

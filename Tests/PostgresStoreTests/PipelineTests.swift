@@ -54,14 +54,30 @@ struct PipelineTests {
         try connection.execute("ROLLBACK")
     }
 
-    @Test("A statement the server cannot prepare leaves the queue as it was")
-    func anUnpreparableStatementKeepsTheQueue() throws {
+    @Test("A statement new to the connection is prepared in the pipeline, after the queued ones: a rollback queued ahead of it lets it run")
+    func newStatementsArePreparedAfterTheQueue() throws {
+        let connection = try connection(rows: [1])
+        try connection.execute("BEGIN")
+        try connection.execute("SAVEPOINT s")
+        #expect(throws: PostgresError.self) { try connection.execute("INSERT INTO t VALUES ($1)", ["1"]) }  // aborts the transaction
+        connection.queue("ROLLBACK TO SAVEPOINT s", operation: "savepoint")
+        // Never run on this connection: a PREPARE of its own, ahead of the queue, would be
+        // refused (25P02, the transaction is aborted).
+        #expect(try connection.execute("SELECT count(*) + $1::bigint FROM t", ["10"]).rows == [["11"]])
+        #expect(try connection.execute("SELECT count(*) + $1::bigint FROM t", ["20"]).rows == [["21"]])
+        try connection.execute("COMMIT")
+    }
+
+    @Test("A statement the server cannot prepare fails as itself, after the queued ones ran")
+    func anUnpreparableStatementFailsAsItself() throws {
         let connection = try connection(rows: [])
-        connection.queue("INSERT INTO t VALUES ($1)", ["5"], operation: "execute")
+        try connection.execute("BEGIN")
+        connection.queue("INSERT INTO t VALUES ($1)", ["5"], operation: "savepoint")
         let error = #expect(throws: PostgresError.self) { try connection.execute("SELEC 1") }
         #expect(error?.sqlState == "42601")
-        #expect(!connection.isIdle)  // the insert still waits
-        #expect(try connection.execute("SELECT id FROM t").rows == [["5"]])
+        #expect(error?.operation == "execute")
+        #expect(connection.takeQueuedFailure() == nil)
+        try connection.execute("ROLLBACK")
         #expect(connection.isIdle)
     }
 
