@@ -18,7 +18,11 @@ public protocol StoredRecord: Codable, Sendable {
 
 extension StoredRecord {
     /// Every column name, in table order.
-    public static var columnNames: [String] { CodingKeys.allCases.map(\.rawValue) }
+    public static var columnNames: [String] {
+        // A closure, not `\.rawValue`: a key path through a generic record's keys was
+        // instantiated on every call, a visible share of a PostgreSQL write's time.
+        CodingKeys.allCases.map { $0.rawValue }
+    }
 
     /// Whether the store assigns the record's `id` when it is created (users, videos, ads).
     public static var assignsID: Bool { keyColumns == ["id"] }

@@ -102,11 +102,11 @@ extension FeedStorage {
             id: 0, authorID: authorID, title: title, thumbnailURL: thumbnailURL, durationSeconds: durationSeconds,
             likeCount: likeCount, viewCount: viewCount, createdAt: createdAt, updatedAt: createdAt)
         return try write(touchesAds: false, change: { PendingChange(kind: .videoCreated, key: $0.id) }) { transaction in
-            guard try transaction.fetch(User.self, id: authorID) != nil else {
+            guard let id = try transaction.insert(video, ifUserExists: authorID) else {
                 throw FeedStoreError.invalid(field: "author_id", reason: "no user with id \(authorID)")
             }
             var created = video
-            created.id = try transaction.insert(video)
+            created.id = id
             return created
         }
     }
@@ -195,11 +195,7 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func like(video: Int64, by user: Int64) throws(FeedStoreError) -> Video {
-        try changeLikes(video: video, by: user, adding: 1) { transaction, createdAt in
-            guard try transaction.insertLike(video: video, user: user, createdAt: createdAt) else {
-                throw FeedStoreError.conflict(field: "user_id", reason: "user \(user) already likes video \(video)")
-            }
-        }
+        try changeLikes(video: video, by: user, liking: true)
     }
 
     /// Takes back `user`'s like of `video` and removes one from its like count, in one write.
@@ -211,11 +207,7 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func unlike(video: Int64, by user: Int64) throws(FeedStoreError) -> Video {
-        try changeLikes(video: video, by: user, adding: -1) { transaction, _ in
-            guard try transaction.deleteLike(video: video, user: user) else {
-                throw FeedStoreError.notFound(entity: .like, id: "\(user)->\(video)")
-            }
-        }
+        try changeLikes(video: video, by: user, liking: false)
     }
 
     /// Deletes a video.
@@ -334,13 +326,16 @@ extension FeedStorage {
         }
         let follow = Follow(followerID: follower, followeeID: followee, createdAt: now)
         return try write(touchesAds: false, change: { _ in PendingChange(kind: .followed, key: follower, otherKey: followee) }) { transaction in
-            for id in [follower, followee] where try transaction.fetch(User.self, id: id) == nil {
-                throw FeedStoreError.notFound(entity: .user, id: String(id))
-            }
-            guard try transaction.insertFollow(follow) else {
+            switch try transaction.insertFollowIfUsersExist(follow) {
+            case .inserted:
+                return follow
+            case .followerMissing:
+                throw FeedStoreError.notFound(entity: .user, id: String(follower))
+            case .followeeMissing:
+                throw FeedStoreError.notFound(entity: .user, id: String(followee))
+            case .exists:
                 throw FeedStoreError.conflict(field: "followee_id", reason: "user \(follower) already follows user \(followee)")
             }
-            return follow
         }
     }
 
@@ -389,28 +384,25 @@ extension FeedStorage {
         }
     }
 
-    /// One write that checks `video` and `user` exist, runs `record` (the like row), and adds
-    /// `delta` to the video's like count; logged as the video's update.
-    private func changeLikes(
-        video id: Int64, by user: Int64, adding delta: Int64,
-        _ record: @escaping (Transaction, _ createdAt: Int64) throws -> Void
-    ) throws(FeedStoreError) -> Video {
+    /// One like or unlike (``StorageTransaction/changeLike(video:user:liking:at:)``) in one
+    /// write, logged as the video's update; its outcome turned into the write's error.
+    private func changeLikes(video id: Int64, by user: Int64, liking: Bool) throws(FeedStoreError) -> Video {
         let updatedAt = now
         return try write(touchesAds: false, change: { _ in PendingChange(kind: .videoUpdated, key: id) }) { transaction in
-            guard var video = try transaction.fetch(Video.self, id: id) else {
+            switch try transaction.changeLike(video: id, user: user, liking: liking, at: updatedAt) {
+            case .changed(let video):
+                return video
+            case .videoMissing:
                 throw FeedStoreError.notFound(entity: .video, id: String(id))
-            }
-            guard try transaction.fetch(User.self, id: user) != nil else {
+            case .userMissing:
                 throw FeedStoreError.notFound(entity: .user, id: String(user))
+            case .overflow:
+                throw FeedStoreError.invalid(field: "like_count", reason: "must stay between 0 and \(Int64.max)")
+            case .refused where liking:
+                throw FeedStoreError.conflict(field: "user_id", reason: "user \(user) already likes video \(id)")
+            case .refused:
+                throw FeedStoreError.notFound(entity: .like, id: "\(user)->\(id)")
             }
-            try record(transaction, updatedAt)
-            let (likes, overflow) = video.likeCount.addingReportingOverflow(delta)
-            // An unlike never goes below zero: a count set lower by hand stays at zero.
-            guard !overflow else { throw FeedStoreError.invalid(field: "like_count", reason: "must stay between 0 and \(Int64.max)") }
-            video.likeCount = max(0, likes)
-            video.updatedAt = max(updatedAt, video.createdAt)
-            try transaction.update(video)
-            return video
         }
     }
 

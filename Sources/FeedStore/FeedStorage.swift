@@ -126,7 +126,14 @@ public protocol StorageTransaction {
     func insert<Record: StoredRecord>(_ record: Record) throws -> Int64
     /// The record with this `id`, or nil.
     func fetch<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws -> Record?
-    /// Writes every column of `record` to the row with its `id`.
+    /// The records with these ids, each nil when missing: a write's checks, in one round trip
+    /// where the backend can send both at once (PostgreSQL), else one after the other.
+    func fetch<First: StoredRecord & Identifiable<Int64>, Second: StoredRecord & Identifiable<Int64>>(
+        _ first: First.Type, id firstID: Int64, _ second: Second.Type, id secondID: Int64
+    ) throws -> (First?, Second?)
+    /// Writes every column of `record` to the row with its `id`. A backend may carry it out
+    /// with the write's next statement, or as the write ends: its failure may be thrown there,
+    /// and fails the write all the same.
     func update<Record: StoredRecord & Identifiable<Int64>>(_ record: Record) throws
     /// Deletes the row with this `id`; returns whether there was one.
     func delete<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws -> Bool
@@ -134,12 +141,83 @@ public protocol StorageTransaction {
     func handleTaken(_ handle: String) throws -> Bool
     /// Inserts the edge unless it exists; returns whether it was inserted.
     func insertFollow(_ follow: Follow) throws -> Bool
+    /// Inserts `record` when the user `user` exists: its new id (0 when the store assigns none),
+    /// or nil when there is no such user. Nil must make the write throw: a backend may have
+    /// tried the insert already (PostgreSQL sends the check and the insert at once). The
+    /// default checks, then inserts.
+    func insert<Record: StoredRecord>(_ record: Record, ifUserExists user: Int64) throws -> Int64?
+    /// ``insertFollow(_:)`` after checking both users exist, in that order. Any outcome but
+    /// ``FollowInsert/inserted`` must make the write throw (see ``insert(_:ifUserExists:)``).
+    func insertFollowIfUsersExist(_ follow: Follow) throws -> FollowInsert
     /// Deletes the edge; returns whether it existed.
     func deleteFollow(follower: Int64, followee: Int64) throws -> Bool
     /// Records that `user` likes `video` unless it is recorded; returns whether it was inserted.
     func insertLike(video: Int64, user: Int64, createdAt: Int64) throws -> Bool
+    /// A like (`liking`) or an unlike of `video` by `user` at `time`: checks both exist, moves
+    /// the video's like count by one (never below zero) and its `updatedAt` to `time` (never
+    /// before its creation), and inserts or deletes the like row. Any outcome but
+    /// ``LikeChange/changed(_:)`` must make the write throw: a backend may have written already
+    /// (PostgreSQL sends it all at once), and the write's rollback takes it back. The default
+    /// does it one statement after the other.
+    func changeLike(video: Int64, user: Int64, liking: Bool, at time: Int64) throws -> LikeChange
     /// Deletes that like; returns whether it existed.
     func deleteLike(video: Int64, user: Int64) throws -> Bool
+}
+
+/// What ``StorageTransaction/insertFollowIfUsersExist(_:)`` found, checked in this order.
+public enum FollowInsert: Sendable {
+    case followerMissing
+    case followeeMissing
+    /// The edge exists already.
+    case exists
+    case inserted
+}
+
+/// What ``StorageTransaction/changeLike(video:user:liking:at:)`` found, checked in this order.
+public enum LikeChange: Sendable {
+    case videoMissing
+    case userMissing
+    /// The count would overflow.
+    case overflow
+    /// The user likes the video already (liking), or does not (unliking).
+    case refused
+    /// Done: the video as it is now.
+    case changed(Video)
+}
+
+extension StorageTransaction {
+    public func changeLike(video id: Int64, user: Int64, liking: Bool, at time: Int64) throws -> LikeChange {
+        let (found, liker) = try fetch(Video.self, id: id, User.self, id: user)
+        guard var video = found else { return .videoMissing }
+        guard liker != nil else { return .userMissing }
+        let (likes, overflow) = video.likeCount.addingReportingOverflow(liking ? 1 : -1)
+        guard !overflow else { return .overflow }
+        // An unlike never goes below zero: a count set lower by hand stays at zero.
+        video.likeCount = max(0, likes)
+        video.updatedAt = max(time, video.createdAt)
+        try update(video)
+        let recorded = liking ? try insertLike(video: id, user: user, createdAt: time) : try deleteLike(video: id, user: user)
+        return recorded ? .changed(video) : .refused
+    }
+
+    public func insert<Record: StoredRecord>(_ record: Record, ifUserExists user: Int64) throws -> Int64? {
+        guard try fetch(User.self, id: user) != nil else { return nil }
+        return try insert(record)
+    }
+
+    public func insertFollowIfUsersExist(_ follow: Follow) throws -> FollowInsert {
+        let (follower, followee) = try fetch(User.self, id: follow.followerID, User.self, id: follow.followeeID)
+        guard follower != nil else { return .followerMissing }
+        guard followee != nil else { return .followeeMissing }
+        return try insertFollow(follow) ? .inserted : .exists
+    }
+
+    /// The two records fetched one after the other.
+    public func fetch<First: StoredRecord & Identifiable<Int64>, Second: StoredRecord & Identifiable<Int64>>(
+        _ first: First.Type, id firstID: Int64, _ second: Second.Type, id secondID: Int64
+    ) throws -> (First?, Second?) {
+        (try fetch(First.self, id: firstID), try fetch(Second.self, id: secondID))
+    }
 }
 
 extension FeedStorage {

@@ -57,17 +57,35 @@ public struct PostgresRows: Sendable {
 /// (PQprepare) and executed by name after that (PQexecPrepared), so PostgreSQL parses and plans
 /// it once per connection instead of once per call: a write sends half a dozen statements, and
 /// their planning was a large part of the backend's time.
+///
+/// Statements whose only answer is success or failure (`BEGIN`, `SAVEPOINT`…) can be queued
+/// (``queue(_:_:operation:mayWait:)``) instead of run: they go out with the next ``execute(_:_:)``, in
+/// the same round trip (libpq's pipeline mode), ahead of it.
 public final class PostgresConnection {
     // Not Sendable: one thread at a time. The pool hands connections between threads.
-    private var handle: OpaquePointer?
+    var handle: OpaquePointer?
     private var copyBuffer: [UInt8] = []
+    /// Statements waiting for the next ``execute(_:_:)`` (see ``queue(_:_:operation:mayWait:)``).
+    var queued: [QueuedStatement] = []
+    /// The failure of a queued statement, kept until ``takeQueuedFailure()``.
+    var queuedFailure: PostgresError?
     /// The statements prepared on this connection, by SQL text. Bounded: statements built per
     /// call (multi-row inserts of varying size) past the bound run unnamed, as PQexecParams.
-    private var prepared: [String: String] = [:]
+    var prepared: [String: String] = [:]
     static let preparedLimit = 256
+    /// Each record type's statements (``statements(for:)``), by type.
+    var recordStatements: [ObjectIdentifier: RecordStatements] = [:]
+    /// Counts the round trips this connection makes (shared by a store's connections).
+    package let roundTrips: RoundTripCounter
 
     /// Connects to `url` (postgres://USER@HOST:PORT/DB, anything libpq's conninfo accepts).
-    public init(url: String) throws {
+    public convenience init(url: String) throws {
+        try self.init(url: url, counting: RoundTripCounter())
+    }
+
+    /// Connects to `url`, counting round trips in `roundTrips`.
+    init(url: String, counting roundTrips: RoundTripCounter) throws {
+        self.roundTrips = roundTrips
         let connection = PQconnectdb(url)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             if let connection { PQfinish(connection) }
@@ -86,26 +104,36 @@ public final class PostgresConnection {
         return PQstatus(handle) == CONNECTION_OK
     }
 
-    /// Whether the connection is outside any transaction (a failed body left none open).
+    /// Whether the connection is outside any transaction (a failed body left none open) and
+    /// has nothing queued.
     public var isIdle: Bool {
         guard let handle else { return false }
-        return PQtransactionStatus(handle) == PQTRANS_IDLE
+        return queued.isEmpty && PQtransactionStatus(handle) == PQTRANS_IDLE
     }
 
     /// Runs several statements without parameters (a migration) through PQexec.
     public func executeScript(_ sql: String) throws {
         guard let handle else { throw PostgresError(sqlState: nil, constraint: nil, operation: "execute") }
+        roundTrips.count()
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw PostgresError(result, operation: "execute") }
     }
 
-    /// Runs one statement with `parameters` bound to $1, $2… and returns its rows.
+    /// Runs one statement with `parameters` bound to $1, $2… and returns its rows; the queued
+    /// statements go first, in the same round trip.
+    ///
+    /// - Throws: ``PostgresError``: the first failure, of a queued statement (then with the
+    ///   operation it was queued with, and `sql` does not run) or of `sql` itself.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [String?] = []) throws -> PostgresRows {
+        if !queued.isEmpty {
+            return try executePipelined([QueuedStatement(sql: sql, parameters: parameters, operation: "execute", mayWait: false)])[0]
+        }
         guard let handle else { throw PostgresError(sqlState: nil, constraint: nil, operation: "execute") }
         let name = try preparedName(of: sql, parameterCount: parameters.count)
+        roundTrips.count()
         let result = withCStrings(parameters) { values in
             if let name {
                 PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
@@ -116,6 +144,11 @@ public final class PostgresConnection {
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw PostgresError(result, operation: "execute") }
+        return Self.rows(of: result)
+    }
+
+    /// The rows and affected count of a successful result.
+    static func rows(of result: OpaquePointer?) -> PostgresRows {
         var rows: [[String?]] = []
         let rowCount = PQntuples(result)
         let columnCount = PQnfields(result)
@@ -137,12 +170,13 @@ extension PostgresConnection {
     /// The name `sql` is prepared under on this connection, preparing it first if it is new; nil
     /// when the cache is full (the statement then runs unnamed). Throws what the server says of a
     /// statement it cannot prepare.
-    private func preparedName(of sql: String, parameterCount: Int) throws -> String? {
+    func preparedName(of sql: String, parameterCount: Int) throws -> String? {
         if let name = prepared[sql] { return name }
         guard let handle, prepared.count < Self.preparedLimit else { return nil }
         let name = "deltafeed_\(prepared.count)"
         // A protocol-level prepared statement outlives the transaction it was made in, even a
         // rolled-back one, so it stays valid for the connection's life.
+        roundTrips.count()
         let result = PQprepare(handle, name, sql, Int32(parameterCount), nil)
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw PostgresError(result, operation: "prepare") }
@@ -254,7 +288,7 @@ extension PostgresConnection {
 }
 
 /// Calls `body` with C strings for `strings` (NULL for nil) that live until it returns.
-private func withCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+func withCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
     let pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
     defer { for pointer in pointers { free(pointer) } }
     return body(pointers.map { $0.map { UnsafePointer($0) } })

@@ -15,6 +15,10 @@ import Foundation
 ///   (``channel``, payload the sequence) sent in the same transaction; PostgreSQL delivers the
 ///   notification only if it commits.
 /// - Reads: a `REPEATABLE READ READ ONLY` transaction per ``read(_:)``, one consistent state.
+/// - Round trips: `BEGIN`, savepoints, change-log entries and `NOTIFY` have no answer to wait
+///   for: they are queued on the connection and sent with the next statement that has one
+///   (libpq's pipeline mode), so a transaction costs one round trip per statement whose answer
+///   it reads, plus its `COMMIT`.
 /// - Durability: ``FeedStore/StorageOptions/Durability/full`` is `synchronous_commit = on`,
 ///   `normal` is `off` (a crash of the server may lose the last commits, never corrupt).
 /// - Errors name the SQLSTATE and constraint, never a value of a statement.
@@ -32,6 +36,11 @@ public final class PostgresFeedStore: FeedStorage {
     /// How to open a connection of the store's own (the pool's, and the change listener's).
     let connect: @Sendable () throws -> PostgresConnection
     let cachedChangeVersion: LockedVersion
+    let roundTripCounter: RoundTripCounter
+
+    /// Round trips to the server so far, over every connection of the store (the pool's and the
+    /// change listener's), counted by ``PostgresConnection``: what a write costs, for tests.
+    package var roundTrips: Int { roundTripCounter.total }
 
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB`, or any libpq connection string),
     /// applies the pending migrations and reads the change version.
@@ -52,8 +61,9 @@ public final class PostgresFeedStore: FeedStorage {
         let synchronousCommit = options.durability == .full ? "on" : "off"
         let lockTimeout = "\(Int(options.busyTimeout * 1000))ms"
         let applicationName = "deltafeed" + (schema.map { " " + $0 } ?? "")
+        let roundTrips = RoundTripCounter()
         let connect: @Sendable () throws -> PostgresConnection = {
-            let connection = try PostgresConnection(url: conninfo)
+            let connection = try PostgresConnection(url: conninfo, counting: roundTrips)
             try connection.execute(
                 "SELECT set_config('synchronous_commit', $1, false), set_config('lock_timeout', $2, false), set_config('application_name', $3, false)",
                 [synchronousCommit, lockTimeout, applicationName])
@@ -66,6 +76,7 @@ public final class PostgresFeedStore: FeedStorage {
         self.location = Self.redacted(url) + (schema.map { " (schema \($0))" } ?? "")
         self.channel = "deltafeed_changes" + (schema.map { "_" + $0 } ?? "")
         self.connect = connect
+        self.roundTripCounter = roundTrips
         self.pool = ConnectionPool(capacity: max(1, options.maximumReaderCount) + 2, wait: .seconds(options.busyTimeout), connect: connect)
         self.cachedChangeVersion = LockedVersion(0)
         do {
@@ -141,7 +152,7 @@ public final class PostgresFeedStore: FeedStorage {
                 try connection.inTransaction("BEGIN") {
                     let (value, version) = try appendingChange(
                         connection, touchesAds: touchesAds, committedAt: committedAt, change: change, body)
-                    try notify(connection, sequence: version)
+                    notify(connection, sequence: version)
                     return (value, version)
                 }
             }
@@ -154,7 +165,8 @@ public final class PostgresFeedStore: FeedStorage {
 
     /// Bumps the change version (the row lock on store_meta orders this write after every
     /// earlier one), runs `body` and appends `change(value)` to the change log under the new
-    /// version, inside the caller's transaction or savepoint.
+    /// version, inside the caller's transaction or savepoint. The entry is queued: it goes out
+    /// with the next statement (the `COMMIT`), which does not run if it fails.
     func appendingChange<T>(
         _ connection: PostgresConnection, touchesAds: Bool, committedAt: Int64, change: (T) -> PendingChange,
         _ body: (PostgresTransaction) throws -> T
@@ -167,16 +179,17 @@ public final class PostgresFeedStore: FeedStorage {
         }
         let value = try body(PostgresTransaction(connection: connection))
         let entry = change(value)
-        try connection.execute(
+        connection.queue(
             "INSERT INTO change_log (seq, kind, key, other_key, committed_at) VALUES ($1, $2, $3, $4, $5)",
-            [String(version), entry.kind.rawValue, String(entry.key), entry.otherKey.map { String($0) }, String(committedAt)])
+            [String(version), entry.kind.rawValue, String(entry.key), entry.otherKey.map { String($0) }, String(committedAt)],
+            operation: "execute")
         return (value, version)
     }
 
     /// Tells the other replicas (``channel``) that the log reaches `sequence`; PostgreSQL
-    /// delivers it at commit, and not at all on rollback.
-    func notify(_ connection: PostgresConnection, sequence: Int64) throws {
-        try connection.execute("SELECT pg_notify($1, $2)", [channel, String(sequence)])
+    /// delivers it at commit, and not at all on rollback. Queued, like the log entry.
+    func notify(_ connection: PostgresConnection, sequence: Int64) {
+        connection.queue("SELECT pg_notify($1, $2)", [channel, String(sequence)], operation: "execute")
     }
 
     /// Runs `body` in one transaction that leaves the change version alone (snapshots, pruning).
@@ -278,19 +291,23 @@ public final class PostgresFeedStore: FeedStorage {
 extension PostgresConnection {
     /// Runs `body` between `begin` and `COMMIT`; rolls back (if the connection still works) and
     /// rethrows when it throws.
+    ///
+    /// `begin` is queued, so it travels with `body`'s first statement (or the `COMMIT`): no
+    /// round trip of its own. When it is `begin` that failed (an idle connection PostgreSQL
+    /// dropped meanwhile), that error is thrown, whatever `body` made of it, with the operation
+    /// "begin": nothing else ran, so the pool may run `body` again elsewhere.
     func inTransaction<T>(_ begin: String, _ body: () throws -> T) throws -> T {
-        do {
-            try execute(begin)
-        } catch var error as PostgresError {
-            error.operation = "begin"  // nothing was sent yet: the pool may retry elsewhere
-            throw error
-        }
+        queue(begin, operation: "begin")
         do {
             let value = try body()
             try execute("COMMIT")
             return value
         } catch {
-            if isOpen { _ = try? execute("ROLLBACK") }
+            let queuedFailure = takeQueuedFailure()
+            discardQueued()
+            // Simple protocol: a statement to prepare would be refused in an aborted transaction.
+            if isOpen { _ = try? executeScript("ROLLBACK") }
+            if let queuedFailure, queuedFailure.operation == "begin" { throw queuedFailure }
             throw error
         }
     }

@@ -24,8 +24,8 @@ public struct PostgresReader: FeedStoreReader {
         }
     }
 
-    private func decode<Record: StoredRecord>(_ type: Record.Type, _ row: [String?]) throws(FeedStoreError) -> Record {
-        try Record(values: row.map { $0.map(ColumnValue.text) ?? .null }, names: Record.columnNames)
+    func decode<Record: StoredRecord>(_ type: Record.Type, _ row: [String?]) throws(FeedStoreError) -> Record {
+        try Record(values: row.map { $0.map(ColumnValue.text) ?? .null }, names: connection.statements(for: Record.self).columnNames)
     }
 
     // MARK: Versions and counts
@@ -65,16 +65,33 @@ public struct PostgresReader: FeedStoreReader {
     // MARK: Records
 
     public func record<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws(FeedStoreError) -> Record? {
-        try run(RecordSQL(Record.self, marker: "$").selectByID, [String(id)]).rows.first.map { row throws(FeedStoreError) in try decode(Record.self, row) }
+        try run(connection.statements(for: Record.self).selectByID, [String(id)]).rows.first.map { row throws(FeedStoreError) in try decode(Record.self, row) }
+    }
+
+    /// Two records by id, both selects in one round trip.
+    func records<First: StoredRecord & Identifiable<Int64>, Second: StoredRecord & Identifiable<Int64>>(
+        _ first: First.Type, id firstID: Int64, _ second: Second.Type, id secondID: Int64
+    ) throws(FeedStoreError) -> (First?, Second?) {
+        let rows: [PostgresRows]
+        do {
+            rows = try connection.execute([
+                (connection.statements(for: First.self).selectByID, [String(firstID)]),
+                (connection.statements(for: Second.self).selectByID, [String(secondID)]),
+            ])
+        } catch {
+            throw PostgresFeedStore.mapped(error)
+        }
+        return (
+            try rows[0].rows.first.map { row throws(FeedStoreError) in try decode(First.self, row) },
+            try rows[1].rows.first.map { row throws(FeedStoreError) in try decode(Second.self, row) }
+        )
     }
 
     public func records<Record: StoredRecord & Identifiable<Int64>>(
         _ type: Record.Type, ids: some Sequence<Int64>
     ) throws(FeedStoreError) -> [Int64: Record] {
         let list = "{" + ids.map { String($0) }.joined(separator: ",") + "}"
-        let rows = try run(
-            "SELECT \(Record.columnNames.joined(separator: ", ")) FROM \(Record.table) WHERE id = ANY($1::bigint[])", [list]
-        ).rows
+        let rows = try run(connection.statements(for: Record.self).selectByIDs, [list]).rows
         var result: [Int64: Record] = [:]
         for row in rows {
             let record = try decode(Record.self, row)

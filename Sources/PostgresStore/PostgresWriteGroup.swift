@@ -3,8 +3,11 @@ public import FeedStore
 // Group commit on PostgreSQL: one transaction on one pooled connection holds many content
 // writes, each in a savepoint (see `FeedStorage.writeGroup(_:)`). The group takes the store_meta
 // row lock once, first; holding it, it numbers its writes itself, so a write costs its own
-// statements and one round trip for its savepoint, and the group ends with one statement that
-// appends every change-log entry, moves the change version and sends the NOTIFY.
+// statements, and the group ends with one statement that appends every change-log entry, moves
+// the change version and sends the NOTIFY. Everything without an answer to wait for (BEGIN, the
+// savepoints, that last statement) is queued on the connection and travels with the next
+// statement that has one: a write's savepoint with its first statement, the append with the
+// COMMIT.
 
 /// An open group's transaction: its connection, and what the group appends when it commits.
 final class PostgresGroupTransaction {
@@ -47,7 +50,7 @@ extension PostgresFeedStore {
                     let transaction = PostgresGroupTransaction(connection: connection, baseVersion: base)
                     let group = OpenWriteGroup.run(store: self, connection: transaction) { _ in body() }
                     if let broken = group.broken { throw broken }
-                    try appendEntries(of: transaction)
+                    appendEntries(of: transaction)
                     group.lastVersion = transaction.lastVersion
                     return group
                 }
@@ -59,10 +62,14 @@ extension PostgresFeedStore {
     }
 
     /// A write inside the open group: its own savepoint, rolled back alone when `body` throws.
-    /// When even the rollback fails (the connection is gone), the whole group fails.
+    /// When a savepoint statement fails (the connection is gone), the whole group fails.
     ///
-    /// The previous write's savepoint is released and this one's taken in one round trip; the
-    /// last one is released by the commit.
+    /// The savepoint statements cost no round trip of their own: the previous write's savepoint
+    /// is released and this one's taken in the queue of the group's connection, sent with this
+    /// write's first statement (which does not run if they fail); a rollback to it waits there
+    /// for the next write's, or the commit. The last savepoint is released by the commit. What
+    /// the write itself queued (an update whose answer it does not read) is sent before it
+    /// returns, so a failure there is still this write's alone.
     func writeInGroup<T>(
         _ group: OpenWriteGroup<PostgresGroupTransaction>, touchesAds: Bool, change: (T) -> PendingChange,
         _ body: (PostgresTransaction) throws -> T
@@ -70,23 +77,20 @@ extension PostgresFeedStore {
         if let broken = group.broken { throw Self.mapped(broken) }
         let transaction = group.connection
         let connection = transaction.connection
-        do {
-            try connection.executeScript(
-                transaction.savepointOpen ? "RELEASE SAVEPOINT grouped_write; SAVEPOINT grouped_write" : "SAVEPOINT grouped_write")
-            transaction.savepointOpen = true
-        } catch {
-            group.broken = error
-            throw Self.mapped(error)
-        }
+        if transaction.savepointOpen { connection.queue("RELEASE SAVEPOINT grouped_write", operation: "savepoint") }
+        connection.queue("SAVEPOINT grouped_write", operation: "savepoint")
+        transaction.savepointOpen = true
         do {
             let value = try body(PostgresTransaction(connection: connection))
+            try connection.settle()  // what the write queued (an update) answers before it ends
             transaction.entries.append((change(value), now, touchesAds))
             return value
         } catch {
-            do {
-                try connection.execute("ROLLBACK TO SAVEPOINT grouped_write")
-            } catch let rollbackFailure {
-                group.broken = rollbackFailure
+            if let failure = connection.takeQueuedFailure(), failure.operation == "savepoint" {
+                group.broken = failure  // no savepoint to go back to: the transaction is lost
+            } else {
+                connection.discardQueued(keepingThoseThatMayWait: true)  // undone anyway
+                connection.queue("ROLLBACK TO SAVEPOINT grouped_write", operation: "savepoint")
             }
             throw Self.mapped(error)
         }
@@ -94,12 +98,13 @@ extension PostgresFeedStore {
 
     /// Appends the group's change-log entries (numbered after the version the group locked),
     /// moves store_meta's change version to the last and its ad epoch by the writes that touched
-    /// ads, and notifies the other replicas: one statement, whatever the group's size.
-    private func appendEntries(of transaction: PostgresGroupTransaction) throws {
+    /// ads, and notifies the other replicas: one statement, whatever the group's size, queued to
+    /// go out with the `COMMIT` (which does not run if it fails).
+    private func appendEntries(of transaction: PostgresGroupTransaction) {
         guard let last = transaction.lastVersion else { return }
         let entries = transaction.entries
         func array(_ values: [String?]) -> String { "{" + values.map { $0 ?? "NULL" }.joined(separator: ",") + "}" }
-        try transaction.connection.execute(
+        transaction.connection.queue(
             """
             WITH appended AS (
                 INSERT INTO change_log (seq, kind, key, other_key, committed_at)
@@ -117,6 +122,6 @@ extension PostgresFeedStore {
                 array(entries.map { String($0.committedAt) }),
                 // $6 is compared as a bigint and $9 sent as text: one parameter cannot be both.
                 String(last), String(entries.count(where: { $0.touchesAds })), channel, String(last),
-            ])
+            ], operation: "execute")
     }
 }

@@ -26,6 +26,29 @@ struct LikeTests {
         #expect(entries.map(\.kind) == [.videoCreated, .videoUpdated, .videoUpdated, .videoUpdated, .videoUpdated])
     }
 
+    @Test("A like's checks answer in order (video, user, the count's limit, the like) and a refused one changes nothing", arguments: Backend.all)
+    func checksInOrder(_ backend: Backend) throws {
+        let store = try makeStore(backend)
+        let ids = try makeUsers(2, in: store)
+        let full = try makeVideo(store, author: ids[0], likes: Int64.max)
+        #expect(throws: FeedStoreError.notFound(entity: .video, id: "999")) { try store.like(video: 999, by: 998) }
+        #expect(throws: FeedStoreError.notFound(entity: .video, id: "999")) { try store.unlike(video: 999, by: 998) }
+        #expect(throws: FeedStoreError.notFound(entity: .user, id: "998")) { try store.like(video: full.id, by: 998) }
+        #expect(throws: FeedStoreError.notFound(entity: .user, id: "998")) { try store.unlike(video: full.id, by: 998) }
+        #expect(throws: FeedStoreError.invalid(field: "like_count", reason: "must stay between 0 and \(Int64.max)")) {
+            try store.like(video: full.id, by: ids[1])
+        }
+        #expect(throws: FeedStoreError.notFound(entity: .like, id: "\(ids[1])->\(full.id)")) { try store.unlike(video: full.id, by: ids[1]) }
+        let video = try makeVideo(store, author: ids[0], likes: 3)
+        try store.like(video: video.id, by: ids[1])
+        #expect(throws: FeedStoreError.self) { try store.like(video: video.id, by: ids[1]) }
+        let stored = try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video.id) }
+        #expect(stored?.likeCount == 4)
+        #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: full.id) }?.likeCount == Int64.max)
+        let entries = try store.read { reader in try reader.changes(after: 0) }.filter { $0.kind == .videoUpdated }
+        #expect(entries.count == 1)  // the one like that counted
+    }
+
     @Test("An unlike never takes the count below zero", arguments: Backend.all)
     func unlikeStopsAtZero(_ backend: Backend) throws {
         let store = try makeStore(backend)

@@ -144,10 +144,27 @@ struct ValidationTests {
         #expect(throws: FeedStoreError.notFound(entity: .user, id: "78")) {
             try store.follow(follower: 78, followee: ids[0])
         }
+        #expect(throws: FeedStoreError.notFound(entity: .user, id: "78")) {  // the follower is checked first
+            try store.follow(follower: 78, followee: 79)
+        }
         #expect(throws: FeedStoreError.notFound(entity: .follow, id: "2->1")) {
             try store.unfollow(follower: ids[1], followee: ids[0])
         }
         #expect(try store.read { try $0.user(id: ids[1]) }?.followerCount == 1)
+    }
+
+    @Test("A video by a missing author is invalid on author_id and stores nothing", arguments: Backend.all)
+    func videoOfAMissingAuthor(_ backend: Backend) throws {
+        let store = try makeStore(backend)
+        try makeUsers(1, in: store)
+        let version = store.changeVersion
+        #expect(throws: FeedStoreError.invalid(field: "author_id", reason: "no user with id 42")) {
+            try store.createVideo(authorID: 42, title: "T", thumbnailURL: "https://cdn.example/t.jpg", durationSeconds: 10)
+        }
+        #expect(store.changeVersion == version)
+        #expect(try store.counts().videos == 0)
+        _ = try makeVideo(store, author: 1)  // and the next one by a real author is stored
+        #expect(try store.counts().videos == 1)
     }
 
     @Test("Updating or deleting a missing row is not found", arguments: Backend.all)

@@ -62,6 +62,31 @@ struct WriteGroupTests {
         #expect(ads.ads.map(\.weight) == [5])
     }
 
+    @Test("A write whose statement the server refuses is rolled back alone; the group goes on", arguments: Backend.all)
+    func refusedStatementIsRolledBackAlone(_ backend: Backend) throws {
+        let store = try makeStore(backend)
+        var refused: (any Error)?
+        try store.writeGroup {
+            _ = try? store.createUser(handle: "alice", displayName: "Alice")
+            do {
+                try insertLikeOfStrangers(store)  // a foreign key the server checks, not the write
+            } catch {
+                refused = error
+            }
+            _ = try? store.createUser(handle: "bob", displayName: "Bob")
+        }
+        #expect(refused != nil)
+        #expect(try store.read { reader in try reader.changes(after: 0) }.map(\.kind) == [.userCreated, .userCreated])
+        #expect(try store.read { reader in try reader.counts() }.users == 2)
+    }
+
+    /// A write whose only statement inserts a like of a video that does not exist.
+    private func insertLikeOfStrangers<Store: FeedStorage>(_ store: Store) throws {
+        _ = try store.write(touchesAds: false, change: { _ in PendingChange(kind: .videoUpdated, key: 999) }) { transaction in
+            try transaction.insertLike(video: 999, user: 998, createdAt: 1)
+        }
+    }
+
     func video(_ store: any FeedStorage, author: Int64) throws(FeedStoreError) -> Video {
         try store.createVideo(authorID: author, title: "A video", thumbnailURL: "https://cdn.example/t.jpg", durationSeconds: 30)
     }

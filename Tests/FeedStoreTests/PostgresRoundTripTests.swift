@@ -1,0 +1,120 @@
+import FeedStore
+import PostgresStore
+import PostgresTestSupport
+import StoreOracle
+import Testing
+
+/// What a write costs in round trips to PostgreSQL: statements without an answer to wait for
+/// (BEGIN, savepoints, the change-log append) travel with the next statement that has one.
+@Suite("PostgreSQL round trips per write", needsPostgres)
+struct PostgresRoundTripTests {
+    /// A store with users 1…`users` and one video by user 1, whose pooled connection has run a
+    /// group of likes, one refused, and a follow and unfollow already: their statements are
+    /// prepared (preparing costs a round trip, once per connection).
+    func warmStore(users: Int) throws -> (PostgresFeedStore, video: Int64) {
+        let store = try PostgresFeedStore(url: postgresURL!, schema: freshSchemaName(), options: StorageOptions(maximumReaderCount: 1))
+        try makeUsers(max(2, users), in: store)
+        let video = try makeVideo(store, author: 1).id
+        try store.writeGroup {
+            _ = try? store.like(video: video, by: 1)
+            _ = try? store.like(video: video, by: 1)
+            _ = try? store.unlike(video: video, by: 1)
+        }
+        try store.follow(follower: 2, followee: 1)
+        try store.unfollow(follower: 2, followee: 1)
+        _ = try store.read { reader in try reader.changeVersion() }
+        return (store, video)
+    }
+
+    @Test("A group of likes costs one round trip per like, plus one to begin and one to commit")
+    func groupedLikes() throws {
+        let (store, video) = try warmStore(users: 11)
+        let before = store.roundTrips
+        var refused = 0
+        try store.writeGroup {
+            for user in Int64(2)...11 { _ = try? store.like(video: video, by: user) }
+            do { _ = try store.like(video: video, by: 2) } catch { refused += 1 }  // a 409: rolled back alone
+        }
+        // A like is one round trip: its savepoint, its user's check, the count's update and the
+        // like's insert go together, and the answers say which check failed; the refused one
+        // too, and the rollback to its savepoint waits for the commit.
+        #expect(refused == 1)
+        #expect(store.roundTrips - before == 1 + 10 + 1 + 1)
+        #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 10)
+    }
+
+    @Test("A grouped follow and a grouped new video are one round trip each, refused or not")
+    func groupedFollowsAndVideos() throws {
+        let (store, _) = try warmStore(users: 4)
+        try store.writeGroup {  // prepares the statements of each outcome
+            _ = try? store.follow(follower: 3, followee: 4)
+            _ = try? store.follow(follower: 3, followee: 4)
+            _ = try? makeVideo(store, author: 3)
+            _ = try? makeVideo(store, author: 99)
+        }
+        let before = store.roundTrips
+        var refused = 0
+        try store.writeGroup {
+            for follower in Int64(1)...2 { _ = try? store.follow(follower: follower, followee: 4) }
+            do { _ = try store.follow(follower: 1, followee: 4) } catch { refused += 1 }  // exists
+            do { _ = try store.follow(follower: 1, followee: 99) } catch { refused += 1 }  // no such user
+            for author in Int64(1)...3 { _ = try? makeVideo(store, author: author) }
+            do { _ = try makeVideo(store, author: 99) } catch { refused += 1 }
+        }
+        #expect(refused == 3)
+        #expect(store.roundTrips - before == 1 + 4 + 4 + 1)
+        #expect(try store.read { reader in try reader.counts() }.follows == 3)
+    }
+
+    @Test("A like alone costs the version bump, the like, and the COMMIT with the log entry")
+    func likeAlone() throws {
+        let (store, video) = try warmStore(users: 2)
+        let before = store.roundTrips
+        try store.like(video: video, by: 2)
+        #expect(store.roundTrips - before == 3)
+        #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 1)
+    }
+
+    @Test("An update in a group answers before the write ends: its failure is that write's alone")
+    func groupedUpdateFailsAlone() throws {
+        let (store, video) = try warmStore(users: 2)
+        var failure: (any Error)?
+        try store.writeGroup {
+            do {
+                // A view count below zero: the content writes refuse it before any SQL, so only
+                // an update made by hand reaches the table's CHECK.
+                _ = try store.write(touchesAds: false, change: { _ in PendingChange(kind: .videoUpdated, key: video) }) { transaction in
+                    guard var record = try transaction.fetch(Video.self, id: video) else { return }
+                    record.viewCount = -1
+                    try transaction.update(record)
+                }
+            } catch {
+                failure = error
+            }
+            _ = try? store.like(video: video, by: 2)
+        }
+        #expect(failure != nil)
+        let stored = try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }
+        #expect(stored?.viewCount == 0)
+        #expect(stored?.likeCount == 1)
+    }
+
+    @Test("A read costs its statements and the COMMIT: BEGIN goes with the first")
+    func readTransaction() throws {
+        let (store, _) = try warmStore(users: 1)
+        let before = store.roundTrips
+        _ = try store.read { reader in try reader.changeVersion() }
+        #expect(store.roundTrips - before == 2)
+    }
+
+    @Test("A write alone costs its statements, the version bump and the COMMIT: BEGIN, the log entry and NOTIFY go with others")
+    func writeAlone() throws {
+        let (store, _) = try warmStore(users: 2)
+        try store.follow(follower: 1, followee: 2)
+        let before = store.roundTrips
+        try store.unfollow(follower: 1, followee: 2)
+        // The bump (with BEGIN), the delete, the COMMIT (with the entry and NOTIFY).
+        #expect(store.roundTrips - before == 3)
+        #expect(try store.read { reader in try reader.changes(after: 0) }.last?.kind == .unfollowed)
+    }
+}
