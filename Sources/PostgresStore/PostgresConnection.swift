@@ -111,8 +111,10 @@ public final class PostgresConnection {
         return queued.isEmpty && PQtransactionStatus(handle) == PQTRANS_IDLE
     }
 
-    /// Runs several statements without parameters (a migration) through PQexec.
+    /// Runs several statements without parameters (a migration) through PQexec, after the
+    /// queued ones (sent first, so nothing runs out of the order it was asked for).
     public func executeScript(_ sql: String) throws {
+        if !queued.isEmpty { _ = try executePipelined([]) }
         guard let handle else { throw PostgresError(sqlState: nil, constraint: nil, operation: "execute") }
         roundTrips.count()
         let result = PQexec(handle, sql)

@@ -27,6 +27,16 @@ struct PipelineTests {
         #expect(connection.isIdle)
     }
 
+    @Test("A script runs after the statements queued before it")
+    func scriptsRunAfterQueuedStatements() throws {
+        let connection = try connection(rows: [1])
+        connection.queue("INSERT INTO t VALUES ($1)", ["2"], operation: "execute")
+        // Run ahead of the queue, the script would find one row and insert 3 and then 2 fail.
+        try connection.executeScript("INSERT INTO t SELECT count(*) + 1 FROM t")
+        #expect(try connection.execute("SELECT id FROM t ORDER BY id").rows == [["1"], ["2"], ["3"]])
+        #expect(connection.isIdle)
+    }
+
     @Test("A queued statement that fails throws with its operation; nothing after it runs, and the connection goes on")
     func aFailingQueuedStatementStopsTheRest() throws {
         let connection = try connection(rows: [1])
