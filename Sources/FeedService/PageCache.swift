@@ -238,13 +238,7 @@ final class CachedPage: Sendable {
 
     /// Records that the page is current at `sequence` too (no change since touched it).
     func raiseValidatedAt(to sequence: Int64) {
-        var known = validated.load(ordering: .relaxed)
-        while known < sequence {
-            let (exchanged, original) = validated.compareExchange(
-                expected: known, desired: sequence, successOrdering: .acquiringAndReleasing, failureOrdering: .relaxed)
-            if exchanged { return }
-            known = original
-        }
+        validated.max(sequence, ordering: .acquiringAndReleasing)
     }
 
     /// What ``PageInterests`` of this page depend on.

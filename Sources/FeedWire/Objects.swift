@@ -144,8 +144,8 @@ extension JSONWriter {
 
     // MARK: Envelopes
 
-    /// ``openEnvelope(id:kind:version:)`` with the version as a number, written as its 16 hex
-    /// digits without making a string.
+    /// The start of an item or a section, `{"id":…,"kind":…,"version":"…"`, left open for the
+    /// members that follow; the version written as its 16 hex digits.
     public mutating func openEnvelope(id: String, kind: String, version: UInt64) {
         raw("{\"id\":")
         string(id)
@@ -164,18 +164,6 @@ extension JSONWriter {
             writeHex16(value, into: buffer)
             self.raw(bytes: UnsafeBufferPointer(buffer))
         }
-    }
-
-    /// The start of an item or a section, `{"id":…,"kind":…,"version":"…"`, left open for the
-    /// members that follow.
-    public mutating func openEnvelope(id: String, kind: String, version: String) {
-        raw("{\"id\":")
-        string(id)
-        raw(",\"kind\":")
-        string(kind)
-        raw(",\"version\":\"")
-        raw(version)
-        raw("\"")
     }
 
     /// A feed page: `{"snapshot":…,"viewer":…,"sections":[…],"next_cursor":…|null}` and

@@ -29,7 +29,7 @@ public struct FeedItem: Sendable, Hashable {
         hasher.combine(bytes: data.bytes)
         let versionText = hex16(hasher.state)
         var json = JSONWriter(capacity: data.bytes.count + 96)
-        json.openEnvelope(id: id, kind: kind.rawValue, version: versionText)
+        json.openEnvelope(id: id, kind: kind.rawValue, version: hasher.state)
         json.raw(",\"data\":")
         json.raw(bytes: data.bytes)
         json.raw("}")

@@ -42,13 +42,13 @@ public struct PostgresTransaction: StorageTransaction {
 
     public func insertLike(video: Int64, user: Int64, createdAt: Int64) throws -> Bool {
         try connection.execute(
-            "INSERT INTO likes (video_id, user_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            Self.likeInsert,
             [String(video), String(user), String(createdAt)]
         ).affected > 0
     }
 
     public func deleteLike(video: Int64, user: Int64) throws -> Bool {
-        try connection.execute("DELETE FROM likes WHERE video_id = $1 AND user_id = $2", [String(video), String(user)]).affected > 0
+        try connection.execute(Self.likeDelete, [String(video), String(user)]).affected > 0
     }
 
     /// The user's check and the insert sent at once, in one round trip; when the user is
@@ -76,6 +76,8 @@ public struct PostgresTransaction: StorageTransaction {
 
     /// Whether the user $1 exists.
     private static let userExists = "SELECT EXISTS (SELECT 1 FROM users WHERE id = $1)"
+    private static let likeInsert = "INSERT INTO likes (video_id, user_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
+    private static let likeDelete = "DELETE FROM likes WHERE video_id = $1 AND user_id = $2"
     private static let followInsert = "INSERT INTO follows (follower_id, followee_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
 
     /// The answer of statement `index` of a pipeline: there unless one before it failed,
@@ -95,8 +97,8 @@ public struct PostgresTransaction: StorageTransaction {
             (Self.userExists, [String(user)]),
             (Self.likeCountUpdate, [String(id), liking ? "1" : "-1", String(time)]),
             liking
-                ? ("INSERT INTO likes (video_id, user_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [String(id), String(user), String(time)])
-                : ("DELETE FROM likes WHERE video_id = $1 AND user_id = $2", [String(id), String(user)]),
+                ? (Self.likeInsert, [String(id), String(user), String(time)])
+                : (Self.likeDelete, [String(id), String(user)]),
         ])
         let userExists = try Self.answer(outcomes, 0).get().rows == [["t"]]
         switch try Self.answer(outcomes, 1) {
