@@ -103,6 +103,64 @@ struct StreamedResponseTests {
         }
     }
 
+    /// Reads from `fd` until `raw` ends with `suffix` (or the connection ends).
+    func read(_ fd: Int32, until suffix: String, into raw: inout [UInt8]) {
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        let tail = Array(suffix.utf8)
+        while !(raw.count >= tail.count && Array(raw[(raw.count - tail.count)...]) == tail) {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return }
+            raw.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    @Test("Parts the socket takes only in part arrive whole and in order, framed, and drained is heard once all are out")
+    func partsLargerThanTheSocketTakes() throws {
+        try withStreamServer { server, streams in
+            let (client, stream) = try requestStream(server, streams)
+            // The first part goes through evhttp; the ones after it, with nothing pending,
+            // straight to the socket, which takes only some of 16 MiB while the client reads
+            // nothing: the rest must follow it, then the next part.
+            stream.send(Array("first".utf8))
+            #expect(streams.wait { streams.drained.withLock { $0 } >= 1 })
+            var raw: [UInt8] = []
+            read(client.fd, until: "5\r\nfirst\r\n", into: &raw)
+            let big = [UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20)
+            stream.send(big)
+            usleep(200_000)
+            #expect(!stream.isWritable, "16 MiB cannot all be in the kernel's buffers")
+            stream.send(Array("after".utf8))
+            stream.finish(Array("end".utf8))
+            raw.removeAll()
+            read(client.fd, until: "\r\n0\r\n\r\n", into: &raw)
+            let expected = Array("1000000\r\n".utf8) + big + Array("\r\n5\r\nafter\r\n3\r\nend\r\n0\r\n\r\n".utf8)
+            // Compared as a Bool: a failure names the first byte that differs, not 16 MiB of them.
+            let differsAt = zip(raw, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                ?? (raw.count == expected.count ? nil : min(raw.count, expected.count))
+            #expect(differsAt == nil, "the big part, then the next, framed as chunks: \(raw.count) B received, \(expected.count) expected")
+        }
+    }
+
+    @Test("An HTTP/1.0 client gets the parts unframed until the connection closes")
+    func partsToAnHTTP10Client() throws {
+        try withStreamServer { server, streams in
+            let client = try RawHTTPClient(port: server.port)
+            #expect(client.send("GET /stream HTTP/1.0\r\n\r\n"))
+            #expect(streams.wait { streams.opened.withLock { $0.count } == 1 })
+            let stream = try #require(streams.opened.withLock { $0.first })
+            stream.send(Array("one ".utf8))
+            #expect(streams.wait { streams.drained.withLock { $0 } >= 1 })
+            stream.send(Array("two".utf8))
+            #expect(streams.wait { streams.drained.withLock { $0 } >= 2 })
+            stream.finish(Array(" three".utf8))
+            var raw: [UInt8] = []
+            read(client.fd, until: "one two three", into: &raw)
+            let text = String(decoding: raw, as: UTF8.self)
+            #expect(!text.contains("chunked"))
+            #expect(text.hasSuffix("\r\n\r\none two three"), "raw parts: \(text)")
+        }
+    }
+
     @Test("A client that leaves closes the stream: the producer hears closed and sends are dropped")
     func clientLeaving() throws {
         try withStreamServer { server, streams in
