@@ -135,7 +135,8 @@ struct StreamedResponseTests {
             read(client.fd, until: "\r\n0\r\n\r\n", into: &raw)
             let expected = Array("1000000\r\n".utf8) + big + Array("\r\n5\r\nafter\r\n3\r\nend\r\n0\r\n\r\n".utf8)
             // Compared as a Bool: a failure names the first byte that differs, not 16 MiB of them.
-            let differsAt = zip(raw, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            let differsAt =
+                zip(raw, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
                 ?? (raw.count == expected.count ? nil : min(raw.count, expected.count))
             #expect(differsAt == nil, "the big part, then the next, framed as chunks: \(raw.count) B received, \(expected.count) expected")
         }
