@@ -1,4 +1,5 @@
 public import FeedWire
+import ListDiff
 
 /// A composed page.
 public struct RenderedFeed: Sendable {
@@ -10,6 +11,18 @@ public struct RenderedFeed: Sendable {
     public let nextCursor: String?
     /// The page's structure, as remembered for deltas.
     public let structure: SnapshotStructure
+    /// When the page is an earlier page with items rendered again in place (a write changed
+    /// what they show): that page's snapshot and where the items' versions changed. A client
+    /// holding that snapshot is sent those items without a diff.
+    var patchedFrom: Patched? = nil
+
+    /// An earlier page and the items that changed since, in place.
+    struct Patched: Sendable {
+        /// The snapshot of the page patched.
+        let snapshotID: String
+        /// Where items' versions changed, ascending; nothing else did.
+        let updatedItems: [ItemPath]
+    }
 
     /// Sizes items for the screen width the page was asked with, if one was.
     public var layout: Layout? { structure.parameters.width.map(Layout.init(width:)) }

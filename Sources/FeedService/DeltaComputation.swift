@@ -71,14 +71,42 @@ extension DeltaDocument {
         }
         self.init(
             format: format, since: oldID, snapshot: current.snapshotID, nextCursor: current.nextCursor, page: page,
-            layout: current.layout, diff: diff, keptSectionsWithChangedItems: kept, itemPatches: patches, supplementaryChanges: views,
+            layout: current.layout, changes: .diff(diff), keptSectionsWithChangedItems: kept, itemPatches: patches, supplementaryChanges: views,
             changedLayouts: changedLayouts, prefetch: (old.prefetchHint, new.prefetchHint))
+    }
+
+    /// The delta to a page that is the snapshot's own page with the items at `updatedItems`
+    /// rendered again in place (``RenderedFeed/patchedFrom``): those items, each as a patch
+    /// where `patch` makes one, and their sections' versions. No diff: the sections, their
+    /// views and layouts, every other item and the hint are the snapshot's. The same document
+    /// as the diff makes (`PatchedDeltaTests` compares them, in every form).
+    init(
+        format: DeltaFormat, from old: SnapshotStructure, oldID: String, to current: RenderedFeed, updatedItems: [ItemPath],
+        renderedItem: (String) -> FeedItem?, patch: (FeedItem, FeedItem) -> ItemPatch?
+    ) {
+        let page = current.sections
+        var kept: [Int] = []
+        var patches: [ItemPath: ItemPatch] = [:]
+        for path in updatedItems {
+            if kept.last != path.section { kept.append(path.section) }
+            guard let previous = renderedItem(old.sections[path.section].items[path.item].version) else { continue }
+            patches[path] = patch(previous, page[path.section].items[path.item])
+        }
+        self.init(
+            format: format, since: oldID, snapshot: current.snapshotID, nextCursor: current.nextCursor, page: page,
+            layout: current.layout, changes: .itemsUpdated(updatedItems), keptSectionsWithChangedItems: kept, itemPatches: patches,
+            prefetch: (old.prefetchHint, current.structure.prefetchHint))
     }
 
     /// An estimate of the memory the delta holds beyond the page's shared items, for the cache.
     var estimatedCost: Int {
-        let oldItems = diff.itemDiffs.reduce(0) { $0 + $1.items.oldCount }
         let newItems = page.reduce(0) { $0 + $1.items.count }
-        return 512 + (diff.sections.oldCount + page.count + oldItems + newItems) * 64
+        switch changes {
+        case .diff(let diff):
+            let oldItems = diff.itemDiffs.reduce(0) { $0 + $1.items.oldCount }
+            return 512 + (diff.sections.oldCount + page.count + oldItems + newItems) * 64
+        case .itemsUpdated(let paths):
+            return 512 + (page.count + newItems) * 16 + paths.count * 64
+        }
     }
 }

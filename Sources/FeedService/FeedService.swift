@@ -55,7 +55,7 @@ public final class FeedService: Sendable {
     /// The budgets the service was made with.
     public let options: Options
 
-    private let items: ItemCache
+    let items: ItemCache
     private let pages: PageCache
     private let deltas: Mutex<ByteBoundedCache<DeltaKey, DeltaDocument>>
     private let book: Mutex<SnapshotBook>
@@ -253,17 +253,25 @@ public final class FeedService: Sendable {
 
     private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat, current: RenderedFeed, caching: Bool = true) -> DeltaOutcome {
         guard current.snapshotID != oldID else { return .unchanged(snapshotID: oldID) }
-        guard caching else {
-            return .changed(
-                DeltaDocument(format: format, from: old, oldID: oldID, to: current, renderedItem: items.rendered(version:), patch: items.patch(from:to:)))
-        }
+        guard caching else { return .changed(document(from: old, oldID: oldID, format: format, current: current)) }
         let key = DeltaKey(viewer: old.viewer, since: oldID, format: format)
         if let cached = deltas.withLock({ $0.value(for: key) }), cached.snapshot == current.snapshotID {
             return .changed(cached)
         }
-        let delta = DeltaDocument(format: format, from: old, oldID: oldID, to: current, renderedItem: items.rendered(version:), patch: items.patch(from:to:))
+        let delta = document(from: old, oldID: oldID, format: format, current: current)
         deltas.withLock { $0.insert(delta, for: key, cost: delta.estimatedCost) }
         return .changed(delta)
+    }
+
+    /// The delta document from `old` to `current`: built from the items a patch rendered again
+    /// when `current` is `old`'s page patched in place (a client one write behind), else diffed.
+    private func document(from old: SnapshotStructure, oldID: String, format: DeltaFormat, current: RenderedFeed) -> DeltaDocument {
+        if let patched = current.patchedFrom, patched.snapshotID == oldID {
+            return DeltaDocument(
+                format: format, from: old, oldID: oldID, to: current, updatedItems: patched.updatedItems, renderedItem: items.rendered(version:),
+                patch: items.patch(from:to:))
+        }
+        return DeltaDocument(format: format, from: old, oldID: oldID, to: current, renderedItem: items.rendered(version:), patch: items.patch(from:to:))
     }
 
     // MARK: - Snapshot persistence and upkeep

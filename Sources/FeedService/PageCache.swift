@@ -1,6 +1,7 @@
 import FeedIndex
 import FeedStore
 import FeedWire
+import ListDiff
 import Synchronization
 
 /// Composed pages, per viewer and parameters, with what each depends on (``FeedDependencies``),
@@ -147,22 +148,27 @@ final class PageCache: Sendable {
         var firstChanged = page.sections.count
         // Only the sections a patch touches are copied: a like changes one item of a page.
         var videoItems = patch.videoItems[...]
+        // Where an item's version changed: what a client one patch behind is sent.
+        var updated: [ItemPath] = []
+        func replace(_ itemIndex: Int, in items: inout [FeedItem]?, of sectionIndex: Int, with item: FeedItem) {
+            if items == nil { items = page.sections[sectionIndex].items }
+            if items![itemIndex].version != item.version { updated.append(ItemPath(section: sectionIndex, item: itemIndex)) }
+            items![itemIndex] = item
+        }
         for sectionIndex in page.sections.indices {
             var items: [FeedItem]?
             while let next = videoItems.first, next.section == sectionIndex {
-                if items == nil { items = page.sections[sectionIndex].items }
-                items?[next.item] = self.items.video(next.video, author: next.author)
+                replace(next.item, in: &items, of: sectionIndex, with: self.items.video(next.video, author: next.author))
                 videoItems = videoItems.dropFirst()
             }
             let kind = page.sections[sectionIndex].kind
-            if kind == .header, let viewer = patch.viewer {
-                items = [self.items.header(viewer)]
+            if kind == .header, let viewer = patch.viewer, !page.sections[sectionIndex].items.isEmpty {
+                replace(0, in: &items, of: sectionIndex, with: self.items.header(viewer))
             }
             if kind == .followSuggestions, !patch.suggestions.isEmpty {
                 for (itemIndex, entry) in patch.dependencies.suggestionOrder.enumerated() where itemIndex < page.sections[sectionIndex].items.count {
                     guard let suggestion = patch.suggestions[entry.id] else { continue }
-                    if items == nil { items = page.sections[sectionIndex].items }
-                    items?[itemIndex] = self.items.suggestion(suggestion)
+                    replace(itemIndex, in: &items, of: sectionIndex, with: self.items.suggestion(suggestion))
                 }
             }
             if let items {
@@ -179,9 +185,10 @@ final class PageCache: Sendable {
         // The id is hashed again from the first section that changed.
         let idHashes = structure.idHashes(reusing: cached.idHashes, unchangedBefore: firstChanged)
         assert(idHashes.id == structure.id, "a patched page's id differs from its hash from the start")
+        updated.sort { ($0.section, $0.item) < ($1.section, $1.item) }
         let rendered = RenderedFeed(
             snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor,
-            structure: structure)
+            structure: structure, patchedFrom: RenderedFeed.Patched(snapshotID: page.snapshotID, updatedItems: updated))
         return CachedPage(
             page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs, composition: cached.composition,
             idHashes: idHashes)

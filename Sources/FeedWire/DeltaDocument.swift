@@ -26,9 +26,9 @@ public struct DeltaDocument: Sendable {
     public var page: [FeedSection]
     /// Sizes items for the screen width the feed was asked with.
     public var layout: Layout?
-    /// The sectioned diff from the snapshot's structure (section ids, item ids and versions) to
-    /// the new page's.
-    public var diff: SectionedDiff<String, String>
+    /// What changed from the snapshot's structure (section ids, item ids and versions) to the
+    /// new page's: the operations of every form are made from it.
+    public var changes: DeltaChanges
     /// New indexes of the sections kept whole (not reloaded) whose items changed: their new
     /// versions travel in `section_versions` (JSON Patch replaces their `version`), since the
     /// item operations alone do not touch them.
@@ -74,7 +74,7 @@ public struct DeltaDocument: Sendable {
     /// Creates the document's description; ``bytes`` writes it.
     public init(
         format: DeltaFormat, since: String, snapshot: String, nextCursor: String?, page: [FeedSection], layout: Layout?,
-        diff: SectionedDiff<String, String>, keptSectionsWithChangedItems: [Int], itemPatches: [ItemPath: ItemPatch] = [:],
+        changes: DeltaChanges, keptSectionsWithChangedItems: [Int], itemPatches: [ItemPath: ItemPatch] = [:],
         supplementaryChanges: [SupplementaryUpdate] = [], changedLayouts: [Int] = [], prefetch: (old: Prefetch?, new: Prefetch?) = (nil, nil)
     ) {
         self.format = format
@@ -83,7 +83,7 @@ public struct DeltaDocument: Sendable {
         self.nextCursor = nextCursor
         self.page = page
         self.layout = layout
-        self.diff = diff
+        self.changes = changes
         self.keptSectionsWithChangedItems = keptSectionsWithChangedItems
         self.itemPatches = itemPatches
         self.supplementaryChanges = supplementaryChanges
@@ -97,13 +97,13 @@ public struct DeltaDocument: Sendable {
         let sectionVersions = format == .jsonpatch ? [] : keptSectionsWithChangedItems.map { ($0, page[$0].versionText) }
         json.openDelta(
             format: format.rawValue, since: since, snapshot: snapshot, nextCursor: nextCursor,
-            sectionVersions: sectionVersions, changeCount: diff.changeCount + supplementaryChanges.count)
+            sectionVersions: sectionVersions, changeCount: changes.changeCount + supplementaryChanges.count)
         switch format {
         case .batch:
-            let batch = diff.batch
+            let batch = changes.batch
             // Sections the batch inserts or reloads come whole, views and layout included.
             var whole = Set(batch.sectionInserts)
-            for oldIndex in batch.sectionReloads { whole.insert(diff.sections.newIndex(forOldIndex: oldIndex)!) }
+            for oldIndex in batch.sectionReloads { whole.insert(changes.newSection(forOldSection: oldIndex)) }
             writeHeaderExtras(to: &json, layouts: changedLayouts.filter { !whole.contains($0) })
             writeBatch(batch, to: &json)
             json.member("supplementary", supplementaryChanges.filter { !whole.contains($0.section) }) { json, update in
@@ -113,9 +113,9 @@ public struct DeltaDocument: Sendable {
             }
         case .sequential:
             writeHeaderExtras(to: &json, layouts: changedLayouts)
-            writeSequential(diff.sequential, to: &json)
+            writeSequential(changes.sequential, to: &json)
         case .jsonpatch:
-            writePatch(diff.jsonPatch(), to: &json)
+            writePatch(changes.sequential.jsonPatch(), to: &json)
         }
         json.raw("}")
         return json.bytes
@@ -178,7 +178,7 @@ public struct DeltaDocument: Sendable {
             json.raw("}")
         }
         json.member("reloaded_sections", batch.sectionReloads) { json, oldIndex in
-            let newIndex = diff.sections.newIndex(forOldIndex: oldIndex)!
+            let newIndex = changes.newSection(forOldSection: oldIndex)
             json.raw("{\"old_index\":\(oldIndex),\"index\":\(newIndex),\"section\":")
             section(newIndex, to: &json)
             json.raw("}")
@@ -191,8 +191,7 @@ public struct DeltaDocument: Sendable {
             json.raw("}")
         }
         json.member("reloaded_items", batch.itemReloads) { json, path in
-            let sectionDiff = diff.itemsDiff(forOldSection: path.section)!
-            let newPath = ItemPath(section: sectionDiff.newSection, item: sectionDiff.items.newIndex(forOldIndex: path.item)!)
+            let newPath = changes.newPath(forOldPath: path)
             json.raw("{\"old_path\":")
             json.path(path)
             json.raw(",\"path\":")
@@ -348,5 +347,58 @@ public struct DeltaDocument: Sendable {
         replace("/snapshot") { $0.string(snapshot) }
         replace("/next_cursor") { $0.optionalString(nextCursor) }
         json.raw("]")
+    }
+}
+
+/// What changed between a snapshot's structure and the new page's, as a ``DeltaDocument``
+/// writes it.
+public enum DeltaChanges: Sendable {
+    /// The sectioned diff of the two structures (section ids and kinds, item ids and versions).
+    case diff(SectionedDiff<String, String>)
+    /// Only these items changed, each in place (the same id and kind at the same path), and
+    /// nothing else: the new page is the snapshot's with those items rendered again. Paths
+    /// ascending. The forms are built from the paths, without a diff; they equal the diff's.
+    case itemsUpdated([ItemPath])
+
+    /// The batch form.
+    public var batch: SectionedBatchUpdate {
+        switch self {
+        case .diff(let diff): diff.batch
+        case .itemsUpdated(let paths): SectionedBatchUpdate(reloadingItemsAt: paths)
+        }
+    }
+
+    /// The sequential form (the JSON Patch is made from it).
+    public var sequential: SectionedSequentialUpdate {
+        switch self {
+        case .diff(let diff): diff.sequential
+        case .itemsUpdated(let paths): SectionedSequentialUpdate(changingItemsAt: paths)
+        }
+    }
+
+    /// How many operations the change counts (`change_count`, before headers and footers).
+    public var changeCount: Int {
+        switch self {
+        case .diff(let diff): diff.changeCount
+        case .itemsUpdated(let paths): paths.count
+        }
+    }
+
+    /// The new index of a section kept from the snapshot.
+    func newSection(forOldSection oldIndex: Int) -> Int {
+        switch self {
+        case .diff(let diff): diff.sections.newIndex(forOldIndex: oldIndex)!
+        case .itemsUpdated: oldIndex
+        }
+    }
+
+    /// The new path of an item kept from the snapshot.
+    func newPath(forOldPath path: ItemPath) -> ItemPath {
+        switch self {
+        case .diff(let diff):
+            let sectionDiff = diff.itemsDiff(forOldSection: path.section)!
+            return ItemPath(section: sectionDiff.newSection, item: sectionDiff.items.newIndex(forOldIndex: path.item)!)
+        case .itemsUpdated: return path
+        }
     }
 }

@@ -116,20 +116,32 @@ extension SectionedDiff {
     /// - Complexity: The cost of ``sequential`` plus one operation per changed
     ///   element.
     public func jsonPatch(paths: JSONPatchPaths = JSONPatchPaths()) -> JSONPatch {
-        var operations: [JSONPatchOperation] = []
+        sequential.jsonPatch(paths: paths)
+    }
+}
+
+extension SectionedSequentialUpdate {
+    /// The steps as a JSON Patch on a document holding an array of section
+    /// objects, each holding an array of items: one operation per element, as
+    /// ``SectionedDiff/jsonPatch(paths:)`` describes.
+    ///
+    /// - Parameter paths: Where sections and items are in the document.
+    /// - Complexity: One operation per changed element.
+    public func jsonPatch(paths: JSONPatchPaths = JSONPatchPaths()) -> JSONPatch {
+        var patch: [JSONPatchOperation] = []
         var itemsArrays: [Int: JSONPointer] = [:]
-        for step in sequential.operations {
+        for step in operations {
             switch step {
             case let .section(step):
-                _appendJSONPatch(for: step, array: paths.sections, to: &operations) { .section($0) }
+                _appendJSONPatch(for: step, array: paths.sections, to: &patch) { .section($0) }
             case let .item(section, step):
                 let array = itemsArrays[section] ?? paths.itemsArray(ofSection: section)
                 itemsArrays[section] = array
-                _appendJSONPatch(for: step, array: array, to: &operations) {
+                _appendJSONPatch(for: step, array: array, to: &patch) {
                     .item(ItemPath(section: section, item: $0))
                 }
             }
         }
-        return JSONPatch(operations: operations)
+        return JSONPatch(operations: patch)
     }
 }
