@@ -229,10 +229,8 @@ final class LiveStreams: @unchecked Sendable {
     // MARK: - The thread
 
     private func run() {
-        #if os(Linux)
         // Like the long polls: the event loops and the commit thread go first.
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-        #endif
+        lowerCurrentThreadPriority(niceness: 10)
         var wakeAt: ContinuousClock.Instant? = nil
         condition.lock()
         while true {

@@ -105,13 +105,10 @@ final class LongPolls: @unchecked Sendable {
     }
 
     private func run() {
-        #if os(Linux)
         // After a write that many waiting viewers see, this thread computes their deltas. It
         // yields the core to the event loops and the commit thread, so writes are not answered
-        // late because many viewers wait (on Linux a nice value is per thread; `who` 0 is the
-        // calling thread).
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-        #endif
+        // late because many viewers wait.
+        lowerCurrentThreadPriority(niceness: 10)
         condition.lock()
         while true {
             while !stopping && !advanced && fresh.isEmpty {

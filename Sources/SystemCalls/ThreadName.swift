@@ -36,3 +36,15 @@ public func nameCurrentThread(_ name: String) {
     close(descriptor)
     #endif
 }
+
+/// Gives the calling thread a lower scheduling priority: the nice value `niceness` (0 is the
+/// default, 19 the lowest), for work that can wait while threads answering clients run — on a
+/// busy core the kernel then gives it a smaller share. Linux only (a thread's nice value is its
+/// own there); elsewhere, and when the call fails, nothing changes. A thread cannot raise its
+/// priority back without privileges.
+public func lowerCurrentThreadPriority(niceness: Int32) {
+    #if os(Linux)
+    // Linux keeps a nice value per thread; `who` 0 with PRIO_PROCESS is the calling thread.
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
+    #endif
+}
