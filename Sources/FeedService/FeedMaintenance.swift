@@ -34,10 +34,9 @@ public final class FeedMaintenance: Sendable {
         self.report = report
         let thread = Thread { [self] in
             nameCurrentThread("df-maintenance")
-            // Like the live streams and long polls it feeds: storing snapshots and trimming
-            // memory wait while the event loops and the commit thread run. At the default
-            // priority it took the core from live deliveries (at nice 10) for its whole pass.
-            lowerCurrentThreadPriority(niceness: 10)
+            // At the default priority, unlike the live and long-poll threads: at nice 10 its
+            // snapshot transaction, preempted, held SQLite's one writer while writes waited
+            // (BENCHMARKS, sessions 15 and 16).
             run()
         }
         thread.start()
