@@ -53,6 +53,15 @@ public protocol FeedStorage: AnyObject, Sendable {
     ///   fails): then none of its writes is stored, whatever they returned inside `body`.
     func writeGroup(_ body: () -> Void) throws(FeedStoreError)
 
+    /// Carries out staged writes in order, each as ``perform(_:)`` would alone, and answers
+    /// each (``StagedWrite/grouped(answer:)``): the same values, errors and change-log entries.
+    /// Inside a group (``writeGroup(_:)``) a backend may send every write's step before it reads
+    /// any answer (PostgreSQL: one round trip for all of them), since a refused write's step
+    /// changes nothing. A statement that fails outright there is no write's answer: the backend
+    /// then undoes the steps it sent and carries the writes out one by one instead.
+    /// The default carries them out one by one.
+    func performTogether(_ writes: [GroupedWrite])
+
     /// Saves one snapshot and prunes that viewer's history (see `SQLiteFeedStore.saveSnapshot(id:viewer:structure:)`).
     @discardableResult
     func saveSnapshot(id: String, viewer: Int64, structure: Data) throws(FeedStoreError) -> StoredSnapshot
@@ -141,31 +150,21 @@ public protocol StorageTransaction {
     func handleTaken(_ handle: String) throws -> Bool
     /// Inserts the edge unless it exists; returns whether it was inserted.
     func insertFollow(_ follow: Follow) throws -> Bool
-    /// Inserts `record` when the user `user` exists: its new id (0 when the store assigns none),
-    /// or nil when there is no such user. Nil must make the write throw: a backend may have
-    /// tried the insert already (PostgreSQL sends the check and the insert at once). The
-    /// default checks, then inserts.
-    func insert<Record: StoredRecord>(_ record: Record, ifUserExists user: Int64) throws -> Int64?
-    /// ``insertFollow(_:)`` after checking both users exist, in that order. Any outcome but
-    /// ``FollowInsert/inserted`` must make the write throw (see ``insert(_:ifUserExists:)``).
-    func insertFollowIfUsersExist(_ follow: Follow) throws -> FollowInsert
     /// Deletes the edge; returns whether it existed.
     func deleteFollow(follower: Int64, followee: Int64) throws -> Bool
     /// Records that `user` likes `video` unless it is recorded; returns whether it was inserted.
     func insertLike(video: Int64, user: Int64, createdAt: Int64) throws -> Bool
-    /// A like (`liking`) or an unlike of `video` by `user` at `time`: checks both exist, moves
-    /// the video's like count by one (never below zero) and its `updatedAt` to `time` (never
-    /// before its creation), and inserts or deletes the like row. Any outcome but
-    /// ``LikeChange/changed(_:)`` must make the write throw: a backend may have written already
-    /// (PostgreSQL sends it all at once), and the write's rollback takes it back. The default
-    /// does it one statement after the other.
-    func changeLike(video: Int64, user: Int64, liking: Bool, at time: Int64) throws -> LikeChange
     /// Deletes that like; returns whether it existed.
     func deleteLike(video: Int64, user: Int64) throws -> Bool
+    /// Carries out a staged write's step (see ``WriteStep``) and returns what it found. Any
+    /// answer its write refuses must make the write throw, which rolls back whatever the step
+    /// wrote. The default does it with the operations above, one after the other; a backend may
+    /// do it in one statement that writes only when the checks pass (PostgreSQL).
+    func perform(_ step: WriteStep) throws -> StepAnswer
 }
 
-/// What ``StorageTransaction/insertFollowIfUsersExist(_:)`` found, checked in this order.
-public enum FollowInsert: Sendable {
+/// What a ``WriteStep/insertFollow(_:)`` found, checked in this order.
+public enum FollowInsert: Sendable, Hashable {
     case followerMissing
     case followeeMissing
     /// The edge exists already.
@@ -173,8 +172,8 @@ public enum FollowInsert: Sendable {
     case inserted
 }
 
-/// What ``StorageTransaction/changeLike(video:user:liking:at:)`` found, checked in this order.
-public enum LikeChange: Sendable {
+/// What a ``WriteStep/changeLike(video:user:liking:at:)`` found, checked in this order.
+public enum LikeChange: Sendable, Hashable {
     case videoMissing
     case userMissing
     /// The count would overflow.
@@ -186,32 +185,6 @@ public enum LikeChange: Sendable {
 }
 
 extension StorageTransaction {
-    public func changeLike(video id: Int64, user: Int64, liking: Bool, at time: Int64) throws -> LikeChange {
-        let (found, liker) = try fetch(Video.self, id: id, User.self, id: user)
-        guard var video = found else { return .videoMissing }
-        guard liker != nil else { return .userMissing }
-        let (likes, overflow) = video.likeCount.addingReportingOverflow(liking ? 1 : -1)
-        guard !overflow else { return .overflow }
-        // An unlike never goes below zero: a count set lower by hand stays at zero.
-        video.likeCount = max(0, likes)
-        video.updatedAt = max(time, video.createdAt)
-        try update(video)
-        let recorded = liking ? try insertLike(video: id, user: user, createdAt: time) : try deleteLike(video: id, user: user)
-        return recorded ? .changed(video) : .refused
-    }
-
-    public func insert<Record: StoredRecord>(_ record: Record, ifUserExists user: Int64) throws -> Int64? {
-        guard try fetch(User.self, id: user) != nil else { return nil }
-        return try insert(record)
-    }
-
-    public func insertFollowIfUsersExist(_ follow: Follow) throws -> FollowInsert {
-        let (follower, followee) = try fetch(User.self, id: follow.followerID, User.self, id: follow.followeeID)
-        guard follower != nil else { return .followerMissing }
-        guard followee != nil else { return .followeeMissing }
-        return try insertFollow(follow) ? .inserted : .exists
-    }
-
     /// The two records fetched one after the other.
     public func fetch<First: StoredRecord & Identifiable<Int64>, Second: StoredRecord & Identifiable<Int64>>(
         _ first: First.Type, id firstID: Int64, _ second: Second.Type, id secondID: Int64
