@@ -7,7 +7,8 @@ public import FeedStore
 // the change version and sends the NOTIFY. Everything without an answer to wait for (BEGIN, the
 // savepoints, that last statement) is queued on the connection and travels with the next
 // statement that has one: a write's savepoint with its first statement, the append with the
-// COMMIT.
+// COMMIT. Staged writes next to each other share one savepoint and one round trip
+// (`performTogether(_:)`): a group of staged writes costs three round trips, whatever its size.
 
 /// An open group's transaction: its connection, and what the group appends when it commits.
 final class PostgresGroupTransaction {
@@ -23,6 +24,13 @@ final class PostgresGroupTransaction {
     init(connection: PostgresConnection, baseVersion: Int64) {
         self.connection = connection
         self.baseVersion = baseVersion
+    }
+
+    /// Queues a new savepoint, releasing the open one: both go out with the next statement.
+    func queueSavepoint() {
+        if savepointOpen { connection.queue("RELEASE SAVEPOINT grouped_write", operation: "savepoint") }
+        connection.queue("SAVEPOINT grouped_write", operation: "savepoint")
+        savepointOpen = true
     }
 
     /// The version of the group's last write that stayed; nil when none did.
@@ -77,9 +85,7 @@ extension PostgresFeedStore {
         if let broken = group.broken { throw Self.mapped(broken) }
         let transaction = group.connection
         let connection = transaction.connection
-        if transaction.savepointOpen { connection.queue("RELEASE SAVEPOINT grouped_write", operation: "savepoint") }
-        connection.queue("SAVEPOINT grouped_write", operation: "savepoint")
-        transaction.savepointOpen = true
+        transaction.queueSavepoint()
         do {
             let value = try body(PostgresTransaction(connection: connection))
             try connection.settle()  // what the write queued (an update) answers before it ends
@@ -123,5 +129,52 @@ extension PostgresFeedStore {
                 // $6 is compared as a bigint and $9 sent as text: one parameter cannot be both.
                 String(last), String(entries.count(where: { $0.touchesAds })), channel, String(last),
             ], operation: "execute")
+    }
+}
+
+extension PostgresFeedStore {
+    /// Inside a group, every write's step goes out in one pipeline, after a savepoint of their
+    /// own, and the writes are decided from the answers in order: one round trip for all of
+    /// them, however many. A refused step changed nothing, so a refusal needs no rollback
+    /// (see ``FeedStore/WriteStep``), and a later step sees what the earlier ones did. When a
+    /// statement fails outright, those after it did not run and the transaction is aborted:
+    /// the steps are rolled back to the savepoint and the writes carried out one by one, each
+    /// in a savepoint of its own, so that failure is its write's alone. When the savepoint or
+    /// the connection fails, the group is lost and every write gets that error. Outside a
+    /// group, each write is carried out alone.
+    public func performTogether(_ writes: [GroupedWrite]) {
+        guard let group = currentGroup else {
+            for write in writes { write.performAlone(on: self) }
+            return
+        }
+        guard !writes.isEmpty else { return }
+        if let broken = group.broken {
+            for write in writes { write.fail(Self.mapped(broken)) }
+            return
+        }
+        let transaction = group.connection
+        let connection = transaction.connection
+        transaction.queueSavepoint()
+        let outcomes: [Result<PostgresRows, PostgresError>?]
+        do {
+            outcomes = try connection.executeEach(writes.map { $0.step.statement() })
+        } catch {
+            group.broken = error  // the savepoint or the connection: nothing to go back to
+            for write in writes { write.fail(Self.mapped(error)) }
+            return
+        }
+        var answers: [StepAnswer] = []
+        answers.reserveCapacity(writes.count)
+        for (write, outcome) in zip(writes, outcomes) {
+            guard case .success(let rows)? = outcome, let answer = try? write.step.answer(from: rows, on: connection) else {
+                connection.queue("ROLLBACK TO SAVEPOINT grouped_write", operation: "savepoint")
+                for write in writes { write.performAlone(on: self) }
+                return
+            }
+            answers.append(answer)
+        }
+        for (write, answer) in zip(writes, answers) {
+            if let change = write.decide(answer) { transaction.entries.append((change, now, false)) }
+        }
     }
 }

@@ -66,6 +66,32 @@ struct PostgresRoundTripTests {
         #expect(try store.read { reader in try reader.counts() }.follows == 3)
     }
 
+    @Test("A group's staged writes cost three round trips however many they are: begin with the lock, all their statements, the commit")
+    func stagedWritesShareRoundTrips() throws {
+        let (store, video) = try warmStore(users: 80)
+        /// Runs `count` staged likes, follows and new videos, by users from `firstUser` on, in
+        /// one group, and returns the round trips it took.
+        func cost(_ count: Int, firstUser: Int64) throws -> Int {
+            let batch = StagedBatch()
+            for index in 0..<count {
+                let user = firstUser + Int64(index)
+                switch index % 3 {
+                case 0: batch.add(store.stageLike(video: video, by: user))
+                case 1: batch.add(try store.stageFollow(follower: 1, followee: user))
+                default: batch.add(try store.stageVideo(authorID: user, title: "New", thumbnailURL: "https://cdn.example/n.jpg", durationSeconds: 9))
+                }
+            }
+            let before = store.roundTrips
+            try store.writeGroup { store.performTogether(batch.writes) }
+            #expect(batch.results.allSatisfy { $0 != nil && $0?.error == nil })
+            return store.roundTrips - before
+        }
+        let (few, many) = (try cost(6, firstUser: 2), try cost(60, firstUser: 8))
+        #expect(few == 3)
+        #expect(many == 3)
+        #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 22)
+    }
+
     @Test("A like alone costs the version bump, the like, and the COMMIT with the log entry")
     func likeAlone() throws {
         let (store, video) = try warmStore(users: 2)
