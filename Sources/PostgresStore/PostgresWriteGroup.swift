@@ -2,28 +2,39 @@ public import FeedStore
 
 // Group commit on PostgreSQL: one transaction on one pooled connection holds many content
 // writes, each in a savepoint (see `FeedStorage.writeGroup(_:)`). The group takes the store_meta
-// row lock once, first; holding it, it numbers its writes itself, so a write costs its own
+// row lock once, first (queued: it goes out with the group's first statement, and its answer,
+// the version the group numbers from, comes back with that statement's); holding it, it numbers its writes itself, so a write costs its own
 // statements, and the group ends with one statement that appends every change-log entry, moves
 // the change version and sends the NOTIFY. Everything without an answer to wait for (BEGIN, the
 // savepoints, that last statement) is queued on the connection and travels with the next
 // statement that has one: a write's savepoint with its first statement, the append with the
 // COMMIT. Staged writes next to each other share one savepoint and one round trip
-// (`performTogether(_:)`): a group of staged writes costs three round trips, whatever its size.
+// (`performTogether(_:)`): a group of staged writes costs two round trips, whatever its size.
 
 /// An open group's transaction: its connection, and what the group appends when it commits.
 final class PostgresGroupTransaction {
     let connection: PostgresConnection
-    /// The change version the group found under the store_meta lock; its writes take the next.
-    let baseVersion: Int64
+    /// What the group's lock statement answered: the change version it found under the
+    /// store_meta lock (its writes take the next ones). Nil until a statement after it ran.
+    var locked: PostgresRows?
     /// The change-log entries of the writes that stayed, in order: the n-th is version
     /// `baseVersion + n`.
     var entries: [(change: PendingChange, committedAt: Int64, touchesAds: Bool)] = []
     /// Whether a write's savepoint is open, for the next write to release as it takes its own.
     var savepointOpen = false
 
-    init(connection: PostgresConnection, baseVersion: Int64) {
+    init(connection: PostgresConnection) {
         self.connection = connection
-        self.baseVersion = baseVersion
+    }
+
+    /// The change version the group locked.
+    ///
+    /// - Throws: when the lock's answer has not come, or holds no version.
+    func baseVersion() throws(FeedStoreError) -> Int64 {
+        guard let base = locked?.firstValue.flatMap({ Int64($0) }) else {
+            throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
+        }
+        return base
     }
 
     /// Queues a new savepoint, releasing the open one: both go out with the next statement.
@@ -33,8 +44,6 @@ final class PostgresGroupTransaction {
         savepointOpen = true
     }
 
-    /// The version of the group's last write that stayed; nil when none did.
-    var lastVersion: Int64? { entries.isEmpty ? nil : baseVersion + Int64(entries.count) }
 }
 
 extension PostgresFeedStore {
@@ -50,16 +59,13 @@ extension PostgresFeedStore {
         do {
             group = try pool.withConnection { connection in
                 try connection.inTransaction("BEGIN") {
-                    // The lock every write takes first, taken once for the whole group.
-                    let locked = try connection.execute("SELECT change_version FROM store_meta WHERE id = 1 FOR UPDATE")
-                    guard let base = locked.firstValue.flatMap({ Int64($0) }) else {
-                        throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
-                    }
-                    let transaction = PostgresGroupTransaction(connection: connection, baseVersion: base)
+                    // The lock every write takes first, taken once for the whole group, ahead of
+                    // the group's first statement and in its round trip.
+                    let transaction = PostgresGroupTransaction(connection: connection)
+                    connection.queue("SELECT change_version FROM store_meta WHERE id = 1 FOR UPDATE", operation: "lock") { transaction.locked = $0 }
                     let group = OpenWriteGroup.run(store: self, connection: transaction) { _ in body() }
                     if let broken = group.broken { throw broken }
-                    appendEntries(of: transaction)
-                    group.lastVersion = transaction.lastVersion
+                    group.lastVersion = try appendEntries(of: transaction)
                     return group
                 }
             }
@@ -92,8 +98,8 @@ extension PostgresFeedStore {
             transaction.entries.append((change(value), now, touchesAds))
             return value
         } catch {
-            if let failure = connection.takeQueuedFailure(), failure.operation == "savepoint" {
-                group.broken = failure  // no savepoint to go back to: the transaction is lost
+            if let failure = connection.takeQueuedFailure(), failure.breaksGroup {
+                group.broken = failure  // no lock, or no savepoint to go back to: the transaction is lost
             } else {
                 connection.discardQueued(keepingThoseThatMayWait: true)  // undone anyway
                 connection.queue("ROLLBACK TO SAVEPOINT grouped_write", operation: "savepoint")
@@ -105,10 +111,13 @@ extension PostgresFeedStore {
     /// Appends the group's change-log entries (numbered after the version the group locked),
     /// moves store_meta's change version to the last and its ad epoch by the writes that touched
     /// ads, and notifies the other replicas: one statement, whatever the group's size, queued to
-    /// go out with the `COMMIT` (which does not run if it fails).
-    private func appendEntries(of transaction: PostgresGroupTransaction) {
-        guard let last = transaction.lastVersion else { return }
+    /// go out with the `COMMIT` (which does not run if it fails). Returns the last version, nil
+    /// when no write stayed.
+    private func appendEntries(of transaction: PostgresGroupTransaction) throws(FeedStoreError) -> Int64? {
         let entries = transaction.entries
+        guard !entries.isEmpty else { return nil }
+        let base = try transaction.baseVersion()
+        let last = base + Int64(entries.count)
         func array(_ values: [String?]) -> String { "{" + values.map { $0 ?? "NULL" }.joined(separator: ",") + "}" }
         transaction.connection.queue(
             """
@@ -121,7 +130,7 @@ extension PostgresFeedStore {
             SELECT pg_notify($8, $9)
             """,
             [
-                array(entries.indices.map { String(transaction.baseVersion + Int64($0) + 1) }),
+                array(entries.indices.map { String(base + Int64($0) + 1) }),
                 array(entries.map { $0.change.kind.rawValue }),
                 array(entries.map { String($0.change.key) }),
                 array(entries.map { $0.change.otherKey.map { String($0) } }),
@@ -129,6 +138,7 @@ extension PostgresFeedStore {
                 // $6 is compared as a bigint and $9 sent as text: one parameter cannot be both.
                 String(last), String(entries.count(where: { $0.touchesAds })), channel, String(last),
             ], operation: "execute")
+        return last
     }
 }
 
@@ -177,4 +187,10 @@ extension PostgresFeedStore {
             if let change = write.decide(answer) { transaction.entries.append((change, now, false)) }
         }
     }
+}
+
+extension PostgresError {
+    /// Whether this failure of a queued statement leaves a group's transaction unusable: its
+    /// BEGIN, its lock or a savepoint failed, so no write's rollback can set it right.
+    var breaksGroup: Bool { operation == "begin" || operation == "lock" || operation == "savepoint" }
 }
