@@ -107,13 +107,8 @@ public final class FeedIndex: @unchecked Sendable {
         var more: Bool
         var users: [Int64: User?] = [:]
         var videos: [Int64: Video?] = [:]
-        var edges: [Edge: Bool] = [:]
+        var edges: [FollowEdge: Bool] = [:]
         var ads: AdInventory?
-    }
-
-    struct Edge: Hashable {
-        var follower: Int64
-        var followee: Int64
     }
 
     /// Reads the next entries and the current rows they name. Runs under `applying`, so it may
@@ -137,7 +132,7 @@ public final class FeedIndex: @unchecked Sendable {
                     more: entries.count == FeedIndex.batchSize)
                 var userIDs: Set<Int64> = []
                 var videoIDs: Set<Int64> = []
-                var edges: Set<Edge> = []
+                var edges: Set<FollowEdge> = []
                 var adsChanged = false
                 for entry in entries {
                     switch entry.kind {
@@ -149,11 +144,11 @@ public final class FeedIndex: @unchecked Sendable {
                         userIDs.insert(entry.key)
                         for key in current.timelines[entry.key] ?? [] { videoIDs.insert(key.id) }
                         for followee in current.followees[entry.key] ?? [] {
-                            edges.insert(Edge(follower: entry.key, followee: followee))
+                            edges.insert(FollowEdge(follower: entry.key, followee: followee))
                             userIDs.insert(followee)
                         }
                         for follower in current.followers[entry.key] ?? [] {
-                            edges.insert(Edge(follower: follower, followee: entry.key))
+                            edges.insert(FollowEdge(follower: follower, followee: entry.key))
                             userIDs.insert(follower)
                         }
                     case .videoCreated, .videoUpdated, .videoDeleted:
@@ -162,20 +157,17 @@ public final class FeedIndex: @unchecked Sendable {
                         adsChanged = true
                     case .followed, .unfollowed:
                         guard let followee = entry.otherKey else { continue }
-                        edges.insert(Edge(follower: entry.key, followee: followee))
+                        edges.insert(FollowEdge(follower: entry.key, followee: followee))
                         userIDs.insert(entry.key)
                         userIDs.insert(followee)
                     case .reset:
                         break  // handled above
                     }
                 }
-                let users = try reader.users(ids: userIDs)
-                for id in userIDs { plan.users[id] = users[id] }
-                let videos = try reader.videos(ids: videoIDs)
-                for id in videoIDs { plan.videos[id] = videos[id] }
-                for edge in edges {
-                    plan.edges[edge] = try reader.isFollowing(follower: edge.follower, followee: edge.followee)
-                }
+                let rows = try reader.changedRows(users: userIDs, videos: videoIDs, edges: edges)
+                for id in userIDs { plan.users[id] = rows.users[id] }
+                for id in videoIDs { plan.videos[id] = rows.videos[id] }
+                for edge in edges { plan.edges[edge] = rows.follows.contains(edge) }
                 if adsChanged { plan.ads = try reader.activeAds() }
                 return .changes(plan)
             }

@@ -108,6 +108,11 @@ public protocol FeedStoreReader {
     func activeAds() throws(FeedStoreError) -> AdInventory
     /// Whether `follower` follows `followee`.
     func isFollowing(follower: Int64, followee: Int64) throws(FeedStoreError) -> Bool
+    /// What the index reads after a batch of change-log entries: the users and videos with
+    /// these ids (missing ids absent) and which of `edges` exist. The default reads them one
+    /// query after the other (one per edge); PostgreSQL sends every query at once, in one
+    /// round trip whatever the number of edges.
+    func changedRows(users: Set<Int64>, videos: Set<Int64>, edges: Set<FollowEdge>) throws(FeedStoreError) -> ChangedRows
     /// The snapshot `id` saved for `viewer`, or nil.
     func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot?
     /// The snapshot base `id` kept for `viewer`, or nil.
@@ -120,7 +125,42 @@ public protocol FeedStoreReader {
     func forEachFollow(_ body: (_ follower: Int64, _ followee: Int64) throws -> Void) throws(FeedStoreError)
 }
 
+/// A follow edge: `follower` follows `followee`.
+public struct FollowEdge: Hashable, Sendable {
+    public var follower: Int64
+    public var followee: Int64
+
+    public init(follower: Int64, followee: Int64) {
+        self.follower = follower
+        self.followee = followee
+    }
+}
+
+/// The rows that ``FeedStoreReader/changedRows(users:videos:edges:)`` found.
+public struct ChangedRows: Sendable {
+    /// The users found, by id.
+    public var users: [Int64: User]
+    /// The videos found, by id.
+    public var videos: [Int64: Video]
+    /// The edges asked about that exist.
+    public var follows: Set<FollowEdge>
+
+    public init(users: [Int64: User] = [:], videos: [Int64: Video] = [:], follows: Set<FollowEdge> = []) {
+        self.users = users
+        self.videos = videos
+        self.follows = follows
+    }
+}
+
 extension FeedStoreReader {
+    public func changedRows(users: Set<Int64>, videos: Set<Int64>, edges: Set<FollowEdge>) throws(FeedStoreError) -> ChangedRows {
+        var rows = ChangedRows()
+        if !users.isEmpty { rows.users = try self.users(ids: users) }
+        if !videos.isEmpty { rows.videos = try self.videos(ids: videos) }
+        for edge in edges where try isFollowing(follower: edge.follower, followee: edge.followee) { rows.follows.insert(edge) }
+        return rows
+    }
+
     /// The users with these ids, keyed by id; missing ids are absent.
     public func users(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: User] { try records(User.self, ids: ids) }
     /// The videos with these ids, keyed by id; missing ids are absent.

@@ -118,7 +118,6 @@ extension PostgresFeedStore {
         guard !entries.isEmpty else { return nil }
         let base = try transaction.baseVersion()
         let last = base + Int64(entries.count)
-        func array(_ values: [String?]) -> String { "{" + values.map { $0 ?? "NULL" }.joined(separator: ",") + "}" }
         transaction.connection.queue(
             """
             WITH appended AS (
@@ -130,11 +129,11 @@ extension PostgresFeedStore {
             SELECT pg_notify($8, $9)
             """,
             [
-                array(entries.indices.map { String(base + Int64($0) + 1) }),
-                array(entries.map { $0.change.kind.rawValue }),
-                array(entries.map { String($0.change.key) }),
-                array(entries.map { $0.change.otherKey.map { String($0) } }),
-                array(entries.map { String($0.committedAt) }),
+                arrayLiteral(entries.indices.map { base + Int64($0) + 1 }),
+                arrayLiteral(entries.map { $0.change.kind.rawValue }),
+                arrayLiteral(entries.map { $0.change.key }),
+                arrayLiteral(entries.map { $0.change.otherKey }),
+                arrayLiteral(entries.map { $0.committedAt }),
                 // $6 is compared as a bigint and $9 sent as text: one parameter cannot be both.
                 String(last), String(entries.count(where: { $0.touchesAds })), channel, String(last),
             ], operation: "execute")

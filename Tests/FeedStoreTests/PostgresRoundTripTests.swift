@@ -92,6 +92,22 @@ struct PostgresRoundTripTests {
         #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 22)
     }
 
+    @Test("The rows a catch-up reads cost one round trip, however many follow edges it asks about")
+    func changedRowsInOneRoundTrip() throws {
+        let (store, video) = try warmStore(users: 12)
+        for followee in Int64(2)...6 { try store.follow(follower: 1, followee: followee) }
+        let edges = Set((Int64(2)...11).map { FollowEdge(follower: 1, followee: $0) })
+        _ = try store.reading { reader throws(FeedStoreError) in try reader.changedRows(users: [1], videos: [video], edges: edges) }  // prepares
+        let before = store.roundTrips
+        let rows = try store.reading { reader throws(FeedStoreError) in
+            try reader.changedRows(users: [1, 2, 99], videos: [video, 99], edges: edges)
+        }
+        #expect(store.roundTrips - before == 2)  // the read's BEGIN goes with them; then its COMMIT
+        #expect(Set(rows.users.keys) == [1, 2])
+        #expect(Set(rows.videos.keys) == [video])
+        #expect(rows.follows == Set((Int64(2)...6).map { FollowEdge(follower: 1, followee: $0) }))
+    }
+
     @Test("A like alone costs the version bump, the like, and the COMMIT with the log entry")
     func likeAlone() throws {
         let (store, video) = try warmStore(users: 2)
