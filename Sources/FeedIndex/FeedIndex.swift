@@ -68,11 +68,15 @@ public final class FeedIndex: @unchecked Sendable {
     /// Call it after each write (on the writer's thread, before answering, so a client reads
     /// its own writes) and now and then from a background thread (writes by other processes).
     ///
+    /// - Parameter target: when given, nothing is read if the index already holds every entry
+    ///   up to `target` (a concurrent catch-up, waited for, may have brought it there): a
+    ///   writer that needs its own writes, or a notification of entries already applied.
     /// - Returns: how many entries were applied.
     /// - Throws: ``FeedStore/FeedStoreError`` from the store; the index is unchanged then.
     @discardableResult
-    public func catchUp(from store: any FeedStorage) throws(FeedStoreError) -> Int {
+    public func catchUp(from store: any FeedStorage, reaching target: Int64? = nil) throws(FeedStoreError) -> Int {
         try applying.withLock { _ throws(FeedStoreError) -> Int in
+            if let target, state.sequence >= target { return 0 }
             var applied = 0
             while true {
                 let batch = try readBatch(from: store)

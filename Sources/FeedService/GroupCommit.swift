@@ -228,10 +228,11 @@ public final class GroupCommit: @unchecked Sendable {
             groupFailure = error
         }
         let failed = group.count { $0.failed() }
-        // Applied before anyone is answered, so each writer reads its own write. A failure to
-        // read the log back is not the writes' failure: they are committed, and the background
-        // catch-up applies them later.
-        _ = try? service.catchUp()
+        // Applied before anyone is answered, so each writer reads its own write (not read again
+        // when another thread's catch-up, such as a replica's listener woken by this group's
+        // NOTIFY, got there first). A failure to read the log back is not the writes' failure:
+        // they are committed, and the background catch-up applies them later.
+        _ = try? service.catchUp(reaching: store.changeVersion)
         for write in group { write.finish(groupFailure) }
         onGroup?(GroupReport(writes: group.count, failed: failed, committed: groupFailure == nil))
     }

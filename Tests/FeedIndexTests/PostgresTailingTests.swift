@@ -4,6 +4,7 @@ import Foundation
 import PostgresStore
 import PostgresTestSupport
 import SQLiteStore
+import Synchronization
 import Testing
 
 /// Two replicas in one process: stores on the same PostgreSQL schema, an index on the first.
@@ -52,7 +53,7 @@ struct PostgresTailingTests {
         let (index, reader) = (replicas.index, replicas.reader)
         // Committed before anyone listens: the listener's first catch-up finds it.
         let early = try replicas.writer.createUser(handle: "early", displayName: "Early")
-        let listener = ChangeListener(store: reader, onChange: { _ = try? index.catchUp(from: reader) }, report: { _ in })
+        let listener = ChangeListener(store: reader, onChange: { _ = try? index.catchUp(from: reader, reaching: $0) }, report: { _ in })
         defer { listener.stop() }
         #expect(replicas.eventually { index.read { $0.user(early.id) } != nil })
 
@@ -67,5 +68,31 @@ struct PostgresTailingTests {
         #expect(replicas.eventually { listener.connections >= 2 })
         #expect(replicas.eventually { index.read { $0.video(missed.id) } != nil })
         #expect(index.sequence == replicas.writer.changeVersion)
+    }
+
+    @Test("A catch-up asked to reach a sequence the index holds reads nothing: a replica's listener woken by its own write's NOTIFY")
+    func catchUpToAHeldSequenceReadsNothing() throws {
+        let replicas = try Replicas()
+        let (index, store) = (replicas.index, replicas.reader)
+        _ = try store.createVideo(authorID: 2, title: "Mine", thumbnailURL: "https://t/2.jpg", durationSeconds: 9)
+        #expect(try index.catchUp(from: store, reaching: store.changeVersion) == 1)
+        let before = store.roundTrips
+        #expect(try index.catchUp(from: store, reaching: store.changeVersion) == 0)
+        #expect(store.roundTrips == before)
+        // Without a target it asks the store: the log's end, the change version, the COMMIT.
+        #expect(try index.catchUp(from: store) == 0)
+        #expect(store.roundTrips - before == 3)
+    }
+
+    @Test("The listener passes on the sequence a notification announces")
+    func listenerPassesTheAnnouncedSequence() throws {
+        let replicas = try Replicas()
+        let announced = Mutex<[Int64?]>([])
+        let listener = ChangeListener(store: replicas.reader, onChange: { reaching in announced.withLock { $0.append(reaching) } }, report: { _ in })
+        defer { listener.stop() }
+        #expect(replicas.eventually { announced.withLock { $0 } == [nil] })  // after connecting: anything
+        try replicas.writer.createUser(handle: "noted", displayName: "Noted")
+        #expect(replicas.eventually { announced.withLock { $0.count } == 2 })
+        #expect(announced.withLock { $0.last } == replicas.writer.changeVersion)
     }
 }
