@@ -20,9 +20,6 @@ struct AdminRoutes {
     let viewers: ViewerAuthorization
     let commits: GroupCommit
 
-    /// A write ready to commit: runs on the committing thread, in its group's transaction.
-    typealias Write<T> = @Sendable (any FeedStorage) throws(FeedStoreError) -> T
-
     func register(in router: inout Router) {
         let service = self.service
         let commits = self.commits
@@ -32,10 +29,12 @@ struct AdminRoutes {
         /// (when `fields` is given) read as a JSON object holding only those members; `prepare`
         /// reads the rest of the request into a write, which is committed in a group, applied
         /// to the index and answered with `respond(value)`. A full queue answers 503 `overloaded`.
+        /// Likes, follows, new videos and video edits are staged: their statements travel with
+        /// their neighbours' in one round trip on PostgreSQL.
         func write<T: Sendable>(
             _ method: HTTPMethod, _ path: String, fields: Set<String>? = nil,
             respond: @escaping @Sendable (T) throws -> HTTPResponse,
-            _ prepare: @escaping @Sendable (HTTPRequest, JSONObjectBody) throws -> Write<T>
+            _ prepare: @escaping @Sendable (HTTPRequest, JSONObjectBody) throws -> GroupWrite<T>
         ) {
             router.add(method, path) { request in
                 try admin.check(request)
@@ -51,7 +50,7 @@ struct AdminRoutes {
 
         write(.post, "/v1/users", fields: ["handle", "display_name", "avatar_url"], respond: AdminRoutes.created) { _, body in
             let (handle, displayName, avatarURL) = (try body.requiredString("handle"), try body.requiredString("display_name"), try body.string("avatar_url"))
-            return { store throws(FeedStoreError) in try store.createUser(handle: handle, displayName: displayName, avatarURL: avatarURL) }
+            return .run { store throws(FeedStoreError) in try store.createUser(handle: handle, displayName: displayName, avatarURL: avatarURL) }
         }
         router.get("/v1/users/{id}") { request in
             let id = try request.id("id")
@@ -61,11 +60,11 @@ struct AdminRoutes {
         }
         write(.put, "/v1/users/{id}/follows/{followee}", respond: AdminRoutes.created) { request, _ in
             let (follower, followee) = (try request.id("id"), try request.id("followee"))
-            return { store throws(FeedStoreError) in try store.follow(follower: follower, followee: followee) }
+            return .staged { store throws(FeedStoreError) in try store.stageFollow(follower: follower, followee: followee) }
         }
         write(.delete, "/v1/users/{id}/follows/{followee}", respond: AdminRoutes.noContent) { request, _ in
             let (follower, followee) = (try request.id("id"), try request.id("followee"))
-            return { store throws(FeedStoreError) in try store.unfollow(follower: follower, followee: followee) }
+            return .staged { store throws(FeedStoreError) in store.stageUnfollow(follower: follower, followee: followee) }
         }
 
         let videoFields: Set<String> = ["author_id", "title", "thumbnail_url", "duration_seconds", "like_count", "view_count"]
@@ -75,8 +74,8 @@ struct AdminRoutes {
                 try body.requiredString("thumbnail_url"), try body.requiredInt("duration_seconds")
             )
             let (likes, views) = (try body.int("like_count") ?? 0, try body.int("view_count") ?? 0)
-            return { store throws(FeedStoreError) in
-                try store.createVideo(
+            return .staged { store throws(FeedStoreError) in
+                try store.stageVideo(
                     authorID: authorID, title: title, thumbnailURL: thumbnailURL, durationSeconds: duration, likeCount: likes, viewCount: views)
             }
         }
@@ -89,23 +88,26 @@ struct AdminRoutes {
             let id = try request.id("id")
             let (title, thumbnailURL, duration) = (try body.string("title"), try body.string("thumbnail_url"), try body.int("duration_seconds"))
             let (likes, views) = (try body.int("like_count"), try body.int("view_count"))
-            return { store throws(FeedStoreError) in
-                try store.updateVideo(id: id, title: title, thumbnailURL: thumbnailURL, durationSeconds: duration, likeCount: likes, viewCount: views)
+            guard title != nil || thumbnailURL != nil || duration != nil || likes != nil || views != nil else {
+                return .run { store throws(FeedStoreError) in try store.updateVideo(id: id) }  // changes nothing: a read
+            }
+            return .staged { store throws(FeedStoreError) in
+                try store.stageVideoUpdate(id: id, title: title, thumbnailURL: thumbnailURL, durationSeconds: duration, likeCount: likes, viewCount: views)
             }
         }
         // Likes count once per user (the like is a row): a retried PUT is refused with 409, not
         // counted twice, and concurrent likes of one video all count.
         write(.put, "/v1/videos/{id}/likes/{user}", respond: AdminRoutes.created) { request, _ in
             let (video, user) = (try request.id("id"), try request.id("user"))
-            return { store throws(FeedStoreError) in try store.like(video: video, by: user) }
+            return .staged { store throws(FeedStoreError) in store.stageLike(video: video, by: user) }
         }
         write(.delete, "/v1/videos/{id}/likes/{user}", respond: AdminRoutes.ok) { request, _ in
             let (video, user) = (try request.id("id"), try request.id("user"))
-            return { store throws(FeedStoreError) in try store.unlike(video: video, by: user) }
+            return .staged { store throws(FeedStoreError) in store.stageUnlike(video: video, by: user) }
         }
         write(.delete, "/v1/videos/{id}", respond: AdminRoutes.noContent) { request, _ in
             let id = try request.id("id")
-            return { store throws(FeedStoreError) in try store.deleteVideo(id: id) }
+            return .run { store throws(FeedStoreError) in try store.deleteVideo(id: id) }
         }
 
         let adFields: Set<String> = ["advertiser", "title", "image_url", "target_url", "weight", "active"]
@@ -115,7 +117,7 @@ struct AdminRoutes {
                 try body.requiredString("image_url"), try body.requiredString("target_url")
             )
             let (weight, active) = (try body.int("weight") ?? 100, try body.bool("active") ?? true)
-            return { store throws(FeedStoreError) in
+            return .run { store throws(FeedStoreError) in
                 try store.createAd(advertiser: advertiser, title: title, imageURL: imageURL, targetURL: targetURL, weight: weight, active: active)
             }
         }
@@ -125,14 +127,14 @@ struct AdminRoutes {
                 try body.string("advertiser"), try body.string("title"), try body.string("image_url"), try body.string("target_url")
             )
             let (weight, active) = (try body.int("weight"), try body.bool("active"))
-            return { store throws(FeedStoreError) in
+            return .run { store throws(FeedStoreError) in
                 try store.updateAd(
                     id: id, advertiser: advertiser, title: title, imageURL: imageURL, targetURL: targetURL, weight: weight, active: active)
             }
         }
         write(.delete, "/v1/ads/{id}", respond: AdminRoutes.noContent) { request, _ in
             let id = try request.id("id")
-            return { store throws(FeedStoreError) in try store.deleteAd(id: id) }
+            return .run { store throws(FeedStoreError) in try store.deleteAd(id: id) }
         }
     }
 

@@ -68,11 +68,15 @@ public final class FeedIndex: @unchecked Sendable {
     /// Call it after each write (on the writer's thread, before answering, so a client reads
     /// its own writes) and now and then from a background thread (writes by other processes).
     ///
+    /// - Parameter target: when given, nothing is read if the index already holds every entry
+    ///   up to `target` (a concurrent catch-up, waited for, may have brought it there): a
+    ///   writer that needs its own writes, or a notification of entries already applied.
     /// - Returns: how many entries were applied.
     /// - Throws: ``FeedStore/FeedStoreError`` from the store; the index is unchanged then.
     @discardableResult
-    public func catchUp(from store: any FeedStorage) throws(FeedStoreError) -> Int {
+    public func catchUp(from store: any FeedStorage, reaching target: Int64? = nil) throws(FeedStoreError) -> Int {
         try applying.withLock { _ throws(FeedStoreError) -> Int in
+            if let target, state.sequence >= target { return 0 }
             var applied = 0
             while true {
                 let batch = try readBatch(from: store)
@@ -107,19 +111,25 @@ public final class FeedIndex: @unchecked Sendable {
         var more: Bool
         var users: [Int64: User?] = [:]
         var videos: [Int64: Video?] = [:]
-        var edges: [Edge: Bool] = [:]
+        var edges: [FollowEdge: Bool] = [:]
         var ads: AdInventory?
-    }
-
-    struct Edge: Hashable {
-        var follower: Int64
-        var followee: Int64
     }
 
     /// Reads the next entries and the current rows they name. Runs under `applying`, so it may
     /// read `state` without the lock: nothing else mutates it.
+    ///
+    /// Most batches are read at once (``FeedStore/FeedStorage/changesWithRows(after:limit:)``,
+    /// one round trip on PostgreSQL); a batch that needs the index's own state to know what it
+    /// touched (a deleted user's videos and edges), the ads, or a reload is read again in one
+    /// read transaction that does all of it.
     private func readBatch(from store: any FeedStorage) throws(FeedStoreError) -> Batch {
         let current = state
+        let read = try store.changesWithRows(after: current.sequence, limit: FeedIndex.batchSize)
+        if read.entries.isEmpty && read.changeVersion <= current.sequence { return .upToDate }
+        let namedByTheirRows = read.entries.allSatisfy { $0.kind != .userDeleted && $0.kind != .adChanged && $0.kind != .reset }
+        if let first = read.entries.first, first.sequence == current.sequence + 1, namedByTheirRows {
+            return .changes(Self.plan(for: read.entries, touching: Self.touched(by: read.entries, in: current), rows: read.rows))
+        }
         do {
             return try store.read { reader throws -> Batch in
                 let entries = try reader.changes(after: current.sequence, limit: FeedIndex.batchSize)
@@ -132,51 +142,10 @@ public final class FeedIndex: @unchecked Sendable {
                 if first.sequence != current.sequence + 1 || entries.contains(where: { $0.kind == .reset }) {
                     return .reload(try FeedIndex.load(from: reader, progress: nil))
                 }
-                var plan = CatchUpPlan(
-                    lastSequence: entries[entries.count - 1].sequence, entryCount: entries.count,
-                    more: entries.count == FeedIndex.batchSize)
-                var userIDs: Set<Int64> = []
-                var videoIDs: Set<Int64> = []
-                var edges: Set<Edge> = []
-                var adsChanged = false
-                for entry in entries {
-                    switch entry.kind {
-                    case .userCreated, .userUpdated:
-                        userIDs.insert(entry.key)
-                    case .userDeleted:
-                        // The delete cascaded: the user's videos and edges went with it, and the
-                        // counts of everyone on the other end of an edge moved.
-                        userIDs.insert(entry.key)
-                        for key in current.timelines[entry.key] ?? [] { videoIDs.insert(key.id) }
-                        for followee in current.followees[entry.key] ?? [] {
-                            edges.insert(Edge(follower: entry.key, followee: followee))
-                            userIDs.insert(followee)
-                        }
-                        for follower in current.followers[entry.key] ?? [] {
-                            edges.insert(Edge(follower: follower, followee: entry.key))
-                            userIDs.insert(follower)
-                        }
-                    case .videoCreated, .videoUpdated, .videoDeleted:
-                        videoIDs.insert(entry.key)
-                    case .adChanged:
-                        adsChanged = true
-                    case .followed, .unfollowed:
-                        guard let followee = entry.otherKey else { continue }
-                        edges.insert(Edge(follower: entry.key, followee: followee))
-                        userIDs.insert(entry.key)
-                        userIDs.insert(followee)
-                    case .reset:
-                        break  // handled above
-                    }
-                }
-                let users = try reader.users(ids: userIDs)
-                for id in userIDs { plan.users[id] = users[id] }
-                let videos = try reader.videos(ids: videoIDs)
-                for id in videoIDs { plan.videos[id] = videos[id] }
-                for edge in edges {
-                    plan.edges[edge] = try reader.isFollowing(follower: edge.follower, followee: edge.followee)
-                }
-                if adsChanged { plan.ads = try reader.activeAds() }
+                let touched = Self.touched(by: entries, in: current)
+                var plan = Self.plan(
+                    for: entries, touching: touched, rows: try reader.changedRows(users: touched.users, videos: touched.videos, edges: touched.edges))
+                if touched.ads { plan.ads = try reader.activeAds() }
                 return .changes(plan)
             }
         } catch let error as FeedStoreError {
@@ -184,6 +153,49 @@ public final class FeedIndex: @unchecked Sendable {
         } catch {
             throw .storage(code: .other, message: "\(error)")
         }
+    }
+
+    /// What `entries` touch: the rows they name (``FeedStore/ChangeEntry/namedRows(_:)``), a
+    /// deleted user's videos and edges as `current` holds them (the delete cascaded: the videos
+    /// and edges went with the user, and the counts of everyone on the other end of an edge
+    /// moved), and whether the ads changed.
+    private static func touched(
+        by entries: [ChangeEntry], in current: IndexState
+    ) -> (users: Set<Int64>, videos: Set<Int64>, edges: Set<FollowEdge>, ads: Bool) {
+        var (users, videos, edges) = ChangeEntry.namedRows(entries)
+        var ads = false
+        for entry in entries {
+            switch entry.kind {
+            case .userDeleted:
+                for key in current.timelines[entry.key] ?? [] { videos.insert(key.id) }
+                for followee in current.followees[entry.key] ?? [] {
+                    edges.insert(FollowEdge(follower: entry.key, followee: followee))
+                    users.insert(followee)
+                }
+                for follower in current.followers[entry.key] ?? [] {
+                    edges.insert(FollowEdge(follower: follower, followee: entry.key))
+                    users.insert(follower)
+                }
+            case .adChanged:
+                ads = true
+            default:
+                break
+            }
+        }
+        return (users, videos, edges, ads)
+    }
+
+    /// The plan that applies `entries`, which touch `touched`, with `rows` as they are now (a row
+    /// missing from them is gone).
+    private static func plan(
+        for entries: [ChangeEntry], touching touched: (users: Set<Int64>, videos: Set<Int64>, edges: Set<FollowEdge>, ads: Bool), rows: ChangedRows
+    ) -> CatchUpPlan {
+        var plan = CatchUpPlan(
+            lastSequence: entries[entries.count - 1].sequence, entryCount: entries.count, more: entries.count == FeedIndex.batchSize)
+        for id in touched.users { plan.users[id] = rows.users[id] }
+        for id in touched.videos { plan.videos[id] = rows.videos[id] }
+        for edge in touched.edges { plan.edges[edge] = rows.follows.contains(edge) }
+        return plan
     }
 
     private func apply(_ plan: CatchUpPlan) {

@@ -104,10 +104,12 @@ public final class FeedService: Sendable {
     /// Applies the change-log entries committed since the index was last brought up to date
     /// (by this process or another). Blocks on storage.
     ///
+    /// - Parameter target: when given, nothing is read if the index already holds every entry
+    ///   up to it (see ``FeedIndex/FeedIndex/catchUp(from:reaching:)``).
     /// - Returns: how many entries were applied.
     @discardableResult
-    public func catchUp() throws(FeedStoreError) -> Int {
-        let applied = try index.catchUp(from: store)
+    public func catchUp(reaching target: Int64? = nil) throws(FeedStoreError) -> Int {
+        let applied = try index.catchUp(from: store, reaching: target)
         if applied > 0 {
             for observer in advanceObservers.withLock({ $0 }) { observer() }
         }

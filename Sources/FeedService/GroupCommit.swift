@@ -5,9 +5,15 @@ import SystemCalls
 /// Commits content writes in groups: the writes that arrive while a commit is in flight are
 /// committed together in the next one (``FeedStore/FeedStorage/writeGroup(_:)``): one
 /// transaction, one sync under `durability full`, one `NOTIFY` on PostgreSQL, and one index
-/// catch-up for the whole group. Each write still runs, validates and fails on its own (a
-/// savepoint each), keeps its own change-log entry, and is answered only after its group is
-/// committed and applied to the index, so its writer reads it back at once.
+/// catch-up for the whole group. Each write still runs, validates and fails on its own, keeps
+/// its own change-log entry, and is answered only after its group is committed and applied to
+/// the index, so its writer reads it back at once.
+///
+/// A write is a function run on the store in a savepoint of its own, or a staged write
+/// (``GroupWrite/staged(_:)``, ``FeedStore/StagedWrite``): the staged writes that follow one
+/// another in a group go to the store together (``FeedStore/FeedStorage/performTogether(_:)``),
+/// on PostgreSQL all their statements in one round trip, and are decided one by one from the
+/// answers, in order.
 ///
 /// One thread commits; callers only queue (``submit(_:completion:)``) and are called back, so
 /// no thread waits per write. Under no load a write is committed as soon as it arrives; under
@@ -54,9 +60,17 @@ public final class GroupCommit: @unchecked Sendable {
         public var committed: Bool
     }
 
-    /// A queued write: runs it inside the group, then answers it with the group's outcome.
+    /// A queued write: how it runs inside the group, whether it failed there, and its answer
+    /// with the group's outcome.
     private struct Pending {
-        let run: (any FeedStorage) -> Bool
+        enum Work {
+            /// Runs alone on the store.
+            case run((any FeedStorage) -> Void)
+            /// Stages the write (nil when staging refused it) to go with its neighbours.
+            case stage((any FeedStorage) -> GroupedWrite?)
+        }
+        let work: Work
+        let failed: () -> Bool
         let finish: (FeedStoreError?) -> Void
     }
 
@@ -98,16 +112,38 @@ public final class GroupCommit: @unchecked Sendable {
         _ write: @escaping @Sendable (any FeedStorage) throws(FeedStoreError) -> T,
         completion: @escaping @Sendable (Result<T, FeedStoreError>) -> Void
     ) -> Bool {
+        submit(.run(write), completion: completion)
+    }
+
+    /// ``submit(_:completion:)`` of a write run alone or staged.
+    @discardableResult
+    public func submit<T>(_ write: GroupWrite<T>, completion: @escaping @Sendable (Result<T, FeedStoreError>) -> Void) -> Bool {
         let outcome = Outcome<T>()
-        let pending = Pending(
-            run: { store in
+        let work: Pending.Work
+        switch write {
+        case .run(let body):
+            work = .run { store in
                 do throws(FeedStoreError) {
-                    outcome.result = .success(try write(store))
-                    return true
+                    outcome.result = .success(try body(store))
                 } catch {
                     outcome.result = .failure(error)
-                    return false
                 }
+            }
+        case .staged(let stage):
+            work = .stage { store in
+                do throws(FeedStoreError) {
+                    return try stage(store).grouped { outcome.result = $0 }
+                } catch {
+                    outcome.result = .failure(error)
+                    return nil
+                }
+            }
+        }
+        let pending = Pending(
+            work: work,
+            failed: {
+                guard case .failure? = outcome.result else { return false }
+                return true
             },
             finish: { groupFailure in
                 if let groupFailure {
@@ -171,20 +207,45 @@ public final class GroupCommit: @unchecked Sendable {
 
     private func commit(_ group: [Pending]) {
         let store = service.store
-        var failed = 0
         var groupFailure: FeedStoreError?
         do {
             try store.writeGroup {
-                for write in group where !write.run(store) { failed += 1 }
+                // Staged writes wait for the next write that is not, which sees what they did.
+                var staged: [GroupedWrite] = []
+                for write in group {
+                    switch write.work {
+                    case .stage(let stage):
+                        if let grouped = stage(store) { staged.append(grouped) }
+                    case .run(let run):
+                        store.performTogether(staged)
+                        staged.removeAll()
+                        run(store)
+                    }
+                }
+                store.performTogether(staged)
             }
         } catch {
             groupFailure = error
         }
-        // Applied before anyone is answered, so each writer reads its own write. A failure to
-        // read the log back is not the writes' failure: they are committed, and the background
-        // catch-up applies them later.
-        _ = try? service.catchUp()
+        let failed = group.count { $0.failed() }
+        // Applied before anyone is answered, so each writer reads its own write (not read again
+        // when another thread's catch-up, such as a replica's listener woken by this group's
+        // NOTIFY, got there first). A failure to read the log back is not the writes' failure:
+        // they are committed, and the background catch-up applies them later.
+        _ = try? service.catchUp(reaching: store.changeVersion)
         for write in group { write.finish(groupFailure) }
         onGroup?(GroupReport(writes: group.count, failed: failed, committed: groupFailure == nil))
     }
+}
+
+/// A write as ``GroupCommit/submit(_:completion:)`` takes it; it runs on the committing thread,
+/// inside its group's transaction.
+public enum GroupWrite<Value>: Sendable {
+    /// A function of the store, run alone in a savepoint of its own: any write.
+    case run(@Sendable (any FeedStorage) throws(FeedStoreError) -> Value)
+    /// A staged write (``FeedStore/StagedWrite``), made when its group runs (it reads the
+    /// store's clock then): staged writes next to each other in a group go to the store
+    /// together (``FeedStore/FeedStorage/performTogether(_:)``). A throw refuses the write
+    /// without touching storage.
+    case staged(@Sendable (any FeedStorage) throws(FeedStoreError) -> StagedWrite<Value>)
 }

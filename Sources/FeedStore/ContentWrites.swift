@@ -92,6 +92,17 @@ extension FeedStorage {
         authorID: Int64, title: String, thumbnailURL: String, durationSeconds: Int64,
         likeCount: Int64 = 0, viewCount: Int64 = 0
     ) throws(FeedStoreError) -> Video {
+        try perform(
+            stageVideo(
+                authorID: authorID, title: title, thumbnailURL: thumbnailURL, durationSeconds: durationSeconds, likeCount: likeCount, viewCount: viewCount))
+    }
+
+    /// ``createVideo(authorID:title:thumbnailURL:durationSeconds:likeCount:viewCount:)`` staged
+    /// (see ``StagedWrite``): validates the fields now, and throws what that throws for them.
+    public func stageVideo(
+        authorID: Int64, title: String, thumbnailURL: String, durationSeconds: Int64,
+        likeCount: Int64 = 0, viewCount: Int64 = 0
+    ) throws(FeedStoreError) -> StagedWrite<Video> {
         let title = try Validate.title(title)
         let thumbnailURL = try Validate.url(thumbnailURL, field: "thumbnail_url")
         let durationSeconds = try Validate.duration(durationSeconds)
@@ -101,10 +112,9 @@ extension FeedStorage {
         let video = Video(
             id: 0, authorID: authorID, title: title, thumbnailURL: thumbnailURL, durationSeconds: durationSeconds,
             likeCount: likeCount, viewCount: viewCount, createdAt: createdAt, updatedAt: createdAt)
-        return try write(touchesAds: false, change: { PendingChange(kind: .videoCreated, key: $0.id) }) { transaction in
-            guard let id = try transaction.insert(video, ifUserExists: authorID) else {
-                throw FeedStoreError.invalid(field: "author_id", reason: "no user with id \(authorID)")
-            }
+        return StagedWrite(step: .insertVideo(video), change: { PendingChange(kind: .videoCreated, key: $0.id) }) { answer throws(FeedStoreError) in
+            guard case .videoInserted(let inserted) = answer else { throw .mismatchedAnswer }
+            guard let id = inserted else { throw .invalid(field: "author_id", reason: "no user with id \(authorID)") }
             var created = video
             created.id = id
             return created
@@ -132,20 +142,33 @@ extension FeedStorage {
         id: Int64, title: String? = nil, thumbnailURL: String? = nil, durationSeconds: Int64? = nil,
         likeCount: Int64? = nil, viewCount: Int64? = nil
     ) throws(FeedStoreError) -> Video {
-        let newTitle = try title.map { text throws(FeedStoreError) in try Validate.title(text) }
-        let newThumbnail = try thumbnailURL.map { url throws(FeedStoreError) in try Validate.url(url, field: "thumbnail_url") }
-        let newDuration = try durationSeconds.map { seconds throws(FeedStoreError) in try Validate.duration(seconds) }
-        let newLikes = try likeCount.map { count throws(FeedStoreError) in try Validate.count(count, field: "like_count") }
-        let newViews = try viewCount.map { count throws(FeedStoreError) in try Validate.count(count, field: "view_count") }
-        let changesSomething = newTitle != nil || newThumbnail != nil || newDuration != nil || newLikes != nil || newViews != nil
-        let updatedAt = now
-        return try update(Video.self, id: id, kind: .videoUpdated, changing: changesSomething) { video in
-            if let newTitle { video.title = newTitle }
-            if let newThumbnail { video.thumbnailURL = newThumbnail }
-            if let newDuration { video.durationSeconds = newDuration }
-            if let newLikes { video.likeCount = newLikes }
-            if let newViews { video.viewCount = newViews }
-            video.updatedAt = max(updatedAt, video.createdAt)
+        let staged = try stageVideoUpdate(
+            id: id, title: title, thumbnailURL: thumbnailURL, durationSeconds: durationSeconds, likeCount: likeCount, viewCount: viewCount)
+        guard case .updateVideo(_, let changes, _) = staged.step, changes.isEmpty else { return try perform(staged) }
+        guard let video = try reading({ reader throws(FeedStoreError) in try reader.record(Video.self, id: id) }) else {
+            throw .notFound(entity: .video, id: String(id))
+        }
+        return video
+    }
+
+    /// ``updateVideo(id:title:thumbnailURL:durationSeconds:likeCount:viewCount:)`` staged (see
+    /// ``StagedWrite``): validates the fields now, and throws what that throws for them. Unlike
+    /// `updateVideo`, it writes even when every field is nil (the video's `updatedAt` moves).
+    public func stageVideoUpdate(
+        id: Int64, title: String? = nil, thumbnailURL: String? = nil, durationSeconds: Int64? = nil,
+        likeCount: Int64? = nil, viewCount: Int64? = nil
+    ) throws(FeedStoreError) -> StagedWrite<Video> {
+        let changes = VideoChanges(
+            title: try title.map { text throws(FeedStoreError) in try Validate.title(text) },
+            thumbnailURL: try thumbnailURL.map { url throws(FeedStoreError) in try Validate.url(url, field: "thumbnail_url") },
+            durationSeconds: try durationSeconds.map { seconds throws(FeedStoreError) in try Validate.duration(seconds) },
+            likeCount: try likeCount.map { count throws(FeedStoreError) in try Validate.count(count, field: "like_count") },
+            viewCount: try viewCount.map { count throws(FeedStoreError) in try Validate.count(count, field: "view_count") })
+        return StagedWrite(step: .updateVideo(id: id, changes: changes, at: now), change: { _ in PendingChange(kind: .videoUpdated, key: id) }) {
+            answer throws(FeedStoreError) in
+            guard case .videoUpdated(let updated) = answer else { throw .mismatchedAnswer }
+            guard let updated else { throw .notFound(entity: .video, id: String(id)) }
+            return updated
         }
     }
 
@@ -195,7 +218,12 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func like(video: Int64, by user: Int64) throws(FeedStoreError) -> Video {
-        try changeLikes(video: video, by: user, liking: true)
+        try perform(stageLike(video: video, by: user))
+    }
+
+    /// ``like(video:by:)`` staged (see ``StagedWrite``).
+    public func stageLike(video: Int64, by user: Int64) -> StagedWrite<Video> {
+        stageLikeChange(video: video, by: user, liking: true)
     }
 
     /// Takes back `user`'s like of `video` and removes one from its like count, in one write.
@@ -207,7 +235,12 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func unlike(video: Int64, by user: Int64) throws(FeedStoreError) -> Video {
-        try changeLikes(video: video, by: user, liking: false)
+        try perform(stageUnlike(video: video, by: user))
+    }
+
+    /// ``unlike(video:by:)`` staged (see ``StagedWrite``).
+    public func stageUnlike(video: Int64, by user: Int64) -> StagedWrite<Video> {
+        stageLikeChange(video: video, by: user, liking: false)
     }
 
     /// Deletes a video.
@@ -321,20 +354,23 @@ extension FeedStorage {
     /// - Complexity: O(log n).
     @discardableResult
     public func follow(follower: Int64, followee: Int64) throws(FeedStoreError) -> Follow {
+        try perform(stageFollow(follower: follower, followee: followee))
+    }
+
+    /// ``follow(follower:followee:)`` staged (see ``StagedWrite``): refuses a self-follow now.
+    public func stageFollow(follower: Int64, followee: Int64) throws(FeedStoreError) -> StagedWrite<Follow> {
         guard follower != followee else {
             throw .invalid(field: "followee_id", reason: "a user cannot follow themselves")
         }
         let follow = Follow(followerID: follower, followeeID: followee, createdAt: now)
-        return try write(touchesAds: false, change: { _ in PendingChange(kind: .followed, key: follower, otherKey: followee) }) { transaction in
-            switch try transaction.insertFollowIfUsersExist(follow) {
-            case .inserted:
-                return follow
-            case .followerMissing:
-                throw FeedStoreError.notFound(entity: .user, id: String(follower))
-            case .followeeMissing:
-                throw FeedStoreError.notFound(entity: .user, id: String(followee))
-            case .exists:
-                throw FeedStoreError.conflict(field: "followee_id", reason: "user \(follower) already follows user \(followee)")
+        return StagedWrite(step: .insertFollow(follow), change: { _ in PendingChange(kind: .followed, key: follower, otherKey: followee) }) {
+            answer throws(FeedStoreError) in
+            guard case .follow(let outcome) = answer else { throw .mismatchedAnswer }
+            switch outcome {
+            case .inserted: return follow
+            case .followerMissing: throw .notFound(entity: .user, id: String(follower))
+            case .followeeMissing: throw .notFound(entity: .user, id: String(followee))
+            case .exists: throw .conflict(field: "followee_id", reason: "user \(follower) already follows user \(followee)")
             }
         }
     }
@@ -349,10 +385,16 @@ extension FeedStorage {
     ///   SQLite failure.
     /// - Complexity: O(log n).
     public func unfollow(follower: Int64, followee: Int64) throws(FeedStoreError) {
-        try write(touchesAds: false, change: { _ in PendingChange(kind: .unfollowed, key: follower, otherKey: followee) }) { transaction in
-            guard try transaction.deleteFollow(follower: follower, followee: followee) else {
-                throw FeedStoreError.notFound(entity: .follow, id: "\(follower)->\(followee)")
-            }
+        try perform(stageUnfollow(follower: follower, followee: followee))
+    }
+
+    /// ``unfollow(follower:followee:)`` staged (see ``StagedWrite``).
+    public func stageUnfollow(follower: Int64, followee: Int64) -> StagedWrite<Void> {
+        StagedWrite(
+            step: .deleteFollow(follower: follower, followee: followee), change: { _ in PendingChange(kind: .unfollowed, key: follower, otherKey: followee) }
+        ) { answer throws(FeedStoreError) in
+            guard case .followDeleted(let deleted) = answer else { throw .mismatchedAnswer }
+            guard deleted else { throw .notFound(entity: .follow, id: "\(follower)->\(followee)") }
         }
     }
 
@@ -384,24 +426,19 @@ extension FeedStorage {
         }
     }
 
-    /// One like or unlike (``StorageTransaction/changeLike(video:user:liking:at:)``) in one
-    /// write, logged as the video's update; its outcome turned into the write's error.
-    private func changeLikes(video id: Int64, by user: Int64, liking: Bool) throws(FeedStoreError) -> Video {
-        let updatedAt = now
-        return try write(touchesAds: false, change: { _ in PendingChange(kind: .videoUpdated, key: id) }) { transaction in
-            switch try transaction.changeLike(video: id, user: user, liking: liking, at: updatedAt) {
-            case .changed(let video):
-                return video
-            case .videoMissing:
-                throw FeedStoreError.notFound(entity: .video, id: String(id))
-            case .userMissing:
-                throw FeedStoreError.notFound(entity: .user, id: String(user))
-            case .overflow:
-                throw FeedStoreError.invalid(field: "like_count", reason: "must stay between 0 and \(Int64.max)")
-            case .refused where liking:
-                throw FeedStoreError.conflict(field: "user_id", reason: "user \(user) already likes video \(id)")
-            case .refused:
-                throw FeedStoreError.notFound(entity: .like, id: "\(user)->\(id)")
+    /// A like or unlike staged (``WriteStep/changeLike(video:user:liking:at:)``), logged as the
+    /// video's update; what its step found turned into the write's error.
+    private func stageLikeChange(video id: Int64, by user: Int64, liking: Bool) -> StagedWrite<Video> {
+        StagedWrite(step: .changeLike(video: id, user: user, liking: liking, at: now), change: { _ in PendingChange(kind: .videoUpdated, key: id) }) {
+            answer throws(FeedStoreError) in
+            guard case .like(let outcome) = answer else { throw .mismatchedAnswer }
+            switch outcome {
+            case .changed(let video): return video
+            case .videoMissing: throw .notFound(entity: .video, id: String(id))
+            case .userMissing: throw .notFound(entity: .user, id: String(user))
+            case .overflow: throw .invalid(field: "like_count", reason: "must stay between 0 and \(Int64.max)")
+            case .refused where liking: throw .conflict(field: "user_id", reason: "user \(user) already likes video \(id)")
+            case .refused: throw .notFound(entity: .like, id: "\(user)->\(id)")
             }
         }
     }
@@ -414,6 +451,11 @@ extension FeedStorage {
             }
         }
     }
+}
+
+extension FeedStoreError {
+    /// A step's answer of another kind than its write's: a backend's bug, never a client's.
+    fileprivate static let mismatchedAnswer = FeedStoreError.storage(code: .other, message: "a write step's answer is of another kind")
 }
 
 extension FeedStoreError.Entity {

@@ -37,6 +37,13 @@ public protocol FeedStorage: AnyObject, Sendable {
     /// ``read(_:)`` for reads that throw only ``FeedStoreError``, keeping the error's type.
     func reading<T>(_ body: (Reader) throws(FeedStoreError) -> T) throws(FeedStoreError) -> T
 
+    /// The change-log entries after `sequence` (oldest first, at most `limit`) with the rows
+    /// they name, as of one state of the store, and its change version: the users of user
+    /// entries and of both ends of follow entries, the videos of video entries, and which of the
+    /// follow entries' edges exist. What the index's catch-up reads most of the time; the default
+    /// reads it in one ``read(_:)``, PostgreSQL in one statement and one round trip.
+    func changesWithRows(after sequence: Int64, limit: Int) throws(FeedStoreError) -> ChangesWithRows
+
     /// Runs `body` in one write transaction that also bumps the change version (and the ad epoch
     /// when `touchesAds`) and appends `change(value)` to the change log under the new version.
     /// Nothing is written if `body` throws. The content writes are built on it.
@@ -52,6 +59,15 @@ public protocol FeedStorage: AnyObject, Sendable {
     /// - Throws: when the group's transaction itself fails (it cannot begin, or the commit
     ///   fails): then none of its writes is stored, whatever they returned inside `body`.
     func writeGroup(_ body: () -> Void) throws(FeedStoreError)
+
+    /// Carries out staged writes in order, each as ``perform(_:)`` would alone, and answers
+    /// each (``StagedWrite/grouped(answer:)``): the same values, errors and change-log entries.
+    /// Inside a group (``writeGroup(_:)``) a backend may send every write's step before it reads
+    /// any answer (PostgreSQL: one round trip for all of them), since a refused write's step
+    /// changes nothing. A statement that fails outright there is no write's answer: the backend
+    /// then undoes the steps it sent and carries the writes out one by one instead.
+    /// The default carries them out one by one.
+    func performTogether(_ writes: [GroupedWrite])
 
     /// Saves one snapshot and prunes that viewer's history (see `SQLiteFeedStore.saveSnapshot(id:viewer:structure:)`).
     @discardableResult
@@ -99,6 +115,11 @@ public protocol FeedStoreReader {
     func activeAds() throws(FeedStoreError) -> AdInventory
     /// Whether `follower` follows `followee`.
     func isFollowing(follower: Int64, followee: Int64) throws(FeedStoreError) -> Bool
+    /// What the index reads after a batch of change-log entries: the users and videos with
+    /// these ids (missing ids absent) and which of `edges` exist. The default reads them one
+    /// query after the other (one per edge); PostgreSQL sends every query at once, in one
+    /// round trip whatever the number of edges.
+    func changedRows(users: Set<Int64>, videos: Set<Int64>, edges: Set<FollowEdge>) throws(FeedStoreError) -> ChangedRows
     /// The snapshot `id` saved for `viewer`, or nil.
     func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot?
     /// The snapshot base `id` kept for `viewer`, or nil.
@@ -111,7 +132,81 @@ public protocol FeedStoreReader {
     func forEachFollow(_ body: (_ follower: Int64, _ followee: Int64) throws -> Void) throws(FeedStoreError)
 }
 
+/// A follow edge: `follower` follows `followee`.
+public struct FollowEdge: Hashable, Sendable {
+    public var follower: Int64
+    public var followee: Int64
+
+    public init(follower: Int64, followee: Int64) {
+        self.follower = follower
+        self.followee = followee
+    }
+}
+
+/// What ``FeedStorage/changesWithRows(after:limit:)`` read.
+public struct ChangesWithRows: Sendable {
+    /// The entries, oldest first.
+    public var entries: [ChangeEntry]
+    /// The rows they name.
+    public var rows: ChangedRows
+    /// The store's change version in the same state.
+    public var changeVersion: Int64
+
+    public init(entries: [ChangeEntry], rows: ChangedRows, changeVersion: Int64) {
+        self.entries = entries
+        self.rows = rows
+        self.changeVersion = changeVersion
+    }
+}
+
+extension ChangeEntry {
+    /// The rows `entries` name (see ``FeedStorage/changesWithRows(after:limit:)``).
+    public static func namedRows(_ entries: some Sequence<ChangeEntry>) -> (users: Set<Int64>, videos: Set<Int64>, edges: Set<FollowEdge>) {
+        var named: (users: Set<Int64>, videos: Set<Int64>, edges: Set<FollowEdge>) = ([], [], [])
+        for entry in entries {
+            switch entry.kind {
+            case .userCreated, .userUpdated, .userDeleted:
+                named.users.insert(entry.key)
+            case .videoCreated, .videoUpdated, .videoDeleted:
+                named.videos.insert(entry.key)
+            case .followed, .unfollowed:
+                guard let followee = entry.otherKey else { continue }
+                named.users.insert(entry.key)
+                named.users.insert(followee)
+                named.edges.insert(FollowEdge(follower: entry.key, followee: followee))
+            case .adChanged, .reset:
+                break
+            }
+        }
+        return named
+    }
+}
+
+/// The rows that ``FeedStoreReader/changedRows(users:videos:edges:)`` found.
+public struct ChangedRows: Sendable {
+    /// The users found, by id.
+    public var users: [Int64: User]
+    /// The videos found, by id.
+    public var videos: [Int64: Video]
+    /// The edges asked about that exist.
+    public var follows: Set<FollowEdge>
+
+    public init(users: [Int64: User] = [:], videos: [Int64: Video] = [:], follows: Set<FollowEdge> = []) {
+        self.users = users
+        self.videos = videos
+        self.follows = follows
+    }
+}
+
 extension FeedStoreReader {
+    public func changedRows(users: Set<Int64>, videos: Set<Int64>, edges: Set<FollowEdge>) throws(FeedStoreError) -> ChangedRows {
+        var rows = ChangedRows()
+        if !users.isEmpty { rows.users = try self.users(ids: users) }
+        if !videos.isEmpty { rows.videos = try self.videos(ids: videos) }
+        for edge in edges where try isFollowing(follower: edge.follower, followee: edge.followee) { rows.follows.insert(edge) }
+        return rows
+    }
+
     /// The users with these ids, keyed by id; missing ids are absent.
     public func users(ids: some Sequence<Int64>) throws(FeedStoreError) -> [Int64: User] { try records(User.self, ids: ids) }
     /// The videos with these ids, keyed by id; missing ids are absent.
@@ -141,31 +236,21 @@ public protocol StorageTransaction {
     func handleTaken(_ handle: String) throws -> Bool
     /// Inserts the edge unless it exists; returns whether it was inserted.
     func insertFollow(_ follow: Follow) throws -> Bool
-    /// Inserts `record` when the user `user` exists: its new id (0 when the store assigns none),
-    /// or nil when there is no such user. Nil must make the write throw: a backend may have
-    /// tried the insert already (PostgreSQL sends the check and the insert at once). The
-    /// default checks, then inserts.
-    func insert<Record: StoredRecord>(_ record: Record, ifUserExists user: Int64) throws -> Int64?
-    /// ``insertFollow(_:)`` after checking both users exist, in that order. Any outcome but
-    /// ``FollowInsert/inserted`` must make the write throw (see ``insert(_:ifUserExists:)``).
-    func insertFollowIfUsersExist(_ follow: Follow) throws -> FollowInsert
     /// Deletes the edge; returns whether it existed.
     func deleteFollow(follower: Int64, followee: Int64) throws -> Bool
     /// Records that `user` likes `video` unless it is recorded; returns whether it was inserted.
     func insertLike(video: Int64, user: Int64, createdAt: Int64) throws -> Bool
-    /// A like (`liking`) or an unlike of `video` by `user` at `time`: checks both exist, moves
-    /// the video's like count by one (never below zero) and its `updatedAt` to `time` (never
-    /// before its creation), and inserts or deletes the like row. Any outcome but
-    /// ``LikeChange/changed(_:)`` must make the write throw: a backend may have written already
-    /// (PostgreSQL sends it all at once), and the write's rollback takes it back. The default
-    /// does it one statement after the other.
-    func changeLike(video: Int64, user: Int64, liking: Bool, at time: Int64) throws -> LikeChange
     /// Deletes that like; returns whether it existed.
     func deleteLike(video: Int64, user: Int64) throws -> Bool
+    /// Carries out a staged write's step (see ``WriteStep``) and returns what it found. Any
+    /// answer its write refuses must make the write throw, which rolls back whatever the step
+    /// wrote. The default does it with the operations above, one after the other; a backend may
+    /// do it in one statement that writes only when the checks pass (PostgreSQL).
+    func perform(_ step: WriteStep) throws -> StepAnswer
 }
 
-/// What ``StorageTransaction/insertFollowIfUsersExist(_:)`` found, checked in this order.
-public enum FollowInsert: Sendable {
+/// What a ``WriteStep/insertFollow(_:)`` found, checked in this order.
+public enum FollowInsert: Sendable, Hashable {
     case followerMissing
     case followeeMissing
     /// The edge exists already.
@@ -173,8 +258,8 @@ public enum FollowInsert: Sendable {
     case inserted
 }
 
-/// What ``StorageTransaction/changeLike(video:user:liking:at:)`` found, checked in this order.
-public enum LikeChange: Sendable {
+/// What a ``WriteStep/changeLike(video:user:liking:at:)`` found, checked in this order.
+public enum LikeChange: Sendable, Hashable {
     case videoMissing
     case userMissing
     /// The count would overflow.
@@ -186,32 +271,6 @@ public enum LikeChange: Sendable {
 }
 
 extension StorageTransaction {
-    public func changeLike(video id: Int64, user: Int64, liking: Bool, at time: Int64) throws -> LikeChange {
-        let (found, liker) = try fetch(Video.self, id: id, User.self, id: user)
-        guard var video = found else { return .videoMissing }
-        guard liker != nil else { return .userMissing }
-        let (likes, overflow) = video.likeCount.addingReportingOverflow(liking ? 1 : -1)
-        guard !overflow else { return .overflow }
-        // An unlike never goes below zero: a count set lower by hand stays at zero.
-        video.likeCount = max(0, likes)
-        video.updatedAt = max(time, video.createdAt)
-        try update(video)
-        let recorded = liking ? try insertLike(video: id, user: user, createdAt: time) : try deleteLike(video: id, user: user)
-        return recorded ? .changed(video) : .refused
-    }
-
-    public func insert<Record: StoredRecord>(_ record: Record, ifUserExists user: Int64) throws -> Int64? {
-        guard try fetch(User.self, id: user) != nil else { return nil }
-        return try insert(record)
-    }
-
-    public func insertFollowIfUsersExist(_ follow: Follow) throws -> FollowInsert {
-        let (follower, followee) = try fetch(User.self, id: follow.followerID, User.self, id: follow.followeeID)
-        guard follower != nil else { return .followerMissing }
-        guard followee != nil else { return .followeeMissing }
-        return try insertFollow(follow) ? .inserted : .exists
-    }
-
     /// The two records fetched one after the other.
     public func fetch<First: StoredRecord & Identifiable<Int64>, Second: StoredRecord & Identifiable<Int64>>(
         _ first: First.Type, id firstID: Int64, _ second: Second.Type, id secondID: Int64
@@ -221,6 +280,16 @@ extension StorageTransaction {
 }
 
 extension FeedStorage {
+    public func changesWithRows(after sequence: Int64, limit: Int) throws(FeedStoreError) -> ChangesWithRows {
+        try reading { reader throws(FeedStoreError) in
+            let entries = try reader.changes(after: sequence, limit: limit)
+            let named = ChangeEntry.namedRows(entries)
+            return ChangesWithRows(
+                entries: entries, rows: try reader.changedRows(users: named.users, videos: named.videos, edges: named.edges),
+                changeVersion: try reader.changeVersion())
+        }
+    }
+
     /// The snapshot `id` saved for `viewer`, or nil (never saved, or pruned).
     public func snapshot(id: String, viewer: Int64) throws(FeedStoreError) -> StoredSnapshot? {
         try reading { reader throws(FeedStoreError) in try reader.snapshot(id: id, viewer: viewer) }

@@ -19,8 +19,10 @@ public final class ChangeListener: Sendable {
     private let opened = Atomic(0)
 
     /// Starts listening. `onChange` runs on the listener's thread, once per wake-up (a batch of
-    /// notifications) and after each (re)connection; `report` gets one line per failure.
-    public init(store: PostgresFeedStore, onChange: @escaping @Sendable () -> Void, report: @escaping @Sendable (String) -> Void) {
+    /// notifications) with the highest sequence they announce, and with nil after each
+    /// (re)connection (anything may have been committed meanwhile); `report` gets one line per
+    /// failure. Every replica's own commits wake it too: `onChange` may find them applied.
+    public init(store: PostgresFeedStore, onChange: @escaping @Sendable (_ reaching: Int64?) -> Void, report: @escaping @Sendable (String) -> Void) {
         let connect = store.connect
         let channel = store.channel
         let thread = Thread { [self] in
@@ -37,7 +39,7 @@ public final class ChangeListener: Sendable {
     }
 
     private func run(
-        connect: @Sendable () throws -> PostgresConnection, channel: String, onChange: @Sendable () -> Void, report: @Sendable (String) -> Void
+        connect: @Sendable () throws -> PostgresConnection, channel: String, onChange: @Sendable (Int64?) -> Void, report: @Sendable (String) -> Void
     ) {
         var backoff = Duration.milliseconds(100)
         while !stopping.load(ordering: .relaxed) {
@@ -48,10 +50,14 @@ public final class ChangeListener: Sendable {
                 try connection.execute("LISTEN \(channel)")
                 opened.add(1, ordering: .relaxed)
                 backoff = .milliseconds(100)
-                onChange()  // whatever was committed while we were not listening
+                onChange(nil)  // whatever was committed while we were not listening
                 while !stopping.load(ordering: .relaxed) {
-                    if try !connection.notifications(waitingUpTo: .milliseconds(250)).isEmpty {
-                        onChange()
+                    let payloads = try connection.notifications(waitingUpTo: .milliseconds(250))
+                    if !payloads.isEmpty {
+                        // Each payload is the sequence its commit reached; one that does not
+                        // read as one asks for a catch-up all the same.
+                        let sequences = payloads.map { Int64($0) }
+                        onChange(sequences.contains(nil) ? nil : sequences.compactMap { $0 }.max())
                     }
                 }
             } catch {

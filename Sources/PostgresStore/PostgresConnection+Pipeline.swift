@@ -21,6 +21,8 @@ struct QueuedStatement {
     /// that queued it (BEGIN, savepoints); false for a write's own statements, whose failure
     /// is that write's (see ``PostgresConnection/settle()``).
     var mayWait: Bool
+    /// Called with its rows when it succeeds (a group's lock, whose answer is read later).
+    var answered: ((PostgresRows) -> Void)? = nil
 }
 
 extension PostgresConnection {
@@ -31,10 +33,15 @@ extension PostgresConnection {
     /// own included, do not run; and ``takeQueuedFailure()`` returns the error until taken.
     /// ``discardQueued(keepingThoseThatMayWait:)`` drops what waits (before a rollback).
     ///
-    /// - Parameter mayWait: false for a statement whose failure must be known before the write
-    ///   that queued it ends: ``settle()`` sends it then.
-    package func queue(_ sql: String, _ parameters: [String?] = [], operation: String, mayWait: Bool = true) {
-        queued.append(QueuedStatement(sql: sql, parameters: parameters, operation: operation, mayWait: mayWait))
+    /// - Parameters:
+    ///   - mayWait: false for a statement whose failure must be known before the write that
+    ///     queued it ends: ``settle()`` sends it then.
+    ///   - answered: called with the statement's rows once it ran, on this thread, before the
+    ///     statement it went out with returns.
+    package func queue(
+        _ sql: String, _ parameters: [String?] = [], operation: String, mayWait: Bool = true, answered: ((PostgresRows) -> Void)? = nil
+    ) {
+        queued.append(QueuedStatement(sql: sql, parameters: parameters, operation: operation, mayWait: mayWait, answered: answered))
     }
 
     /// Drops the queued statements unsent: all of them, or those that may not wait.
@@ -55,7 +62,7 @@ extension PostgresConnection {
     /// Runs `statements` after the queued ones, all in one round trip, and returns each one's
     /// rows, in order.
     ///
-    /// - Throws: ``PostgresError``: the first failure (see ``queue(_:_:operation:mayWait:)``);
+    /// - Throws: ``PostgresError``: the first failure (see ``queue(_:_:operation:mayWait:answered:)``);
     ///   the statements after it do not run.
     package func execute(_ statements: [(sql: String, parameters: [String?])]) throws -> [PostgresRows] {
         try executePipelined(statements.map { QueuedStatement(sql: $0.sql, parameters: $0.parameters, operation: "execute", mayWait: false) })
@@ -158,8 +165,10 @@ extension PostgresConnection {
                 if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
                     if step, let name = plan.name {
                         prepared[statement.sql] = name
-                    } else if !step {
+                    } else if !step, index >= firstWanted {
                         outcome = .success(Self.rows(of: result))
+                    } else if !step, let answered = statement.answered {
+                        answered(Self.rows(of: result))
                     }
                 } else if status != PGRES_PIPELINE_ABORTED, failure == nil {
                     let error = PostgresError(result, operation: statement.operation)

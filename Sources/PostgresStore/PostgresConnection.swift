@@ -59,13 +59,13 @@ public struct PostgresRows: Sendable {
 /// their planning was a large part of the backend's time.
 ///
 /// Statements whose only answer is success or failure (`BEGIN`, `SAVEPOINT`…) can be queued
-/// (``queue(_:_:operation:mayWait:)``) instead of run: they go out with the next ``execute(_:_:)``, in
+/// (``queue(_:_:operation:mayWait:answered:)``) instead of run: they go out with the next ``execute(_:_:)``, in
 /// the same round trip (libpq's pipeline mode), ahead of it.
 public final class PostgresConnection {
     // Not Sendable: one thread at a time. The pool hands connections between threads.
     var handle: OpaquePointer?
     private var copyBuffer: [UInt8] = []
-    /// Statements waiting for the next ``execute(_:_:)`` (see ``queue(_:_:operation:mayWait:)``).
+    /// Statements waiting for the next ``execute(_:_:)`` (see ``queue(_:_:operation:mayWait:answered:)``).
     var queued: [QueuedStatement] = []
     /// The failure of a queued statement, kept until ``takeQueuedFailure()``.
     var queuedFailure: PostgresError?

@@ -90,14 +90,17 @@ public struct PostgresReader: FeedStoreReader {
     public func records<Record: StoredRecord & Identifiable<Int64>>(
         _ type: Record.Type, ids: some Sequence<Int64>
     ) throws(FeedStoreError) -> [Int64: Record] {
-        let list = "{" + ids.map { String($0) }.joined(separator: ",") + "}"
-        let rows = try run(connection.statements(for: Record.self).selectByIDs, [list]).rows
-        var result: [Int64: Record] = [:]
-        for row in rows {
+        try keyedByID(Record.self, run(connection.statements(for: Record.self).selectByIDs, [arrayLiteral(ids.map { $0 })]))
+    }
+
+    /// The records of `result`'s rows, by id.
+    private func keyedByID<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, _ result: PostgresRows) throws(FeedStoreError) -> [Int64: Record] {
+        var records: [Int64: Record] = [:]
+        for row in result.rows {
             let record = try decode(Record.self, row)
-            result[record.id] = record
+            records[record.id] = record
         }
-        return result
+        return records
     }
 
     public func activeAds() throws(FeedStoreError) -> AdInventory {
@@ -115,6 +118,41 @@ public struct PostgresReader: FeedStoreReader {
             "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = $1 AND followee_id = $2)", [String(follower), String(followee)]
         ).rows == [["t"]]
     }
+
+    /// The users', the videos' and the edges' queries in one round trip (those with nothing to
+    /// ask are not sent).
+    public func changedRows(users: Set<Int64>, videos: Set<Int64>, edges: Set<FollowEdge>) throws(FeedStoreError) -> ChangedRows {
+        let edgeList = Array(edges)
+        var statements: [(sql: String, parameters: [String?])] = []
+        if !users.isEmpty { statements.append((connection.statements(for: User.self).selectByIDs, [arrayLiteral(users.map { $0 })])) }
+        if !videos.isEmpty { statements.append((connection.statements(for: Video.self).selectByIDs, [arrayLiteral(videos.map { $0 })])) }
+        if !edges.isEmpty { statements.append((Self.existingEdges, [arrayLiteral(edgeList.map(\.follower)), arrayLiteral(edgeList.map(\.followee))])) }
+        var answers: [PostgresRows]
+        do {
+            answers = try connection.execute(statements)
+        } catch {
+            throw PostgresFeedStore.mapped(error)
+        }
+        var rows = ChangedRows()
+        answers.reverse()  // taken from the end, in the order sent
+        if !users.isEmpty { rows.users = try keyedByID(User.self, answers.removeLast()) }
+        if !videos.isEmpty { rows.videos = try keyedByID(Video.self, answers.removeLast()) }
+        if !edges.isEmpty {
+            for row in answers.removeLast().rows {
+                guard row.count == 2, let follower = row[0].flatMap({ Int64($0) }), let followee = row[1].flatMap({ Int64($0) }) else {
+                    throw .storage(code: .corrupt, message: "a follows row does not decode")
+                }
+                rows.follows.insert(FollowEdge(follower: follower, followee: followee))
+            }
+        }
+        return rows
+    }
+
+    /// The edges among the pairs of arrays $1 (followers) and $2 (followees) that exist.
+    private static let existingEdges = """
+        SELECT f.follower_id, f.followee_id FROM unnest($1::bigint[], $2::bigint[]) AS asked (follower_id, followee_id)
+        JOIN follows AS f ON f.follower_id = asked.follower_id AND f.followee_id = asked.followee_id
+        """
 
     // MARK: Snapshots
 

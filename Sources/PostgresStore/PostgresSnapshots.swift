@@ -127,3 +127,8 @@ extension PostgresFeedStore {
 func arrayLiteral(_ values: [String]) -> String {
     "{" + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}"
 }
+
+/// A PostgreSQL array literal of integers, nil as NULL (no quoting needed).
+func arrayLiteral(_ values: some Sequence<Int64?>) -> String {
+    "{" + values.map { $0.map { String($0) } ?? "NULL" }.joined(separator: ",") + "}"
+}

@@ -2,31 +2,48 @@ public import FeedStore
 
 // Group commit on PostgreSQL: one transaction on one pooled connection holds many content
 // writes, each in a savepoint (see `FeedStorage.writeGroup(_:)`). The group takes the store_meta
-// row lock once, first; holding it, it numbers its writes itself, so a write costs its own
+// row lock once, first (queued: it goes out with the group's first statement, and its answer,
+// the version the group numbers from, comes back with that statement's); holding it, it numbers its writes itself, so a write costs its own
 // statements, and the group ends with one statement that appends every change-log entry, moves
 // the change version and sends the NOTIFY. Everything without an answer to wait for (BEGIN, the
 // savepoints, that last statement) is queued on the connection and travels with the next
 // statement that has one: a write's savepoint with its first statement, the append with the
-// COMMIT.
+// COMMIT. Staged writes next to each other share one savepoint and one round trip
+// (`performTogether(_:)`): a group of staged writes costs two round trips, whatever its size.
 
 /// An open group's transaction: its connection, and what the group appends when it commits.
 final class PostgresGroupTransaction {
     let connection: PostgresConnection
-    /// The change version the group found under the store_meta lock; its writes take the next.
-    let baseVersion: Int64
+    /// What the group's lock statement answered: the change version it found under the
+    /// store_meta lock (its writes take the next ones). Nil until a statement after it ran.
+    var locked: PostgresRows?
     /// The change-log entries of the writes that stayed, in order: the n-th is version
     /// `baseVersion + n`.
     var entries: [(change: PendingChange, committedAt: Int64, touchesAds: Bool)] = []
     /// Whether a write's savepoint is open, for the next write to release as it takes its own.
     var savepointOpen = false
 
-    init(connection: PostgresConnection, baseVersion: Int64) {
+    init(connection: PostgresConnection) {
         self.connection = connection
-        self.baseVersion = baseVersion
     }
 
-    /// The version of the group's last write that stayed; nil when none did.
-    var lastVersion: Int64? { entries.isEmpty ? nil : baseVersion + Int64(entries.count) }
+    /// The change version the group locked.
+    ///
+    /// - Throws: when the lock's answer has not come, or holds no version.
+    func baseVersion() throws(FeedStoreError) -> Int64 {
+        guard let base = locked?.firstValue.flatMap({ Int64($0) }) else {
+            throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
+        }
+        return base
+    }
+
+    /// Queues a new savepoint, releasing the open one: both go out with the next statement.
+    func queueSavepoint() {
+        if savepointOpen { connection.queue("RELEASE SAVEPOINT grouped_write", operation: "savepoint") }
+        connection.queue("SAVEPOINT grouped_write", operation: "savepoint")
+        savepointOpen = true
+    }
+
 }
 
 extension PostgresFeedStore {
@@ -42,16 +59,13 @@ extension PostgresFeedStore {
         do {
             group = try pool.withConnection { connection in
                 try connection.inTransaction("BEGIN") {
-                    // The lock every write takes first, taken once for the whole group.
-                    let locked = try connection.execute("SELECT change_version FROM store_meta WHERE id = 1 FOR UPDATE")
-                    guard let base = locked.firstValue.flatMap({ Int64($0) }) else {
-                        throw FeedStoreError.storage(code: .corrupt, message: "store_meta row is missing")
-                    }
-                    let transaction = PostgresGroupTransaction(connection: connection, baseVersion: base)
+                    // The lock every write takes first, taken once for the whole group, ahead of
+                    // the group's first statement and in its round trip.
+                    let transaction = PostgresGroupTransaction(connection: connection)
+                    connection.queue("SELECT change_version FROM store_meta WHERE id = 1 FOR UPDATE", operation: "lock") { transaction.locked = $0 }
                     let group = OpenWriteGroup.run(store: self, connection: transaction) { _ in body() }
                     if let broken = group.broken { throw broken }
-                    appendEntries(of: transaction)
-                    group.lastVersion = transaction.lastVersion
+                    group.lastVersion = try appendEntries(of: transaction)
                     return group
                 }
             }
@@ -77,17 +91,15 @@ extension PostgresFeedStore {
         if let broken = group.broken { throw Self.mapped(broken) }
         let transaction = group.connection
         let connection = transaction.connection
-        if transaction.savepointOpen { connection.queue("RELEASE SAVEPOINT grouped_write", operation: "savepoint") }
-        connection.queue("SAVEPOINT grouped_write", operation: "savepoint")
-        transaction.savepointOpen = true
+        transaction.queueSavepoint()
         do {
             let value = try body(PostgresTransaction(connection: connection))
             try connection.settle()  // what the write queued (an update) answers before it ends
             transaction.entries.append((change(value), now, touchesAds))
             return value
         } catch {
-            if let failure = connection.takeQueuedFailure(), failure.operation == "savepoint" {
-                group.broken = failure  // no savepoint to go back to: the transaction is lost
+            if let failure = connection.takeQueuedFailure(), failure.breaksGroup {
+                group.broken = failure  // no lock, or no savepoint to go back to: the transaction is lost
             } else {
                 connection.discardQueued(keepingThoseThatMayWait: true)  // undone anyway
                 connection.queue("ROLLBACK TO SAVEPOINT grouped_write", operation: "savepoint")
@@ -99,11 +111,13 @@ extension PostgresFeedStore {
     /// Appends the group's change-log entries (numbered after the version the group locked),
     /// moves store_meta's change version to the last and its ad epoch by the writes that touched
     /// ads, and notifies the other replicas: one statement, whatever the group's size, queued to
-    /// go out with the `COMMIT` (which does not run if it fails).
-    private func appendEntries(of transaction: PostgresGroupTransaction) {
-        guard let last = transaction.lastVersion else { return }
+    /// go out with the `COMMIT` (which does not run if it fails). Returns the last version, nil
+    /// when no write stayed.
+    private func appendEntries(of transaction: PostgresGroupTransaction) throws(FeedStoreError) -> Int64? {
         let entries = transaction.entries
-        func array(_ values: [String?]) -> String { "{" + values.map { $0 ?? "NULL" }.joined(separator: ",") + "}" }
+        guard !entries.isEmpty else { return nil }
+        let base = try transaction.baseVersion()
+        let last = base + Int64(entries.count)
         transaction.connection.queue(
             """
             WITH appended AS (
@@ -115,13 +129,67 @@ extension PostgresFeedStore {
             SELECT pg_notify($8, $9)
             """,
             [
-                array(entries.indices.map { String(transaction.baseVersion + Int64($0) + 1) }),
-                array(entries.map { $0.change.kind.rawValue }),
-                array(entries.map { String($0.change.key) }),
-                array(entries.map { $0.change.otherKey.map { String($0) } }),
-                array(entries.map { String($0.committedAt) }),
+                arrayLiteral(entries.indices.map { base + Int64($0) + 1 }),
+                arrayLiteral(entries.map { $0.change.kind.rawValue }),
+                arrayLiteral(entries.map { $0.change.key }),
+                arrayLiteral(entries.map { $0.change.otherKey }),
+                arrayLiteral(entries.map { $0.committedAt }),
                 // $6 is compared as a bigint and $9 sent as text: one parameter cannot be both.
                 String(last), String(entries.count(where: { $0.touchesAds })), channel, String(last),
             ], operation: "execute")
+        return last
     }
+}
+
+extension PostgresFeedStore {
+    /// Inside a group, every write's step goes out in one pipeline, after a savepoint of their
+    /// own, and the writes are decided from the answers in order: one round trip for all of
+    /// them, however many. A refused step changed nothing, so a refusal needs no rollback
+    /// (see ``FeedStore/WriteStep``), and a later step sees what the earlier ones did. When a
+    /// statement fails outright, those after it did not run and the transaction is aborted:
+    /// the steps are rolled back to the savepoint and the writes carried out one by one, each
+    /// in a savepoint of its own, so that failure is its write's alone. When the savepoint or
+    /// the connection fails, the group is lost and every write gets that error. Outside a
+    /// group, each write is carried out alone.
+    public func performTogether(_ writes: [GroupedWrite]) {
+        guard let group = currentGroup else {
+            for write in writes { write.performAlone(on: self) }
+            return
+        }
+        guard !writes.isEmpty else { return }
+        if let broken = group.broken {
+            for write in writes { write.fail(Self.mapped(broken)) }
+            return
+        }
+        let transaction = group.connection
+        let connection = transaction.connection
+        transaction.queueSavepoint()
+        let outcomes: [Result<PostgresRows, PostgresError>?]
+        do {
+            outcomes = try connection.executeEach(writes.map { $0.step.statement() })
+        } catch {
+            group.broken = error  // the savepoint or the connection: nothing to go back to
+            for write in writes { write.fail(Self.mapped(error)) }
+            return
+        }
+        var answers: [StepAnswer] = []
+        answers.reserveCapacity(writes.count)
+        for (write, outcome) in zip(writes, outcomes) {
+            guard case .success(let rows)? = outcome, let answer = try? write.step.answer(from: rows, on: connection) else {
+                connection.queue("ROLLBACK TO SAVEPOINT grouped_write", operation: "savepoint")
+                for write in writes { write.performAlone(on: self) }
+                return
+            }
+            answers.append(answer)
+        }
+        for (write, answer) in zip(writes, answers) {
+            if let change = write.decide(answer) { transaction.entries.append((change, now, false)) }
+        }
+    }
+}
+
+extension PostgresError {
+    /// Whether this failure of a queued statement leaves a group's transaction unusable: its
+    /// BEGIN, its lock or a savepoint failed, so no write's rollback can set it right.
+    var breaksGroup: Bool { operation == "begin" || operation == "lock" || operation == "savepoint" }
 }

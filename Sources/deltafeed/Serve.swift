@@ -112,7 +112,9 @@ struct Serve: ParsableCommand {
             // Other replicas' writes wake the catch-up at once; the maintenance thread's periodic
             // catch-up stays as the fallback.
             let listenLogger = logger
-            listener = ChangeListener(store: postgres, onChange: { _ = try? service.catchUp() }) { message in listenLogger.warning("\(message)") }
+            listener = ChangeListener(store: postgres, onChange: { reaching in _ = try? service.catchUp(reaching: reaching) }) { message in
+                listenLogger.warning("\(message)")
+            }
         }
         catchUpBeforeServing(service, logger: logger)
         ready.store(true, ordering: .releasing)

@@ -49,4 +49,34 @@ struct PostgresFailureTests {
         #expect(try store.counts().videos == 1)
         #expect(try makeVideo(store, author: author).id == 2)
     }
+
+    @Test("A group that cannot take the store_meta lock fails whole: its writes get the lock's error, nothing is stored, the store goes on")
+    func groupWithoutTheLockFailsWhole() throws {
+        let schema = freshSchemaName()
+        let store = try PostgresFeedStore(url: postgresURL!, schema: schema, options: StorageOptions(maximumReaderCount: 1, busyTimeout: 0.2))
+        try makeUsers(2, in: store)
+        let video = try makeVideo(store, author: 1).id
+        // Another replica in its write: it holds the lock past the group's lock_timeout.
+        let other = try PostgresConnection(url: postgresURL!)
+        try other.execute("SELECT set_config('search_path', $1, false)", [schema])
+        try other.execute("BEGIN")
+        try other.execute("SELECT change_version FROM store_meta WHERE id = 1 FOR UPDATE")
+
+        let batch = StagedBatch()
+        batch.add(store.stageLike(video: video, by: 2))
+        var direct: Result<User, FeedStoreError>?
+        #expect(throws: FeedStoreError.self) {
+            try store.writeGroup {
+                store.performTogether(batch.writes)
+                do throws(FeedStoreError) { direct = .success(try store.createUser(handle: "late", displayName: "Late")) } catch { direct = .failure(error) }
+            }
+        }
+        #expect(batch.results.allSatisfy { $0?.error != nil })
+        #expect(direct.map { (try? $0.get()) == nil } == true)
+        try other.execute("ROLLBACK")
+
+        #expect(try store.storedChangeVersion() == 3)
+        #expect(try store.counts().users == 2)
+        #expect(try store.like(video: video, by: 2).likeCount == 1)
+    }
 }

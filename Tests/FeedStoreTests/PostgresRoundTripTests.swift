@@ -26,7 +26,7 @@ struct PostgresRoundTripTests {
         return (store, video)
     }
 
-    @Test("A group of likes costs one round trip per like, plus one to begin and one to commit")
+    @Test("A group of likes costs one round trip per like, plus one to commit: the group's lock goes with the first")
     func groupedLikes() throws {
         let (store, video) = try warmStore(users: 11)
         let before = store.roundTrips
@@ -39,7 +39,7 @@ struct PostgresRoundTripTests {
         // like's insert go together, and the answers say which check failed; the refused one
         // too, and the rollback to its savepoint waits for the commit.
         #expect(refused == 1)
-        #expect(store.roundTrips - before == 1 + 10 + 1 + 1)
+        #expect(store.roundTrips - before == 10 + 1 + 1)
         #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 10)
     }
 
@@ -62,8 +62,50 @@ struct PostgresRoundTripTests {
             do { _ = try makeVideo(store, author: 99) } catch { refused += 1 }
         }
         #expect(refused == 3)
-        #expect(store.roundTrips - before == 1 + 4 + 4 + 1)
+        #expect(store.roundTrips - before == 4 + 4 + 1)
         #expect(try store.read { reader in try reader.counts() }.follows == 3)
+    }
+
+    @Test("A group's staged writes cost two round trips however many they are: the lock with all their statements, then the commit")
+    func stagedWritesShareRoundTrips() throws {
+        let (store, video) = try warmStore(users: 80)
+        /// Runs `count` staged likes, follows and new videos, by users from `firstUser` on, in
+        /// one group, and returns the round trips it took.
+        func cost(_ count: Int, firstUser: Int64) throws -> Int {
+            let batch = StagedBatch()
+            for index in 0..<count {
+                let user = firstUser + Int64(index)
+                switch index % 3 {
+                case 0: batch.add(store.stageLike(video: video, by: user))
+                case 1: batch.add(try store.stageFollow(follower: 1, followee: user))
+                default: batch.add(try store.stageVideo(authorID: user, title: "New", thumbnailURL: "https://cdn.example/n.jpg", durationSeconds: 9))
+                }
+            }
+            let before = store.roundTrips
+            try store.writeGroup { store.performTogether(batch.writes) }
+            #expect(batch.results.allSatisfy { $0 != nil && $0?.error == nil })
+            return store.roundTrips - before
+        }
+        let (few, many) = (try cost(6, firstUser: 2), try cost(60, firstUser: 8))
+        #expect(few == 2)
+        #expect(many == 2)
+        #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 22)
+    }
+
+    @Test("The rows a catch-up reads cost one round trip, however many follow edges it asks about")
+    func changedRowsInOneRoundTrip() throws {
+        let (store, video) = try warmStore(users: 12)
+        for followee in Int64(2)...6 { try store.follow(follower: 1, followee: followee) }
+        let edges = Set((Int64(2)...11).map { FollowEdge(follower: 1, followee: $0) })
+        _ = try store.reading { reader throws(FeedStoreError) in try reader.changedRows(users: [1], videos: [video], edges: edges) }  // prepares
+        let before = store.roundTrips
+        let rows = try store.reading { reader throws(FeedStoreError) in
+            try reader.changedRows(users: [1, 2, 99], videos: [video, 99], edges: edges)
+        }
+        #expect(store.roundTrips - before == 2)  // the read's BEGIN goes with them; then its COMMIT
+        #expect(Set(rows.users.keys) == [1, 2])
+        #expect(Set(rows.videos.keys) == [video])
+        #expect(rows.follows == Set((Int64(2)...6).map { FollowEdge(follower: 1, followee: $0) }))
     }
 
     @Test("A like alone costs the version bump, the like, and the COMMIT with the log entry")
