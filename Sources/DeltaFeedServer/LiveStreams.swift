@@ -7,10 +7,6 @@ import Prometheus
 import Synchronization
 import SystemCalls
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Live feeds: each open `GET …/feed/live` stream gets the delta of its viewer's feed as soon as
 /// the index applies a change that touches it, as Server-Sent Events.
 ///

@@ -6,10 +6,6 @@ import Foundation
 import Prometheus
 import SystemCalls
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Delta requests that wait for their feed to change (`GET …/feed/delta?since=S&wait=N`).
 ///
 /// A request whose answer would be 304 is parked here with its ``EventHTTP/Responder``; the

@@ -134,9 +134,7 @@ extension Worker {
             if case .success(let count) = result { sent = count }
         }
         if sent == total {
-            open.progressAt = monotonicNanoseconds()
-            open.pending = 0
-            open.stream.written(open.parts)
+            reportWritten(open)
             return
         }
         // The unsent rest, in order: evhttp's drain callback (set by the first part) reports it.
@@ -158,6 +156,12 @@ extension Worker {
         guard let bev = evhttp_connection_get_bufferevent(connection), let ticket = connections[bev]?.streamTicket,
             let open = streams[ticket]
         else { return }
+        reportWritten(open)
+    }
+
+    /// Everything `open` was sent is in the socket: its client is keeping up, and its producer
+    /// hears it.
+    private func reportWritten(_ open: OpenStream) {
         open.progressAt = monotonicNanoseconds()
         open.pending = 0
         open.stream.written(open.parts)

@@ -221,11 +221,6 @@ public protocol StorageTransaction {
     func insert<Record: StoredRecord>(_ record: Record) throws -> Int64
     /// The record with this `id`, or nil.
     func fetch<Record: StoredRecord & Identifiable<Int64>>(_ type: Record.Type, id: Int64) throws -> Record?
-    /// The records with these ids, each nil when missing: a write's checks, in one round trip
-    /// where the backend can send both at once (PostgreSQL), else one after the other.
-    func fetch<First: StoredRecord & Identifiable<Int64>, Second: StoredRecord & Identifiable<Int64>>(
-        _ first: First.Type, id firstID: Int64, _ second: Second.Type, id secondID: Int64
-    ) throws -> (First?, Second?)
     /// Writes every column of `record` to the row with its `id`. A backend may carry it out
     /// with the write's next statement, or as the write ends: its failure may be thrown there,
     /// and fails the write all the same.
@@ -268,15 +263,6 @@ public enum LikeChange: Sendable, Hashable {
     case refused
     /// Done: the video as it is now.
     case changed(Video)
-}
-
-extension StorageTransaction {
-    /// The two records fetched one after the other.
-    public func fetch<First: StoredRecord & Identifiable<Int64>, Second: StoredRecord & Identifiable<Int64>>(
-        _ first: First.Type, id firstID: Int64, _ second: Second.Type, id secondID: Int64
-    ) throws -> (First?, Second?) {
-        (try fetch(First.self, id: firstID), try fetch(Second.self, id: secondID))
-    }
 }
 
 extension FeedStorage {

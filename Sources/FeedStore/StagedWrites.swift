@@ -193,9 +193,8 @@ extension StorageTransaction {
     public func perform(_ step: WriteStep) throws -> StepAnswer {
         switch step {
         case .changeLike(let id, let user, let liking, let time):
-            let (found, liker) = try fetch(Video.self, id: id, User.self, id: user)
-            guard var video = found else { return .like(.videoMissing) }
-            guard liker != nil else { return .like(.userMissing) }
+            guard var video = try fetch(Video.self, id: id) else { return .like(.videoMissing) }
+            guard try fetch(User.self, id: user) != nil else { return .like(.userMissing) }
             let (likes, overflow) = video.likeCount.addingReportingOverflow(liking ? 1 : -1)
             guard !overflow else { return .like(.overflow) }
             // An unlike never goes below zero: a count set lower by hand stays at zero.
@@ -208,9 +207,8 @@ extension StorageTransaction {
             guard try fetch(User.self, id: video.authorID) != nil else { return .videoInserted(nil) }
             return .videoInserted(try insert(video))
         case .insertFollow(let follow):
-            let (follower, followee) = try fetch(User.self, id: follow.followerID, User.self, id: follow.followeeID)
-            guard follower != nil else { return .follow(.followerMissing) }
-            guard followee != nil else { return .follow(.followeeMissing) }
+            guard try fetch(User.self, id: follow.followerID) != nil else { return .follow(.followerMissing) }
+            guard try fetch(User.self, id: follow.followeeID) != nil else { return .follow(.followeeMissing) }
             return .follow(try insertFollow(follow) ? .inserted : .exists)
         case .deleteFollow(let follower, let followee):
             return .followDeleted(try deleteFollow(follower: follower, followee: followee))

@@ -68,25 +68,6 @@ public struct PostgresReader: FeedStoreReader {
         try run(connection.statements(for: Record.self).selectByID, [String(id)]).rows.first.map { row throws(FeedStoreError) in try decode(Record.self, row) }
     }
 
-    /// Two records by id, both selects in one round trip.
-    func records<First: StoredRecord & Identifiable<Int64>, Second: StoredRecord & Identifiable<Int64>>(
-        _ first: First.Type, id firstID: Int64, _ second: Second.Type, id secondID: Int64
-    ) throws(FeedStoreError) -> (First?, Second?) {
-        let rows: [PostgresRows]
-        do {
-            rows = try connection.execute([
-                (connection.statements(for: First.self).selectByID, [String(firstID)]),
-                (connection.statements(for: Second.self).selectByID, [String(secondID)]),
-            ])
-        } catch {
-            throw PostgresFeedStore.mapped(error)
-        }
-        return (
-            try rows[0].rows.first.map { row throws(FeedStoreError) in try decode(First.self, row) },
-            try rows[1].rows.first.map { row throws(FeedStoreError) in try decode(Second.self, row) }
-        )
-    }
-
     public func records<Record: StoredRecord & Identifiable<Int64>>(
         _ type: Record.Type, ids: some Sequence<Int64>
     ) throws(FeedStoreError) -> [Int64: Record] {

@@ -14,12 +14,6 @@ public struct PostgresTransaction: StorageTransaction {
         try PostgresReader(connection: connection).record(Record.self, id: id)
     }
 
-    public func fetch<First: StoredRecord & Identifiable<Int64>, Second: StoredRecord & Identifiable<Int64>>(
-        _ first: First.Type, id firstID: Int64, _ second: Second.Type, id secondID: Int64
-    ) throws -> (First?, Second?) {
-        try PostgresReader(connection: connection).records(First.self, id: firstID, Second.self, id: secondID)
-    }
-
     /// Queued, not run: the update goes out with the write's next statement, or before the
     /// write ends (``PostgresConnection/settle()``, the `COMMIT` of a write alone).
     public func update<Record: StoredRecord & Identifiable<Int64>>(_ record: Record) throws {

@@ -35,4 +35,29 @@ struct ThreadNameTests {
         done.wait()
         #expect(names.withLock { $0 } == ["df-maintenance", "df-storage-read", "df-storage-rrr"])
     }
+
+    #if os(Linux)
+    /// The nice value of the calling thread (field 19 of its stat line, after the name).
+    @Sendable private static func niceness() throws -> Int {
+        let stat = try String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8)
+        let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
+        return try #require(Int(fields[16]))
+    }
+
+    @Test("A lowered priority is the calling thread's alone: its nice value rises, the thread that started it keeps its own")
+    func priorityIsPerThread() throws {
+        let before = try Self.niceness()
+        let seen = Mutex<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            lowerCurrentThreadPriority(niceness: 10)
+            seen.withLock { $0 = try? Self.niceness() }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        #expect(seen.withLock { $0 } == max(before, 10))
+        #expect(try Self.niceness() == before)
+    }
+    #endif
 }
