@@ -60,6 +60,27 @@ extension DeltaDocument {
             }
         }
         var patches: [ItemPath: ItemPatch] = [:]
+        // Inserted items the snapshot holds unchanged elsewhere (slid from one section into the
+        // next) are sent as their old path: the snapshot's items by id, made only when needed.
+        var moved: [ItemPath: ItemPath] = [:]
+        var oldItems: [String: (path: ItemPath, version: String)]?
+        for sectionDiff in diff.itemDiffs where !sectionDiff.items.inserts.isEmpty {
+            if oldItems == nil {
+                var byID: [String: (path: ItemPath, version: String)] = [:]
+                for (sectionIndex, section) in old.sections.enumerated() {
+                    for (itemIndex, item) in section.items.enumerated() where byID[item.id] == nil {
+                        byID[item.id] = (ItemPath(section: sectionIndex, item: itemIndex), item.version)
+                    }
+                }
+                oldItems = byID
+            }
+            for newIndex in sectionDiff.items.inserts {
+                let item = new.sections[sectionDiff.newSection].items[newIndex]
+                if let held = oldItems?[item.id], held.version == item.version {
+                    moved[ItemPath(section: sectionDiff.newSection, item: newIndex)] = held.path
+                }
+            }
+        }
         for sectionDiff in diff.itemDiffs {
             for oldIndex in sectionDiff.items.updates {
                 guard let newIndex = sectionDiff.items.newIndex(forOldIndex: oldIndex),
@@ -71,7 +92,8 @@ extension DeltaDocument {
         }
         self.init(
             format: format, since: oldID, snapshot: current.snapshotID, nextCursor: current.nextCursor, page: page,
-            layout: current.layout, changes: .diff(diff), keptSectionsWithChangedItems: kept, itemPatches: patches, supplementaryChanges: views,
+            layout: current.layout, changes: .diff(diff), keptSectionsWithChangedItems: kept, itemPatches: patches, movedItems: moved,
+            supplementaryChanges: views,
             changedLayouts: changedLayouts, prefetch: (old.prefetchHint, new.prefetchHint))
     }
 

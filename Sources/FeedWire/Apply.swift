@@ -76,6 +76,15 @@ extension FeedDocument {
         }
     }
 
+    /// The item at `path` of this document (the one a delta starts from), for a payload that
+    /// names it (`verb`: what the payload does with it).
+    private func item(at path: ItemPath, name: String, _ verb: String) throws(DeltaApplyError) -> FeedDocument.Item {
+        guard sections.indices.contains(path.section), sections[path.section].items.indices.contains(path.item) else {
+            throw .payloadMismatch("\(name) \(verb) \(path), which names no item")
+        }
+        return sections[path.section].items[path.item]
+    }
+
     // MARK: Batch
 
     /// Applies a batch delta the way UIKit interprets one `performBatchUpdates`: ListDiff's
@@ -84,7 +93,8 @@ extension FeedDocument {
     /// `supplementary`, by new section index.
     ///
     /// Every payload must be named by exactly one operation, and a reload's payload must say
-    /// the position the batch gives it; items never move between sections. A reload that is a
+    /// the position the batch gives it; items never move between sections, but an inserted item
+    /// may be one this document holds at an old path (``FeedDelta/Batch/insertedFromSnapshot``). A reload that is a
     /// patch applies to the item at its old path, and the result must hash to the version it
     /// announces. Finally the sections named in `section_versions` and `section_layouts` take
     /// their new version and layout, and the document the header's snapshot, cursor and (when it
@@ -97,7 +107,13 @@ extension FeedDocument {
         let update = batch.update
         let insertedSections = try payloads(batch.insertedSections, \.position, "inserted_sections", "sections.inserts", update.sectionInserts)
         let reloadedSections = try payloads(batch.reloadedSections, \.oldPosition, "reloaded_sections", "sections.reloads", update.sectionReloads)
-        let insertedItems = try payloads(batch.insertedItems, \.position, "inserted_items", "items.inserts", update.itemInserts)
+        var wholeInserts = batch.insertedItems
+        for (offset, reference) in batch.insertedFromSnapshot.enumerated() {
+            wholeInserts.append(
+                FeedDelta.ItemPayload(
+                    position: reference.to, value: try item(at: reference.from, name: "inserted_items (old_path \(offset))", "names")))
+        }
+        let insertedItems = try payloads(wholeInserts, \.position, "inserted_items", "items.inserts", update.itemInserts)
         var wholeReloads: [FeedDelta.ItemPayload] = []
         for (offset, reload) in batch.reloadedItems.enumerated() {
             let name = "reloaded_items[\(offset)]"
@@ -106,10 +122,7 @@ extension FeedDocument {
             if case .item(let item) = reload.value {
                 value = item
             } else {
-                guard sections.indices.contains(old.section), sections[old.section].items.indices.contains(old.item) else {
-                    throw .payloadMismatch("\(name) patches \(old), which names no item")
-                }
-                value = try reload.value.applied(to: sections[old.section].items[old.item], name: name)
+                value = try reload.value.applied(to: try item(at: old, name: name, "patches"), name: name)
             }
             wholeReloads.append(FeedDelta.ItemPayload(oldPosition: old, position: reload.position, value: value))
         }
@@ -187,7 +200,8 @@ extension FeedDocument {
     /// step carries.
     ///
     /// Item steps name their section by its index at that moment; a change may carry patches of
-    /// the items it replaces, each checked against the version it announces. Finally the sections
+    /// the items it replaces, each checked against the version it announces, and an insert items
+    /// this document (the one the delta starts from) holds, by their path in it. Finally the sections
     /// named in `section_versions` take their new version, and the document the header's
     /// snapshot and cursor.
     ///
@@ -210,6 +224,11 @@ extension FeedDocument {
                 for (offset, change) in changes.enumerated() {
                     if case .item(let item) = change {
                         values.append(item)
+                        continue
+                    }
+                    if case .moved(let from) = change, case .insert = step {
+                        // The document the delta starts from, not the one the steps so far made.
+                        values.append(try item(at: from, name: "\(name).items[\(offset)]", "names"))
                         continue
                     }
                     guard case .change(let at, _) = step, items.indices.contains(at + offset) else {

@@ -36,6 +36,12 @@ public struct DeltaDocument: Sendable {
     /// The items replaced in place that travel as patches, by their path in the new page. Every
     /// other replaced item is sent whole.
     public var itemPatches: [ItemPath: ItemPatch]
+    /// Inserted items the snapshot already holds, unchanged, elsewhere: by their path in the new
+    /// page, the path they have in the snapshot. Batch and sequential deltas send that old path
+    /// (`{"old_path":[s,i]}`) instead of the item: a new video at the top of the grid slides one
+    /// video of every grid section into the next, and those need no bytes of their own. A JSON
+    /// Patch sends them whole (its operations see only the document as the earlier ones left it).
+    public var movedItems: [ItemPath: ItemPath]
     /// Headers and footers that came, went or changed in sections matched by id and kind, in new
     /// section order. A batch leaves out those of sections it carries whole.
     public var supplementaryChanges: [SupplementaryUpdate]
@@ -75,7 +81,7 @@ public struct DeltaDocument: Sendable {
     public init(
         format: DeltaFormat, since: String, snapshot: String, nextCursor: String?, page: [FeedSection], layout: Layout?,
         changes: DeltaChanges, keptSectionsWithChangedItems: [Int], itemPatches: [ItemPath: ItemPatch] = [:],
-        supplementaryChanges: [SupplementaryUpdate] = [], changedLayouts: [Int] = [], prefetch: (old: Prefetch?, new: Prefetch?) = (nil, nil)
+        movedItems: [ItemPath: ItemPath] = [:], supplementaryChanges: [SupplementaryUpdate] = [], changedLayouts: [Int] = [], prefetch: (old: Prefetch?, new: Prefetch?) = (nil, nil)
     ) {
         self.format = format
         self.since = since
@@ -86,6 +92,7 @@ public struct DeltaDocument: Sendable {
         self.changes = changes
         self.keptSectionsWithChangedItems = keptSectionsWithChangedItems
         self.itemPatches = itemPatches
+        self.movedItems = movedItems
         self.supplementaryChanges = supplementaryChanges
         self.changedLayouts = changedLayouts
         self.prefetch = prefetch
@@ -186,8 +193,13 @@ public struct DeltaDocument: Sendable {
         json.member("inserted_items", batch.itemInserts) { json, path in
             json.raw("{\"path\":")
             json.path(path)
-            json.raw(",\"item\":")
-            item(path, to: &json)
+            if let oldPath = movedItems[path] {
+                json.raw(",\"old_path\":")
+                json.path(oldPath)
+            } else {
+                json.raw(",\"item\":")
+                item(path, to: &json)
+            }
             json.raw("}")
         }
         json.member("reloaded_items", batch.itemReloads) { json, path in
@@ -232,6 +244,10 @@ public struct DeltaDocument: Sendable {
                     if case .change = step, let patch = itemPatches[path] {
                         json.raw("{")
                         patchMembers(patch, to: &json)
+                        json.raw("}")
+                    } else if case .insert = step, let oldPath = movedItems[path] {
+                        json.raw("{\"old_path\":")
+                        json.path(oldPath)
                         json.raw("}")
                     } else {
                         item(path, to: &json)

@@ -110,8 +110,13 @@ public enum FeedDelta: Hashable, Sendable {
         /// The replacements of reloaded sections, one per ``SectionedBatchUpdate/sectionReloads``
         /// index (their ``Payload/oldPosition``).
         public var reloadedSections: [SectionPayload]
-        /// The new items, one per ``SectionedBatchUpdate/itemInserts`` path.
+        /// The new items, one per ``SectionedBatchUpdate/itemInserts`` path, except those in
+        /// ``insertedFromSnapshot``.
         public var insertedItems: [ItemPayload]
+        /// Inserted items the snapshot holds unchanged at another path (`{"path","old_path"}`
+        /// entries of `inserted_items`): from the old path to the new one. With
+        /// ``insertedItems``, exactly one per ``SectionedBatchUpdate/itemInserts`` path.
+        public var insertedFromSnapshot: [Move<ItemPath>]
         /// The replacements of reloaded items, one per ``SectionedBatchUpdate/itemReloads`` path
         /// (their ``Payload/oldPosition``): the whole item or a patch of the one at the old path.
         public var reloadedItems: [ItemReload]
@@ -123,13 +128,15 @@ public enum FeedDelta: Hashable, Sendable {
         public init(
             header: Header, update: SectionedBatchUpdate = SectionedBatchUpdate(),
             insertedSections: [SectionPayload] = [], reloadedSections: [SectionPayload] = [],
-            insertedItems: [ItemPayload] = [], reloadedItems: [ItemReload] = [], supplementary: [SupplementaryChange] = []
+            insertedItems: [ItemPayload] = [], insertedFromSnapshot: [Move<ItemPath>] = [], reloadedItems: [ItemReload] = [],
+            supplementary: [SupplementaryChange] = []
         ) {
             self.header = header
             self.update = update
             self.insertedSections = insertedSections
             self.reloadedSections = reloadedSections
             self.insertedItems = insertedItems
+            self.insertedFromSnapshot = insertedFromSnapshot
             self.reloadedItems = reloadedItems
             self.supplementary = supplementary
         }
@@ -238,6 +245,10 @@ public enum ItemChange: Hashable, Sendable {
     case item(FeedDocument.Item)
     /// The item it replaces with these fields changed, at this new version.
     case patch(ItemPatch)
+    /// An inserted item the client already holds, unchanged: the one at this path of the
+    /// document the delta starts from (`{"old_path":[s,i]}`). Items slid from one grid section
+    /// into the next travel this way. Only inserts carry it.
+    case moved(from: ItemPath)
 
     /// The item after the change, from the one it replaces.
     ///
@@ -248,6 +259,8 @@ public enum ItemChange: Hashable, Sendable {
         switch self {
         case .item(let item):
             return item
+        case .moved(let path):
+            throw .payloadMismatch("\(name) names the item at \(path) of the snapshot, which only an insert may")
         case .patch(let patch):
             guard let data = patch.applied(to: old.data) else {
                 throw .payloadMismatch("\(name) patches a field that item \(old.id) does not have as a value")
@@ -318,12 +331,24 @@ extension FeedDelta: JSONConvertible {
                 itemReloads: items.reloads)
             let section = { (reload: Bool) in decodePayload(reload: reload, decodeIndex, "index", FeedDocument.Section.init(json:path:), "section") }
             let item = decodePayload(reload: false, decodeItemPath, "path", FeedDocument.Item.init(json:path:), "item")
+            // `inserted_items`: `{"path","item"}`, or `{"path","old_path"}` for an item the snapshot holds.
+            var insertedItems: [ItemPayload] = []
+            var insertedFromSnapshot: [Move<ItemPath>] = []
+            for entry in try object.optionalArray("inserted_items", { value, path throws(FeedDecodingError) in (value, path) }) {
+                let members = try JSONObjectReader(entry.0, path: entry.1)
+                if members.has("old_path") {
+                    insertedFromSnapshot.append(
+                        Move(from: try members.value("old_path", decodeItemPath), to: try members.value("path", decodeItemPath)))
+                } else {
+                    insertedItems.append(try item(entry.0, entry.1))
+                }
+            }
             self = .batch(
                 Batch(
                     header: header, update: update,
                     insertedSections: try object.optionalArray("inserted_sections", section(false)),
                     reloadedSections: try object.optionalArray("reloaded_sections", section(true)),
-                    insertedItems: try object.optionalArray("inserted_items", item),
+                    insertedItems: insertedItems, insertedFromSnapshot: insertedFromSnapshot,
                     reloadedItems: try object.optionalArray("reloaded_items", decodeItemReload),
                     supplementary: try object.optionalArray("supplementary", decodeSupplementaryChange)))
         case .sequential:
@@ -369,7 +394,12 @@ extension FeedDelta: JSONConvertible {
             members["items"] = batchListsJSON(update.itemDeletes, update.itemInserts, update.itemMoves, update.itemReloads)
             list("inserted_sections", batch.insertedSections.map { $0.json("index", "section") })
             list("reloaded_sections", batch.reloadedSections.map { $0.json("index", "section") })
-            list("inserted_items", batch.insertedItems.map { $0.json("path", "item") })
+            // In the order of the inserts, whole or by old path, as the server writes them.
+            let order = Dictionary(update.itemInserts.enumerated().map { ($1, $0) }) { first, _ in first }
+            let inserted =
+                batch.insertedItems.map { ($0.position, $0.json("path", "item")) }
+                + batch.insertedFromSnapshot.map { ($0.to, JSONValue.object(["path": $0.to.json, "old_path": $0.from.json])) }
+            list("inserted_items", inserted.sorted { order[$0.0, default: .max] < order[$1.0, default: .max] }.map(\.1))
             list("reloaded_items", batch.reloadedItems.map(\.json))
             list("supplementary", batch.supplementary.map(\.json))
         case .sequential(let sequential):
@@ -465,6 +495,7 @@ extension FeedDelta.SupplementaryChange {
         case nil: members["view"] = .null
         case .item(let item)?: members["view"] = item.json
         case .patch(let patch)?: members.merge(patch.members) { $1 }
+        case .moved?: preconditionFailure("a header or footer is never carried by reference")
         }
         return .object(members)
     }
@@ -500,11 +531,18 @@ extension ItemChange {
         self = object.has("patch") ? .patch(try ItemPatch(object)) : .item(try FeedDocument.Item(json: json, path: path))
     }
 
-    /// The value as a sequential change carries it.
+    /// A sequential insert's value: an item, or `{"old_path":[s,i]}`.
+    fileprivate init(inserted json: JSONValue, path: String) throws(FeedDecodingError) {
+        let object = try JSONObjectReader(json, path: path)
+        self = object.has("old_path") ? .moved(from: try object.value("old_path", decodeItemPath)) : .item(try FeedDocument.Item(json: json, path: path))
+    }
+
+    /// The value as a sequential step carries it.
     var json: JSONValue {
         switch self {
         case .item(let item): item.json
         case .patch(let patch): .object(patch.members)
+        case .moved(let path): .object(["old_path": path.json])
         }
     }
 }
@@ -532,6 +570,7 @@ extension FeedDelta.ItemReload {
         switch value {
         case .item(let item): members["item"] = item.json
         case .patch(let patch): members.merge(patch.members) { $1 }
+        case .moved(let path): members["old_path"] = path.json
         }
         return .object(members)
     }
@@ -604,7 +643,8 @@ extension FeedDelta.Operation {
         }
         let carriesValues = op == "insert" || op == "change"
         if let itemSection {
-            self = .items(section: itemSection, step, values: carriesValues ? try object.array("items", ItemChange.init(json:path:)) : [])
+            let value = op == "insert" ? ItemChange.init(inserted:path:) : ItemChange.init(json:path:)
+            self = .items(section: itemSection, step, values: carriesValues ? try object.array("items", value) : [])
         } else {
             self = .sections(step, values: carriesValues ? try object.array("sections", FeedDocument.Section.init(json:path:)) : [])
         }

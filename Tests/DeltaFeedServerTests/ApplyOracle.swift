@@ -64,6 +64,7 @@ enum ApplyOracle {
         switch change {
         case .item(let item): return item
         case .patch(let found): patch = found
+        case .moved: throw Refusal("an old path where an item is replaced")
         }
         func merge(_ target: JSONValue, _ patch: JSONValue) throws(Refusal) -> JSONValue {
             guard case .object(let patchMembers) = patch else { return patch }
@@ -125,7 +126,15 @@ enum ApplyOracle {
             groups[oldSection, default: ([], [], [], [])].moves.append(Move(from: move.from.item, to: move.to.item))
         }
         for path in update.itemInserts { groups[try kept(new: path.section), default: ([], [], [], [])].inserts.append(path.item) }
-        let insertedItems = try payloads(batch.insertedItems.map { ($0.position, $0) }, expected: update.itemInserts)
+        // An inserted item may name the one the document holds at an old path instead.
+        var whole = batch.insertedItems
+        for reference in batch.insertedFromSnapshot {
+            guard old.indices.contains(reference.from.section), old[reference.from.section].items.indices.contains(reference.from.item) else {
+                throw Refusal("inserted item from an old path that names no item")
+            }
+            whole.append(FeedDelta.ItemPayload(position: reference.to, value: old[reference.from.section].items[reference.from.item]))
+        }
+        let insertedItems = try payloads(whole.map { ($0.position, $0) }, expected: update.itemInserts)
         let reloadedItems = try payloads(
             batch.reloadedItems.map { ($0.oldPosition ?? ItemPath(section: -1, item: -1), $0) }, expected: update.itemReloads)
 
@@ -251,6 +260,13 @@ enum ApplyOracle {
                     case (.patch, .change(let index, _)) where items.indices.contains(index + offset):
                         values.append(try patched(items[index + offset], with: change))
                     case (.patch, _): throw Refusal("a patch where no item is replaced")
+                    case (.moved(let from), .insert):
+                        // The document the delta starts from, not the one the steps so far made.
+                        guard document.sections.indices.contains(from.section), document.sections[from.section].items.indices.contains(from.item) else {
+                            throw Refusal("an old path that names no item")
+                        }
+                        values.append(document.sections[from.section].items[from.item])
+                    case (.moved, _): throw Refusal("an old path where nothing is inserted")
                     }
                 }
                 try apply(step, values: values, to: &result.sections[section].items)

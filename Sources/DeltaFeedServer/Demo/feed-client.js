@@ -114,6 +114,20 @@ function checkItemVersion(item, name, what = `item ${item.id}`) {
 }
 
 /**
+ * The item at `path` (`[section, item]`) of `document`, the one a delta starts from: what an
+ * insert's `{old_path}` value names.
+ * @throws {DeltaApplyError} when the path names no item.
+ */
+function heldItem(document, path, name) {
+  const [section, item] = Array.isArray(path) ? path : [];
+  const held = document.sections[section]?.items?.[item];
+  if (!Number.isInteger(section) || !Number.isInteger(item) || !held) {
+    throw new DeltaApplyError(`old_path ${JSON.stringify(path)} names no item of the snapshot`, name);
+  }
+  return held;
+}
+
+/**
  * `item` with `change.patch` (an RFC 7396 merge patch of changed fields) merged into its data
  * and `change.version` as its version, checked against that version. Every patched member must
  * be a value the item has; a patch never holds null.
@@ -327,7 +341,10 @@ export function applySequential(document, delta, listener = null) {
         checkCount(step.count, values, name);
         if (values.some((value) => value && 'patch' in value)) throw new DeltaApplyError('an insert carries a patch', name);
         checkRange(step.index, 0, list.length, 'index', name);
-        list.splice(step.index, 0, ...clone(values));
+        // An item given as `{old_path: [s, i]}` is the one the document the delta starts from
+        // holds there (an item slid from one section into the next).
+        list.splice(step.index, 0, ...values.map((value, at) => clone(
+          section !== null && value && 'old_path' in value ? heldItem(document, value.old_path, `${name}.items[${at}]`) : value)));
         listener?.inserted(section, step.index, list.slice(step.index, step.index + step.count));
         break;
       case 'move': {
