@@ -81,7 +81,8 @@ public struct DeltaDocument: Sendable {
     public init(
         format: DeltaFormat, since: String, snapshot: String, nextCursor: String?, page: [FeedSection], layout: Layout?,
         changes: DeltaChanges, keptSectionsWithChangedItems: [Int], itemPatches: [ItemPath: ItemPatch] = [:],
-        movedItems: [ItemPath: ItemPath] = [:], supplementaryChanges: [SupplementaryUpdate] = [], changedLayouts: [Int] = [], prefetch: (old: Prefetch?, new: Prefetch?) = (nil, nil)
+        movedItems: [ItemPath: ItemPath] = [:], supplementaryChanges: [SupplementaryUpdate] = [], changedLayouts: [Int] = [],
+        prefetch: (old: Prefetch?, new: Prefetch?) = (nil, nil)
     ) {
         self.format = format
         self.since = since
