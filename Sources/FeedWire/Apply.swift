@@ -250,7 +250,8 @@ extension FeedDocument {
     /// Applies a JSON Patch delta: ListDiff's operations on the sections (`/sections/3`) and on
     /// the items of one section (`/sections/3/items/2`), each as ListDiff's
     /// ``JSONPatch/apply(to:newElements:at:)`` checks and applies it with the operation's value;
-    /// replaces of a section's `version` and `layout`, `/snapshot` and `/next_cursor`, which the
+    /// a `move` of an item from one section's items to another's (an item the snapshot holds,
+    /// slid into the next section); replaces of a section's `version` and `layout`, `/snapshot` and `/next_cursor`, which the
     /// feed adds; a section's `header` or `footer` added where it has none, replaced or removed
     /// where it has one; `/prefetch` added, replaced or removed; and an item (or a header or
     /// footer) patched field by field: replaces of existing values under its `data`, then of its
@@ -388,6 +389,21 @@ extension FeedDocument {
             try run(name, on: &sections, newCount: sections.count + change, values: values, at: index) { (old, new) throws(ApplyError) in
                 try ListDiff.JSONPatch(operations: [step]).apply(to: old, newElements: new, at: "/sections")
             }
+        } else if tokens.count == 4, tokens[0] == "sections", tokens[2] == "items", let section = JSONPointer.arrayIndex(tokens[1]),
+            operation.op == .move, let from = operation.from?.tokens, from.count == 4, from[0] == "sections", from[2] == "items",
+            let fromSection = JSONPointer.arrayIndex(from[1]), fromSection != section, let fromIndex = JSONPointer.arrayIndex(from[3])
+        {
+            // An item the document holds, moved into another section (a new video above it slid
+            // it there): out of one items array, into the other.
+            try checkSection(fromSection, name: name, "\(operation.from!)")
+            try checkSection(section, name: name, "\(operation.path)")
+            guard sections[fromSection].items.indices.contains(fromIndex) else {
+                throw .invalidOperations(name, ApplyError(.indexOutOfRange, section: fromSection, "\(operation.from!) names no item"))
+            }
+            guard index <= sections[section].items.count else {
+                throw .invalidOperations(name, ApplyError(.indexOutOfRange, section: section, "\(operation.path) is past the end of the items"))
+            }
+            sections[section].items.insert(sections[fromSection].items.remove(at: fromIndex), at: index)
         } else if tokens.count == 4, tokens[0] == "sections", tokens[2] == "items", let section = JSONPointer.arrayIndex(tokens[1]) {
             try checkSection(section, name: name, "\(operation.path)")
             let values = try decode(FeedDocument.Item.init(json:path:))

@@ -40,7 +40,7 @@ public struct DeltaDocument: Sendable {
     /// page, the path they have in the snapshot. Batch and sequential deltas send that old path
     /// (`{"old_path":[s,i]}`) instead of the item: a new video at the top of the grid slides one
     /// video of every grid section into the next, and those need no bytes of their own. A JSON
-    /// Patch sends them whole (its operations see only the document as the earlier ones left it).
+    /// Patch `move`s them (``movingHeldItems(_:)``).
     public var movedItems: [ItemPath: ItemPath]
     /// Headers and footers that came, went or changed in sections matched by id and kind, in new
     /// section order. A batch leaves out those of sections it carries whole.
@@ -285,7 +285,7 @@ public struct DeltaDocument: Sendable {
             if !first { json.raw(",") }
             first = false
         }
-        for operation in patch.operations {
+        for operation in movingHeldItems(patch.operations) {
             if operation.kind == .replace, case .item(let path)? = operation.value, let itemPatch = itemPatches[path] {
                 // The fields that changed, then the version they lead to.
                 for change in itemPatch.changes {

@@ -310,8 +310,12 @@ enum ApplyOracle {
                 let from = operation.from!.tokens
                 if from == Array(path) { continue }
                 guard !(path.count > from.count && Array(path.prefix(from.count)) == from) else { throw Refusal("move into its own child") }
-                // The feed's rule, as for batches: items never change sections (a move stays in its array).
-                guard from.dropLast() == Array(path.dropLast()) else { throw Refusal("move across arrays") }
+                // A move stays in its array, or takes an item from one section's items to another's
+                // (an item the snapshot holds, slid into the next section).
+                let betweenItems =
+                    from.count == 4 && path.count == 4 && from[0] == "sections" && from[2] == "items" && path[path.startIndex] == "sections"
+                    && path[path.startIndex + 2] == "items"
+                guard from.dropLast() == Array(path.dropLast()) || betweenItems else { throw Refusal("move across arrays") }
                 try add(try remove(at: from[...], in: &document), at: path, in: &document)
             }
         }

@@ -11,8 +11,8 @@ import Testing
 @Suite("Inserted items the snapshot holds")
 struct MovedItemDeltaTests {
     @Test(
-        "A new video at the top: batch and sequential deltas carry it whole and the videos slid into the next section by old path",
-        arguments: [DeltaFormat.batch, .sequential])
+        "A new video at the top: every form carries it whole and the videos slid into the next section by old path (JSON Patch: a move)",
+        arguments: DeltaFormat.allCases)
     func slidItemsTravelByOldPath(format: DeltaFormat) throws {
         let service = try makeService()
         let parameters = FeedParameters(limit: 12, width: 390)
@@ -40,9 +40,16 @@ struct MovedItemDeltaTests {
             for case .items(_, .insert, let inserted) in sequential.operations { values += inserted }
             whole = values.filter { if case .item = $0 { true } else { false } }.count
             byOldPath = values.compactMap { if case .moved(let from) = $0 { from } else { nil } }
-        case .jsonPatch:
-            Issue.record("asked for \(format)")
-            return
+        case .jsonPatch(let patch):
+            let items = patch.operations.filter { $0.path.tokens.count == 4 && $0.path.tokens[2] == "items" }
+            whole = items.filter { $0.op == .add }.count
+            // Moved from where the item is at that moment: the last of its section, after the
+            // new item above it arrived.
+            byOldPath = items.filter { $0.op == .move }.compactMap { move in
+                guard let from = move.from?.tokens, let section = Int(from[1]), let item = Int(from[3]) else { return nil }
+                return ItemPath(section: section, item: item - 1)
+            }
+            #expect(items.filter { $0.op == .move }.allSatisfy { $0.from?.tokens[1] != $0.path.tokens[1] })
         }
         // Only the new video is new to the client; each grid section after the first takes the
         // last video of the one before it.
@@ -52,6 +59,30 @@ struct MovedItemDeltaTests {
             #expect(before.sections[path.section].kind == .videoGrid && path.item == before.sections[path.section].items.count - 1, "\(path)")
         }
         let applied = try FeedDocument(parsing: before.document.bytes).applying(decoded)
+        #expect(applied == (try FeedDocument(parsing: after.document.bytes)))
+    }
+
+    @Test(
+        "A deleted video: the videos slid back into the section before arrive by old path, or by a move before their removal",
+        arguments: DeltaFormat.allCases)
+    func itemsSlidBackTravelByOldPath(format: DeltaFormat) throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        let before = try service.feed(viewer: 1, parameters: parameters)
+        let first = try #require(before.sections.first { $0.kind == .videoGrid }?.items.first?.id)
+        let video = try #require(Int64(first.dropFirst("video:".count)))
+        _ = try service.write { store throws(FeedStoreError) in try store.deleteVideo(id: video) }
+        let after = try service.feed(viewer: 1, parameters: parameters)
+        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: before.snapshotID, format: format) else {
+            Issue.record("expected a delta after a deleted video")
+            return
+        }
+        let text = String(decoding: delta.bytes, as: UTF8.self)
+        // The grid sections each take the first video of the next: only the last takes a new one.
+        let grids = before.sections.filter { $0.kind == .videoGrid }.count
+        let references = text.ranges(of: format == .jsonpatch ? "\"op\":\"move\"" : "\"old_path\"").count
+        #expect(references >= grids - 1, "\(text)")
+        let applied = try FeedDocument(parsing: before.document.bytes).applying(try FeedDelta(parsing: delta.bytes))
         #expect(applied == (try FeedDocument(parsing: after.document.bytes)))
     }
 
