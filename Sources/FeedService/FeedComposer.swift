@@ -43,6 +43,18 @@ package struct FeedComposer {
         /// The kinds the client renders.
         var kinds: ItemKinds
         var dependencies: FeedDependencies
+        /// The videos of the region in feed order (see ``FeedDependencies``), and how many videos
+        /// the whole feed holds: what a page patched for a new video at the top starts from.
+        var regionOrder: [VideoRef]
+        var feedCount: Int
+
+        /// For each page section, the grid index it shows (nil for other sections).
+        var gridIndices: [Int?] {
+            page.map { section in
+                if case .grid(let index, _, _) = section { return index }
+                return nil
+            }
+        }
 
         /// For each page section, for each item, the video it shows (nil for other items).
         var videoRefs: [[VideoRef?]] {
@@ -152,7 +164,7 @@ package struct FeedComposer {
         dependencies.suggestionsOffPage = hasSuggestions && !dependencies.suggestionsOnPage
         return Selection(
             page: page, totalSections: layout.count, adEpoch: ads.epoch, stackAds: parameters.stackAds, kinds: kinds,
-            dependencies: dependencies)
+            dependencies: dependencies, regionOrder: Array(videos[0..<regionCount]), feedCount: videos.count)
     }
 
     /// A section of the whole feed before anything is copied out.

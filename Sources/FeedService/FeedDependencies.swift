@@ -53,6 +53,9 @@ struct FeedDependencies: Sendable {
         case patchUser(Int64)
         /// A suggested user's follower count (or profile) changed without moving them.
         case patchSuggestion(Int64)
+        /// A followee's new video: it may be the newest of the feed, at the top of the grid (the
+        /// page cache checks that and what follows from it; ``insertFirst(_:region:)``).
+        case insertFollowed(VideoRef)
         case recompose
     }
 
@@ -102,7 +105,8 @@ struct FeedDependencies: Sendable {
         let followed = followees.contains(author)
         guard let before else {
             // Added: a followee's video is the newest of the followed part.
-            if followed || pageIsLast { return .recompose }
+            if pageIsLast { return .recompose }
+            if followed { return .insertFollowed(VideoRef(id: id, author: author)) }
             return entersRegion(after) ? .recompose : .none
         }
         guard regionVideos.containsSorted(id) else {
@@ -122,6 +126,28 @@ struct FeedDependencies: Sendable {
         }
         regionPopular[index].key = after
         return .patchVideo(id)
+    }
+
+    /// Records that `video` became the first of the region (`region`, the region's videos in
+    /// feed order before it, which loses its last): the region's sets, its popular part and the
+    /// users it shows follow. The feed keeps its size (it holds ``FeedComposer/maxVideos``, so
+    /// one video leaves its end); the one that leaves stays in `feedVideos`, which may name more
+    /// videos than the feed holds (a change to it only recomposes for nothing).
+    ///
+    /// - Returns: The region after it, or nil when the region's last video is not the one its
+    ///   popular part says (recompose then).
+    mutating func insertFirst(_ video: VideoRef, region: [VideoRef]) -> [VideoRef]? {
+        guard let dropped = region.last else { return nil }
+        if !followees.contains(dropped.author) {
+            guard regionPopular.last?.id == dropped.id else { return nil }
+            regionPopular.removeLast()
+        }
+        let updated = [video] + region.dropLast()
+        let position = feedVideos.partitioningIndex { $0 >= video.id }
+        if position == feedVideos.count || feedVideos[position] != video.id { feedVideos.insert(video.id, at: position) }
+        regionVideos = updated.map(\.id).sorted()
+        shownUsers = ([viewer] + suggestionOrder.map(\.id) + updated.map(\.author)).sortedUnique()
+        return updated
     }
 
     /// A suggested user changed: patch their card if they keep their place in the carousel.

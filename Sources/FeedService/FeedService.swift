@@ -422,6 +422,10 @@ public final class FeedService: Sendable {
         try store.pruneChangeLog(keeping: keepingChanges)
     }
 
+    /// How many pages were composed from the index, patched in place (items re-rendered) and
+    /// shifted for new videos at the top (grids shown again) since the start.
+    package var pageWork: (composed: UInt64, patched: UInt64, shifted: UInt64) { pages.work }
+
     /// Bytes held by each cache now (for metrics and the memory benchmark).
     public var cacheBytes: (pages: Int, items: Int, deltas: Int, snapshots: Int) {
         (pages.bytes, items.bytes, deltas.withLock { $0.totalCost }, book.withLock { $0.bytes })

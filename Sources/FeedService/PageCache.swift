@@ -15,13 +15,22 @@ final class PageCache: Sendable {
     private let index: FeedIndex
     private let items: ItemCache
     private let cache: Mutex<ByteBoundedCache<PageKey, CachedPage>>
-    /// Numbers the compositions.
+    /// Numbers the compositions (a page shifted for new videos counts as one: what it shows changed).
     private let compositions = Atomic<UInt64>(0)
+    /// Pages composed from the index, patched in place, and shifted for new videos at the top.
+    private let composed = Atomic<UInt64>(0)
+    private let patched = Atomic<UInt64>(0)
+    private let shifted = Atomic<UInt64>(0)
 
     init(index: FeedIndex, items: ItemCache, budget: Int) {
         self.index = index
         self.items = items
         cache = Mutex(ByteBoundedCache(budget: budget))
+    }
+
+    /// How many pages were composed, patched in place and shifted for new videos so far.
+    var work: (composed: UInt64, patched: UInt64, shifted: UInt64) {
+        (composed.load(ordering: .relaxed), patched.load(ordering: .relaxed), shifted.load(ordering: .relaxed))
     }
 
     /// Bytes the cached pages hold beyond their shared item bytes (an estimate), held pages
@@ -56,16 +65,23 @@ final class PageCache: Sendable {
                 cached.raiseValidatedAt(to: sequence)
                 return cached
             case .patch(let patch):
-                let patched = apply(patch, to: cached)
-                keep(patched, for: key, replacing: validatedAt)
-                return patched
+                let page = apply(patch, to: cached)
+                keep(page, for: key, replacing: validatedAt)
+                patched.add(1, ordering: .relaxed)
+                return page
+            case .shift(let shift):
+                let page = apply(shift, to: cached)
+                keep(page, for: key, replacing: validatedAt)
+                shifted.add(1, ordering: .relaxed)
+                return page
             case .recompose:
                 break
             }
         }
-        let composed = try compose(viewer: viewer, parameters: parameters)
-        cache.withLock { $0.insert(composed, for: key, cost: composed.cost) }
-        return composed
+        let page = try compose(viewer: viewer, parameters: parameters)
+        cache.withLock { $0.insert(page, for: key, cost: page.cost) }
+        composed.add(1, ordering: .relaxed)
+        return page
     }
 
     /// Keeps `updated`, made from an entry current at `oldValidatedAt`, unless the entry is
@@ -80,7 +96,18 @@ final class PageCache: Sendable {
     private enum Revalidation {
         case current(Int64)
         case patch(PagePatch)
+        case shift(GridShift)
         case recompose
+    }
+
+    /// New videos at the top of the feed: the page's grid sections shown again from the region
+    /// as it is now, everything else as it was. Read under the index lock.
+    private struct GridShift {
+        var sequence: Int64
+        var dependencies: FeedDependencies
+        var region: [VideoRef]
+        /// For each page section that is a grid, the records of its videos now.
+        var grids: [Int: [(video: Revised<Video>, author: Revised<User>?)]]
     }
 
     /// The records a patch re-renders, read under the index lock.
@@ -102,14 +129,47 @@ final class PageCache: Sendable {
         var videoIDs: Set<Int64> = []
         var userIDs: Set<Int64> = []
         var suggestionIDs: Set<Int64> = []
+        var newVideos: [VideoRef] = []
         for change in changes {
             switch dependencies.effect(of: change, view: view) {
             case .none: continue
             case .patchVideo(let id): videoIDs.insert(id)
             case .patchUser(let id): userIDs.insert(id)
             case .patchSuggestion(let id): suggestionIDs.insert(id)
+            case .insertFollowed(let video): newVideos.append(video)
             case .recompose: return .recompose
             }
+        }
+        if !newVideos.isEmpty {
+            // Oldest first, each to the top. (The changes of a batch do not come in time order.
+            // What else they did to the grids' videos and authors shows when the grids are shown
+            // again from the records.)
+            var region = cached.regionOrder
+            var keys: [(key: TimelineOrder, video: VideoRef)] = []
+            for video in newVideos {
+                guard let record = view.video(video.id)?.value else { return .recompose }
+                keys.append((TimelineOrder(createdAt: record.createdAt, id: record.id), video))
+            }
+            for (_, video) in keys.sorted(by: { $0.key < $1.key }) {
+                guard let updated = insertFirst(video, into: region, of: cached, dependencies: &dependencies, view: view) else { return .recompose }
+                region = updated
+            }
+            // The grids are shown again from the records now, which covers likes and new names
+            // of their videos' authors; the viewer's header and the carousel are not.
+            let viewer = cached.page.structure.viewer
+            let suggested = Set(dependencies.suggestionOrder.map(\.id))
+            guard suggestionIDs.isEmpty, userIDs.allSatisfy({ user in user != viewer && !suggested.contains(user) }) else { return .recompose }
+            var grids: [Int: [(video: Revised<Video>, author: Revised<User>?)]] = [:]
+            for (section, grid) in cached.gridIndices.enumerated() {
+                guard let grid else { continue }
+                var records: [(video: Revised<Video>, author: Revised<User>?)] = []
+                for ref in region[min(region.count, grid * FeedComposer.gridChunkSize)..<min(region.count, (grid + 1) * FeedComposer.gridChunkSize)] {
+                    guard let video = view.video(ref.id) else { return .recompose }
+                    records.append((video, view.user(ref.author)))
+                }
+                grids[section] = records
+            }
+            return .shift(GridShift(sequence: view.sequence, dependencies: dependencies, region: region, grids: grids))
         }
         if videoIDs.isEmpty && userIDs.isEmpty && suggestionIDs.isEmpty { return .current(view.sequence) }
         var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, viewer: nil)
@@ -137,6 +197,59 @@ final class PageCache: Sendable {
             patch.suggestions[entry.id] = Suggestion(user: user, mutualCount: entry.mutuals)
         }
         return .patch(patch)
+    }
+
+    /// `region` with `video` at its top when `video` is the newest of the feed and the page
+    /// keeps its shape: the feed is full (one video leaves its end, so the sections and the ads
+    /// stay), the region does not reach the feed's end, and the page shows videos. Nil otherwise
+    /// (the page is composed again). Updates `dependencies` to match.
+    private func insertFirst(
+        _ video: VideoRef, into region: [VideoRef], of cached: CachedPage, dependencies: inout FeedDependencies, view: IndexView
+    ) -> [VideoRef]? {
+        guard cached.feedCount == FeedComposer.maxVideos, !region.isEmpty, region.count < cached.feedCount,
+            cached.page.structure.parameters.kinds.contains(.video), let record = view.video(video.id)?.value
+        else { return nil }
+        // Newer than the region's first video if that one is a followee's (the followed part
+        // comes first, newest first); ahead of the popular part otherwise.
+        if dependencies.followees.contains(region[0].author) {
+            guard let first = view.video(region[0].id)?.value,
+                TimelineOrder(createdAt: first.createdAt, id: first.id) < TimelineOrder(createdAt: record.createdAt, id: record.id)
+            else { return nil }
+        }
+        return dependencies.insertFirst(video, region: region)
+    }
+
+    /// The cached page with its grid sections shown from the shifted region (outside the index
+    /// lock): a grid keeps its stacked ad, every other section stays as it was.
+    private func apply(_ shift: GridShift, to cached: CachedPage) -> CachedPage {
+        let page = cached.page
+        var sections = page.sections
+        var shapes = page.structure.sections
+        var videoRefs = cached.videoRefs
+        var firstChanged = sections.count
+        for (index, records) in shift.grids.sorted(by: { $0.key < $1.key }) {
+            let section = sections[index]
+            var items = self.items.videos(records)
+            var refs: [VideoRef?] = records.map { VideoRef(id: $0.video.value.id, author: $0.video.value.authorID) }
+            if cached.videoRefs[index].last == .some(nil), let ad = section.items.last {
+                items.append(ad)
+                refs.append(nil)
+            }
+            sections[index] = FeedSection(
+                id: section.id, kind: section.kind, columns: section.columns, items: items, header: section.header, footer: section.footer)
+            shapes[index] = SnapshotStructure.Section(sections[index])
+            videoRefs[index] = refs
+            firstChanged = min(firstChanged, index)
+        }
+        // Every grid keeps its count of items, so the heights and the hint are the page's.
+        let structure = SnapshotStructure(
+            viewer: page.structure.viewer, parameters: page.structure.parameters, sections: shapes, prefetch: page.structure.prefetch)
+        let idHashes = structure.idHashes(reusing: cached.idHashes, unchangedBefore: firstChanged)
+        let rendered = RenderedFeed(snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor, structure: structure)
+        return CachedPage(
+            page: rendered, validatedAt: shift.sequence, dependencies: shift.dependencies, videoRefs: videoRefs,
+            composition: compositions.add(1, ordering: .relaxed).newValue, idHashes: idHashes, regionOrder: shift.region,
+            gridIndices: cached.gridIndices, feedCount: cached.feedCount)
     }
 
     /// The cached page with the patched items re-rendered (outside the index lock).
@@ -191,7 +304,7 @@ final class PageCache: Sendable {
             structure: structure, patchedFrom: RenderedFeed.Patched(snapshotID: page.snapshotID, updatedItems: updated))
         return CachedPage(
             page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs, composition: cached.composition,
-            idHashes: idHashes)
+            idHashes: idHashes, regionOrder: cached.regionOrder, gridIndices: cached.gridIndices, feedCount: cached.feedCount)
     }
 
     private func compose(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
@@ -207,7 +320,8 @@ final class PageCache: Sendable {
             snapshotID: idHashes.id, sections: page, nextCursor: nextCursor, structure: structure)
         return CachedPage(
             page: rendered, validatedAt: sequence, dependencies: selection.dependencies, videoRefs: selection.videoRefs,
-            composition: compositions.add(1, ordering: .relaxed).newValue, idHashes: idHashes)
+            composition: compositions.add(1, ordering: .relaxed).newValue, idHashes: idHashes, regionOrder: selection.regionOrder,
+            gridIndices: selection.gridIndices, feedCount: selection.feedCount)
     }
 }
 
@@ -227,10 +341,15 @@ final class CachedPage: Sendable {
     let composition: UInt64
     /// The hashes of the page's snapshot id at its section boundaries (for the next patch).
     let idHashes: SnapshotStructure.IDHashes
+    /// The region's videos in feed order, the grid index of each page section (nil: not a
+    /// grid) and how many videos the feed holds: what a new video at the top shifts.
+    let regionOrder: [VideoRef]
+    let gridIndices: [Int?]
+    let feedCount: Int
 
     init(
         page: RenderedFeed, validatedAt: Int64, dependencies: FeedDependencies, videoRefs: [[VideoRef?]], composition: UInt64,
-        idHashes: SnapshotStructure.IDHashes
+        idHashes: SnapshotStructure.IDHashes, regionOrder: [VideoRef], gridIndices: [Int?], feedCount: Int
     ) {
         self.page = page
         self.validated = Atomic(validatedAt)
@@ -238,6 +357,9 @@ final class CachedPage: Sendable {
         self.videoRefs = videoRefs
         self.composition = composition
         self.idHashes = idHashes
+        self.regionOrder = regionOrder
+        self.gridIndices = gridIndices
+        self.feedCount = feedCount
     }
 
     /// The index position the page is known current at.
@@ -257,7 +379,7 @@ final class CachedPage: Sendable {
     var cost: Int {
         var itemCount = 0
         for section in page.sections { itemCount += section.items.count }
-        return 512 + itemCount * 160 + page.sections.count * 112
+        return 512 + itemCount * 160 + page.sections.count * 120 + regionOrder.count * 16
             + (dependencies.feedVideos.count + dependencies.regionVideos.count + dependencies.shownUsers.count
                 + dependencies.followees.count * 3 + dependencies.regionPopular.count * 3) * 8
     }
@@ -266,4 +388,14 @@ final class CachedPage: Sendable {
 struct PageKey: Hashable {
     let viewer: Int64
     let parameters: FeedParameters
+}
+
+/// Where a video stands in the followed part of a feed: newest (`createdAt`, then `id`) last.
+private struct TimelineOrder: Comparable {
+    var createdAt: Int64
+    var id: Int64
+
+    static func < (left: TimelineOrder, right: TimelineOrder) -> Bool {
+        (left.createdAt, left.id) < (right.createdAt, right.id)
+    }
 }

@@ -1,0 +1,87 @@
+import FeedStore
+import FeedWire
+import StoreOracle
+import Testing
+
+@testable import FeedService
+
+/// A followee's new video enters the feed at the top of the grid: the cached page's grids are
+/// shown again from the region shifted by one, not composed from the index.
+@Suite("Pages shifted for new videos at the top")
+struct PageShiftTests {
+    /// The page as a service that never saw the old one composes it.
+    func fresh(_ service: FeedService, viewer: Int64, parameters: FeedParameters) throws -> RenderedFeed {
+        try FeedService(store: service.store).feed(viewer: viewer, parameters: parameters)
+    }
+
+    @Test(
+        "A followee's new video shifts the grids of the cached page, which equals a fresh composition",
+        arguments: [FeedParameters(limit: 12), FeedParameters(limit: 12, width: 390, stackAds: true), FeedParameters(limit: 6, offset: 3)])
+    func newVideoShiftsThePage(parameters: FeedParameters) throws {
+        let service = try makeService()
+        _ = try service.feed(viewer: 1, parameters: parameters)
+        let followees = try service.store.read { try $0.followees(of: 1) }
+        for (round, author) in followees.prefix(3).enumerated() {
+            let before = service.pageWork
+            _ = try service.write { store throws(FeedStoreError) in
+                try store.createVideo(authorID: author, title: "fresh \(round)", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+            }
+            let after = try service.feed(viewer: 1, parameters: parameters)
+            #expect(service.pageWork.shifted == before.shifted + 1, "round \(round)")
+            #expect(service.pageWork.composed == before.composed, "round \(round)")
+            let composed = try fresh(service, viewer: 1, parameters: parameters)
+            #expect(after.snapshotID == composed.snapshotID, "round \(round)")
+            #expect(after.document.bytes == composed.document.bytes, "round \(round)")
+        }
+    }
+
+    @Test("Two new videos and a like in one window shift the page once and match a fresh composition")
+    func severalChangesInOneWindow() throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        let page = try service.feed(viewer: 1, parameters: parameters)
+        let followees = try service.store.read { try $0.followees(of: 1) }
+        try #require(followees.count >= 2)
+        // A followee's video on the page: its like count does not move it (the followed part is in
+        // time order).
+        let shown = page.sections.flatMap(\.items).compactMap { item in item.id.hasPrefix("video:") ? Int64(item.id.dropFirst(6)) : nil }
+        let videos = try service.store.read { reader in try shown.compactMap { try reader.video(id: $0) } }
+        let liked = try #require(videos.first { Set(followees).contains($0.authorID) })
+        let before = service.pageWork
+        _ = try service.write { store throws(FeedStoreError) in
+            try store.createVideo(authorID: followees[0], title: "first", thumbnailURL: "https://x.example/a.jpg", durationSeconds: 5)
+            _ = try store.updateVideo(id: liked.id, likeCount: liked.likeCount + 1)
+            try store.createVideo(authorID: followees[1], title: "second", thumbnailURL: "https://x.example/b.jpg", durationSeconds: 6)
+        }
+        let after = try service.feed(viewer: 1, parameters: parameters)
+        #expect(service.pageWork.shifted == before.shifted + 1)
+        #expect(service.pageWork.composed == before.composed)
+        #expect(after.document.bytes == (try fresh(service, viewer: 1, parameters: parameters)).document.bytes)
+    }
+
+    @Test("A new video on the feed's last page, or by someone the viewer does not follow, is not a shift")
+    func otherNewVideosAreNotShifts() throws {
+        let service = try makeService()
+        let last = FeedParameters(limit: 200)
+        _ = try service.feed(viewer: 1, parameters: last)
+        let followees = Set(try service.store.read { try $0.followees(of: 1) })
+        let stranger = try #require((2...40).map(Int64.init).first { !followees.contains($0) })
+        let followee = try #require(followees.first)
+        let before = service.pageWork
+        _ = try service.write { store throws(FeedStoreError) in
+            try store.createVideo(authorID: followee, title: "x", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+        }
+        _ = try service.feed(viewer: 1, parameters: last)
+        #expect(service.pageWork.shifted == before.shifted)
+        #expect(service.pageWork.composed == before.composed + 1)
+        let short = FeedParameters(limit: 12)
+        _ = try service.feed(viewer: 1, parameters: short)
+        let middle = service.pageWork
+        _ = try service.write { store throws(FeedStoreError) in
+            try store.createVideo(authorID: stranger, title: "y", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+        }
+        _ = try service.feed(viewer: 1, parameters: short)
+        #expect(service.pageWork.shifted == middle.shifted)
+        #expect(service.pageWork.composed == middle.composed)
+    }
+}
