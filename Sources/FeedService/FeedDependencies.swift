@@ -1,5 +1,6 @@
 import Algorithms
 import FeedIndex
+import FeedStore
 
 /// What one cached page depends on, so that a later index change can be judged against it:
 /// does it leave the page as it is, change some items in place (a like count, a new display
@@ -56,6 +57,9 @@ struct FeedDependencies: Sendable {
         /// A followee's new video: it may be the newest of the feed, at the top of the grid (the
         /// page cache checks that and what follows from it; ``insertFirst(_:region:)``).
         case insertFollowed(VideoRef)
+        /// A followee followed or unfollowed someone: the carousel on the page may count other
+        /// mutual followees and rank others first; nothing else of the page changes.
+        case refreshSuggestions
         case recompose
     }
 
@@ -93,7 +97,11 @@ struct FeedDependencies: Sendable {
             for followee in followees where view.follows(followee, id) { mutuals += 1 }
             return mutuals >= suggestionFloor.mutualCount ? .recompose : .none
         case let .follow(follower, _, _):
-            return follower == viewer || followees.contains(follower) ? .recompose : .none
+            if follower == viewer { return .recompose }
+            // A followee's follows count only as mutual followees of the carousel's candidates:
+            // whether the carousel is there at all does not depend on them.
+            guard followees.contains(follower) else { return .none }
+            return suggestionsOnPage ? .refreshSuggestions : .none
         }
     }
 
@@ -148,6 +156,14 @@ struct FeedDependencies: Sendable {
         regionVideos = updated.map(\.id).sorted()
         shownUsers = ([viewer] + suggestionOrder.map(\.id) + updated.map(\.author)).sortedUnique()
         return updated
+    }
+
+    /// Records the carousel `suggestions` (as many cards as the page shows) and the users the
+    /// page shows with it; `region` is the region's videos in feed order.
+    mutating func refresh(_ suggestions: [Suggestion], region: [VideoRef]) {
+        suggestionOrder = suggestions.map { ($0.user.value.id, $0.mutualCount, FollowerRankKey($0.user.value)) }
+        suggestionFloor = suggestions.count == FeedComposer.maxSuggestions ? suggestions.last : nil
+        shownUsers = ([viewer] + suggestionOrder.map(\.id) + region.map(\.author)).sortedUnique()
     }
 
     /// A suggested user changed: patch their card if they keep their place in the carousel.

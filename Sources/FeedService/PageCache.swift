@@ -119,6 +119,8 @@ final class PageCache: Sendable {
         var viewer: Revised<User>?
         /// Suggested users whose card changed, by id.
         var suggestions: [Int64: Suggestion] = [:]
+        /// The whole carousel again (a followee's follows moved the mutual counts), when set.
+        var carousel: [Suggestion]?
     }
 
     /// Judges the changes since `cached` was last known current (under the index's lock).
@@ -130,6 +132,7 @@ final class PageCache: Sendable {
         var userIDs: Set<Int64> = []
         var suggestionIDs: Set<Int64> = []
         var newVideos: [VideoRef] = []
+        var refreshSuggestions = false
         for change in changes {
             switch dependencies.effect(of: change, view: view) {
             case .none: continue
@@ -137,10 +140,12 @@ final class PageCache: Sendable {
             case .patchUser(let id): userIDs.insert(id)
             case .patchSuggestion(let id): suggestionIDs.insert(id)
             case .insertFollowed(let video): newVideos.append(video)
+            case .refreshSuggestions: refreshSuggestions = true
             case .recompose: return .recompose
             }
         }
         if !newVideos.isEmpty {
+            guard !refreshSuggestions else { return .recompose }
             // Oldest first, each to the top. (The changes of a batch do not come in time order.
             // What else they did to the grids' videos and authors shows when the grids are shown
             // again from the records.)
@@ -171,8 +176,17 @@ final class PageCache: Sendable {
             }
             return .shift(GridShift(sequence: view.sequence, dependencies: dependencies, region: region, grids: grids))
         }
-        if videoIDs.isEmpty && userIDs.isEmpty && suggestionIDs.isEmpty { return .current(view.sequence) }
+        if videoIDs.isEmpty && userIDs.isEmpty && suggestionIDs.isEmpty && !refreshSuggestions { return .current(view.sequence) }
         var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, viewer: nil)
+        if refreshSuggestions {
+            // The carousel ranked again; it keeps its size (whether the viewer has candidates
+            // does not depend on the followees' follows), so the page keeps its shape.
+            let carousel = view.followSuggestions(for: cached.page.structure.viewer, limit: FeedComposer.maxSuggestions)
+            guard carousel.count == dependencies.suggestionOrder.count else { return .recompose }
+            dependencies.refresh(carousel, region: cached.regionOrder)
+            patch.dependencies = dependencies
+            patch.carousel = carousel
+        }
         // A write touches one or two ids: comparing each of the page's videos with those costs
         // less than hashing it into the sets.
         let few = videoIDs.count + userIDs.count <= 8
@@ -192,7 +206,7 @@ final class PageCache: Sendable {
             guard let viewer = view.user(cached.page.structure.viewer) else { return .recompose }
             patch.viewer = viewer
         }
-        for entry in dependencies.suggestionOrder where suggestionIDs.contains(entry.id) || userIDs.contains(entry.id) {
+        for entry in dependencies.suggestionOrder where patch.carousel == nil && (suggestionIDs.contains(entry.id) || userIDs.contains(entry.id)) {
             guard let user = view.user(entry.id) else { return .recompose }
             patch.suggestions[entry.id] = Suggestion(user: user, mutualCount: entry.mutuals)
         }
@@ -263,6 +277,9 @@ final class PageCache: Sendable {
         var videoItems = patch.videoItems[...]
         // Where an item's version changed: what a client one patch behind is sent.
         var updated: [ItemPath] = []
+        // Whether the carousel, ranked again, shows other users or in another order: then the
+        // page is no longer its predecessor with items changed in place, and shows other users.
+        var reordered = false
         func replace(_ itemIndex: Int, in items: inout [FeedItem]?, of sectionIndex: Int, with item: FeedItem) {
             if items == nil { items = page.sections[sectionIndex].items }
             if items![itemIndex].version != item.version { updated.append(ItemPath(section: sectionIndex, item: itemIndex)) }
@@ -284,6 +301,13 @@ final class PageCache: Sendable {
                     replace(itemIndex, in: &items, of: sectionIndex, with: self.items.suggestion(suggestion))
                 }
             }
+            if kind == .followSuggestions, let carousel = patch.carousel {
+                for (itemIndex, suggestion) in carousel.enumerated() where itemIndex < page.sections[sectionIndex].items.count {
+                    let card = self.items.suggestion(suggestion)
+                    if card.id != page.sections[sectionIndex].items[itemIndex].id { reordered = true }
+                    replace(itemIndex, in: &items, of: sectionIndex, with: card)
+                }
+            }
             if let items {
                 let section = page.sections[sectionIndex]
                 sections[sectionIndex] = FeedSection(
@@ -301,10 +325,11 @@ final class PageCache: Sendable {
         updated.sort { ($0.section, $0.item) < ($1.section, $1.item) }
         let rendered = RenderedFeed(
             snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor,
-            structure: structure, patchedFrom: RenderedFeed.Patched(snapshotID: page.snapshotID, updatedItems: updated))
+            structure: structure, patchedFrom: reordered ? nil : RenderedFeed.Patched(snapshotID: page.snapshotID, updatedItems: updated))
         return CachedPage(
-            page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs, composition: cached.composition,
-            idHashes: idHashes, regionOrder: cached.regionOrder, gridIndices: cached.gridIndices, feedCount: cached.feedCount)
+            page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs,
+            composition: reordered ? compositions.add(1, ordering: .relaxed).newValue : cached.composition, idHashes: idHashes,
+            regionOrder: cached.regionOrder, gridIndices: cached.gridIndices, feedCount: cached.feedCount)
     }
 
     private func compose(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {

@@ -7,7 +7,7 @@ import Testing
 
 /// A followee's new video enters the feed at the top of the grid: the cached page's grids are
 /// shown again from the region shifted by one, not composed from the index.
-@Suite("Pages shifted for new videos at the top")
+@Suite("Pages kept current without composing: new videos at the top, the carousel ranked again")
 struct PageShiftTests {
     /// The page as a service that never saw the old one composes it.
     func fresh(_ service: FeedService, viewer: Int64, parameters: FeedParameters) throws -> RenderedFeed {
@@ -57,6 +57,38 @@ struct PageShiftTests {
         #expect(service.pageWork.shifted == before.shifted + 1)
         #expect(service.pageWork.composed == before.composed)
         #expect(after.document.bytes == (try fresh(service, viewer: 1, parameters: parameters)).document.bytes)
+    }
+
+    @Test("A followee's follows rank the carousel again without composing the page, which equals a fresh composition")
+    func followeeFollowsRefreshTheCarousel() throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        let page = try service.feed(viewer: 1, parameters: parameters)
+        try #require(page.sections.contains { $0.kind == .followSuggestions })
+        let followees = try service.store.read { try $0.followees(of: 1) }
+        let followed = Set(followees)
+        let others = (2...40).map(Int64.init).filter { !followed.contains($0) }
+        // A followee follows, then unfollows, several users the viewer does not follow: mutual
+        // counts move, and cards change places or enter the carousel.
+        for (round, (followee, user)) in zip(followees.prefix(4), others.suffix(4)).enumerated() {
+            let before = service.pageWork
+            let follows = try service.store.read { try $0.followees(of: followee) }.contains(user)
+            _ = try service.write { store throws(FeedStoreError) in
+                if follows { _ = try store.unfollow(follower: followee, followee: user) } else { _ = try store.follow(follower: followee, followee: user) }
+            }
+            let after = try service.feed(viewer: 1, parameters: parameters)
+            #expect(service.pageWork.composed == before.composed, "round \(round)")
+            #expect(after.document.bytes == (try fresh(service, viewer: 1, parameters: parameters)).document.bytes, "round \(round)")
+            // Deltas from the page before are right whichever way they are built.
+            guard case .answered(let outcome) = try service.delta(viewer: 1, since: page.snapshotID, format: .sequential) else {
+                Issue.record("round \(round): the snapshot is known")
+                continue
+            }
+            if case .changed(let delta) = outcome {
+                let applied = try FeedDocument(parsing: page.document.bytes).applying(try FeedDelta(parsing: delta.bytes))
+                #expect(applied == (try FeedDocument(parsing: after.document.bytes)), "round \(round)")
+            }
+        }
     }
 
     @Test("A new video on the feed's last page, or by someone the viewer does not follow, is not a shift")
