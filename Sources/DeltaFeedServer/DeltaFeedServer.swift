@@ -3,6 +3,7 @@ public import FeedService
 import FeedStore
 import Logging
 public import Prometheus
+import Synchronization
 
 /// The deltafeed HTTP service: the API's routes wired onto an ``EventHTTP/HTTPServer``.
 ///
@@ -61,7 +62,8 @@ public final class DeltaFeedServer: Sendable {
             storageReads: BlockingPool(name: "storage-reads", threads: 2, queueCapacity: 1024),
             compute: BlockingPool(name: "compute", threads: max(1, configuration.http.threads), queueCapacity: 64))
         var router = Router()
-        OperationalRoutes(registry: registry, isReady: configuration.isReady).register(in: &router)
+        OperationalRoutes(registry: registry, isReady: configuration.isReady, beforeRendering: Self.pageWorkMetrics(configuration.service, registry))
+            .register(in: &router)
         let admin = AdminAuthorization(token: configuration.adminToken)
         let viewers = ViewerAuthorization(tokens: configuration.viewerTokens, admin: admin)
         let handOff = SnapshotHandOff(
@@ -179,5 +181,29 @@ public struct DeltaFeedServerConfiguration: Sendable {
         self.viewerTokens = viewerTokens
         self.http = http
         self.registry = registry
+    }
+}
+
+extension DeltaFeedServer {
+    /// `deltafeed_pages_total{how="composed|patched|shifted"}`: how the pages answers needed
+    /// were made (composed from the index, patched in place, or their grids shifted for new
+    /// videos at the top), from the service's counts when `/metrics` is rendered.
+    fileprivate static func pageWorkMetrics(_ service: FeedService, _ registry: PrometheusCollectorRegistry) -> @Sendable () -> Void {
+        let descriptor = MetricNameDescriptor(
+            namespace: "deltafeed", metricName: "pages", unitName: "total",
+            helpText: "Pages made for answers: composed from the index, patched in place, or shifted for new videos at the top")
+        let composed = registry.makeCounter(descriptor: descriptor, labels: [("how", "composed")])
+        let patched = registry.makeCounter(descriptor: descriptor, labels: [("how", "patched")])
+        let shifted = registry.makeCounter(descriptor: descriptor, labels: [("how", "shifted")])
+        let reported = Mutex<(composed: UInt64, patched: UInt64, shifted: UInt64)>((0, 0, 0))
+        return {
+            let work = service.pageWork
+            reported.withLock { last in
+                composed.increment(by: Int64(work.composed - last.composed))
+                patched.increment(by: Int64(work.patched - last.patched))
+                shifted.increment(by: Int64(work.shifted - last.shifted))
+                last = work
+            }
+        }
     }
 }

@@ -6,13 +6,17 @@ import Prometheus
 struct OperationalRoutes {
     let registry: PrometheusCollectorRegistry
     let isReady: @Sendable () -> Bool
+    /// Brings the metrics counted elsewhere (the service's own counts) into the registry
+    /// before it is rendered.
+    var beforeRendering: @Sendable () -> Void = {}
 
     func register(in router: inout Router) {
         let healthy: [UInt8] = Array(#"{"status":"ok"}"#.utf8)
         let starting: [UInt8] = Array(#"{"status":"starting"}"#.utf8)
         router.get("/healthz") { [isReady] _ in isReady() ? .json(healthy) : .json(starting, status: 503) }
-        router.get("/metrics") { [registry] _ in
-            HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: registry.emitToBuffer())
+        router.get("/metrics") { [registry, beforeRendering] _ in
+            beforeRendering()
+            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: registry.emitToBuffer())
         }
     }
 }

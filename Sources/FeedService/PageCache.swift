@@ -108,6 +108,8 @@ final class PageCache: Sendable {
         var region: [VideoRef]
         /// For each page section that is a grid, the records of its videos now.
         var grids: [Int: [(video: Revised<Video>, author: Revised<User>?)]]
+        /// The carousel ranked again (a followee's follows came too), when set.
+        var carousel: [Suggestion]?
     }
 
     /// The records a patch re-renders, read under the index lock.
@@ -145,7 +147,6 @@ final class PageCache: Sendable {
             }
         }
         if !newVideos.isEmpty {
-            guard !refreshSuggestions else { return .recompose }
             // Oldest first, each to the top. (The changes of a batch do not come in time order.
             // What else they did to the grids' videos and authors shows when the grids are shown
             // again from the records.)
@@ -164,6 +165,11 @@ final class PageCache: Sendable {
             let viewer = cached.page.structure.viewer
             let suggested = Set(dependencies.suggestionOrder.map(\.id))
             guard suggestionIDs.isEmpty, userIDs.allSatisfy({ user in user != viewer && !suggested.contains(user) }) else { return .recompose }
+            var carousel: [Suggestion]?
+            if refreshSuggestions {
+                guard let ranked = rankCarousel(of: cached, dependencies: &dependencies, region: region, view: view) else { return .recompose }
+                carousel = ranked
+            }
             var grids: [Int: [(video: Revised<Video>, author: Revised<User>?)]] = [:]
             for (section, grid) in cached.gridIndices.enumerated() {
                 guard let grid else { continue }
@@ -174,16 +180,12 @@ final class PageCache: Sendable {
                 }
                 grids[section] = records
             }
-            return .shift(GridShift(sequence: view.sequence, dependencies: dependencies, region: region, grids: grids))
+            return .shift(GridShift(sequence: view.sequence, dependencies: dependencies, region: region, grids: grids, carousel: carousel))
         }
         if videoIDs.isEmpty && userIDs.isEmpty && suggestionIDs.isEmpty && !refreshSuggestions { return .current(view.sequence) }
         var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, viewer: nil)
         if refreshSuggestions {
-            // The carousel ranked again; it keeps its size (whether the viewer has candidates
-            // does not depend on the followees' follows), so the page keeps its shape.
-            let carousel = view.followSuggestions(for: cached.page.structure.viewer, limit: FeedComposer.maxSuggestions)
-            guard carousel.count == dependencies.suggestionOrder.count else { return .recompose }
-            dependencies.refresh(carousel, region: cached.regionOrder)
+            guard let carousel = rankCarousel(of: cached, dependencies: &dependencies, region: cached.regionOrder, view: view) else { return .recompose }
             patch.dependencies = dependencies
             patch.carousel = carousel
         }
@@ -213,6 +215,18 @@ final class PageCache: Sendable {
         return .patch(patch)
     }
 
+    /// The page's carousel ranked again, with `dependencies` to match (`region`: the region's
+    /// videos as the page will show them). It keeps its size (whether the viewer has candidates
+    /// does not depend on the followees' follows), so the page keeps its shape; nil if not.
+    private func rankCarousel(
+        of cached: CachedPage, dependencies: inout FeedDependencies, region: [VideoRef], view: IndexView
+    ) -> [Suggestion]? {
+        let carousel = view.followSuggestions(for: cached.page.structure.viewer, limit: FeedComposer.maxSuggestions)
+        guard carousel.count == dependencies.suggestionOrder.count else { return nil }
+        dependencies.refresh(carousel, region: region)
+        return carousel
+    }
+
     /// `region` with `video` at its top when `video` is the newest of the feed and the page
     /// keeps its shape: the feed is full (one video leaves its end, so the sections and the ads
     /// stay), the region does not reach the feed's end, and the page shows videos. Nil otherwise
@@ -234,7 +248,8 @@ final class PageCache: Sendable {
     }
 
     /// The cached page with its grid sections shown from the shifted region (outside the index
-    /// lock): a grid keeps its stacked ad, every other section stays as it was.
+    /// lock), and its carousel ranked again if it was: a grid keeps its stacked ad, every other
+    /// section stays as it was.
     private func apply(_ shift: GridShift, to cached: CachedPage) -> CachedPage {
         let page = cached.page
         var sections = page.sections
@@ -253,6 +268,14 @@ final class PageCache: Sendable {
                 id: section.id, kind: section.kind, columns: section.columns, items: items, header: section.header, footer: section.footer)
             shapes[index] = SnapshotStructure.Section(sections[index])
             videoRefs[index] = refs
+            firstChanged = min(firstChanged, index)
+        }
+        if let carousel = shift.carousel, let index = sections.firstIndex(where: { $0.kind == .followSuggestions }) {
+            let section = sections[index]
+            sections[index] = FeedSection(
+                id: section.id, kind: section.kind, columns: section.columns, items: carousel.map(self.items.suggestion), header: section.header,
+                footer: section.footer)
+            shapes[index] = SnapshotStructure.Section(sections[index])
             firstChanged = min(firstChanged, index)
         }
         // Every grid keeps its count of items, so the heights and the hint are the page's.

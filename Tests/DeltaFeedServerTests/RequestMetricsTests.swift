@@ -5,6 +5,42 @@ import Testing
 /// Prometheus shows them.
 @Suite("Request metrics on /metrics")
 struct RequestMetricsTests {
+    @Test("How the pages of answers were made is counted: composed, patched in place, shifted for a new video")
+    func pageWorkIsCounted() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        func values() throws -> [String: Double] {
+            let text = String(decoding: try server.request("GET", "/metrics", token: nil).body, as: UTF8.self)
+            var found: [String: Double] = [:]
+            for how in ["composed", "patched", "shifted"] {
+                let line = #"deltafeed_pages_total{how=""# + how + #""}"#
+                found[how] = text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.dropFirst(line.count + 1)) }
+            }
+            return found
+        }
+        let query = "/v1/users/4/feed?limit=12"
+        let page = try server.request("GET", query, token: nil)
+        #expect(page.status == 200)
+        let start = try values()
+        #expect(start["composed"] == 1, "\(start)")
+        // A like on a video the page shows patches it in place; a new video by a followee shifts it.
+        let document = try FeedDocument(parsing: page.body)
+        let video = try #require(document.sections.flatMap(\.items).first { $0.kind == "video" })
+        #expect(try server.request("PATCH", "/v1/videos/\(video.id.dropFirst("video:".count))", raw: #"{"like_count":4321}"#).status == 200)
+        #expect(try server.request("GET", query, token: nil).status == 200)
+        // The page's first video is the newest of a followee's.
+        let author = try #require(video.data["author"]?["id"]?.int64Value)
+        #expect(
+            try server.request(
+                "POST", "/v1/videos", raw: #"{"author_id":\#(author),"title":"new","thumbnail_url":"https://x.example/t.jpg","duration_seconds":5}"#
+            ).status == 201)
+        #expect(try server.request("GET", query, token: nil).status == 200)
+        let end = try values()
+        #expect(end["composed"] == 1, "\(end)")
+        #expect(end["patched"] == 1, "\(end)")
+        #expect(end["shifted"] == 1, "\(end)")
+    }
+
     @Test("Requests are counted by route, method and status, and timed by route")
     func requestsAreCountedByRouteMethodAndStatus() throws {
         let server = try TestServer()

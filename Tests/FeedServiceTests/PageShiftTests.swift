@@ -59,6 +59,32 @@ struct PageShiftTests {
         #expect(after.document.bytes == (try fresh(service, viewer: 1, parameters: parameters)).document.bytes)
     }
 
+    @Test("A followee's new video and another followee's follow in one window: the grids shift and the carousel is ranked again")
+    func shiftAndCarouselInOneWindow() throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        let page = try service.feed(viewer: 1, parameters: parameters)
+        try #require(page.sections.contains { $0.kind == .followSuggestions })
+        let followees = try service.store.read { try $0.followees(of: 1) }
+        try #require(followees.count >= 2)
+        let followed = Set(followees)
+        let stranger = try #require((2...40).map(Int64.init).last { !followed.contains($0) })
+        let follows = try service.store.read { try $0.followees(of: followees[1]) }.contains(stranger)
+        let before = service.pageWork
+        _ = try service.write { store throws(FeedStoreError) in
+            try store.createVideo(authorID: followees[0], title: "fresh", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+            if follows {
+                try store.unfollow(follower: followees[1], followee: stranger)
+            } else {
+                _ = try store.follow(follower: followees[1], followee: stranger)
+            }
+        }
+        let after = try service.feed(viewer: 1, parameters: parameters)
+        #expect(service.pageWork.shifted == before.shifted + 1)
+        #expect(service.pageWork.composed == before.composed)
+        #expect(after.document.bytes == (try fresh(service, viewer: 1, parameters: parameters)).document.bytes)
+    }
+
     @Test("A followee's follows rank the carousel again without composing the page, which equals a fresh composition")
     func followeeFollowsRefreshTheCarousel() throws {
         let service = try makeService()
