@@ -57,8 +57,9 @@ struct FeedDependencies: Sendable {
         /// A followee's new video: it may be the newest of the feed, at the top of the grid (the
         /// page cache checks that and what follows from it; ``insertFirst(_:region:)``).
         case insertFollowed(VideoRef)
-        /// A followee followed or unfollowed someone: the carousel on the page may count other
-        /// mutual followees and rank others first; nothing else of the page changes.
+        /// The carousel on the page may rank its users otherwise, or show others (a followee's
+        /// follow moved mutual counts; a user's follower count moved them past a neighbour or
+        /// into a full carousel): it is asked again; nothing else of the page changes.
         case refreshSuggestions
         case recompose
     }
@@ -76,7 +77,10 @@ struct FeedDependencies: Sendable {
                 // A suggested user may also author videos of the region: a new profile patches
                 // those items as well as the card.
                 let effect = suggestionEffect(id: id, after: after)
-                return effect == .patchSuggestion(id) && profileChanged ? .patchUser(id) : effect
+                guard profileChanged else { return effect }
+                // Their videos in the region are patched with the card, not with a carousel
+                // ranked again.
+                return effect == .patchSuggestion(id) ? .patchUser(id) : .recompose
             }
             if shownUsers.containsSorted(id) {
                 if after == nil { return .recompose }
@@ -92,10 +96,10 @@ struct FeedDependencies: Sendable {
             // floor's mutual count: it can only enter by a better follower rank. Check that
             // first; count its mutual followees only then.
             guard after < FollowerRankKey(suggestionFloor.user.value) else { return .none }
-            if suggestionFloor.mutualCount == 0 { return .recompose }
+            if suggestionFloor.mutualCount == 0 { return .refreshSuggestions }
             var mutuals: Int64 = 0
             for followee in followees where view.follows(followee, id) { mutuals += 1 }
-            return mutuals >= suggestionFloor.mutualCount ? .recompose : .none
+            return mutuals >= suggestionFloor.mutualCount ? .refreshSuggestions : .none
         case let .follow(follower, _, _):
             if follower == viewer { return .recompose }
             // A followee's follows count only as mutual followees of the carousel's candidates:
@@ -166,7 +170,8 @@ struct FeedDependencies: Sendable {
         shownUsers = ([viewer] + suggestionOrder.map(\.id) + region.map(\.author)).sortedUnique()
     }
 
-    /// A suggested user changed: patch their card if they keep their place in the carousel.
+    /// A suggested user changed: patch their card if they keep their place in the carousel, or
+    /// ask for the carousel again.
     private mutating func suggestionEffect(id: Int64, after: FollowerRankKey?) -> Effect {
         guard let after, let index = suggestionOrder.firstIndex(where: { $0.id == id }) else { return .recompose }
         let mutuals = suggestionOrder[index].mutuals
@@ -174,12 +179,12 @@ struct FeedDependencies: Sendable {
             lhs.mutuals != rhs.mutuals ? lhs.mutuals > rhs.mutuals : lhs.rank < rhs.rank
         }
         let moved = (mutuals, after)
-        if index > 0, !ranksBefore((suggestionOrder[index - 1].mutuals, suggestionOrder[index - 1].rank), moved) { return .recompose }
+        if index > 0, !ranksBefore((suggestionOrder[index - 1].mutuals, suggestionOrder[index - 1].rank), moved) { return .refreshSuggestions }
         if index + 1 < suggestionOrder.count {
-            guard ranksBefore(moved, (suggestionOrder[index + 1].mutuals, suggestionOrder[index + 1].rank)) else { return .recompose }
+            guard ranksBefore(moved, (suggestionOrder[index + 1].mutuals, suggestionOrder[index + 1].rank)) else { return .refreshSuggestions }
         } else if suggestionFloor != nil, suggestionOrder[index].rank < after {
             // The last card of a full carousel ranking lower may be overtaken by someone unseen.
-            return .recompose
+            return .refreshSuggestions
         }
         suggestionOrder[index].rank = after
         return .patchSuggestion(id)

@@ -110,6 +110,8 @@ final class PageCache: Sendable {
         var grids: [Int: [(video: Revised<Video>, author: Revised<User>?)]]
         /// The carousel ranked again (a followee's follows came too), when set.
         var carousel: [Suggestion]?
+        /// The viewer, when their profile changed too.
+        var header: Revised<User>?
     }
 
     /// The records a patch re-renders, read under the index lock.
@@ -161,12 +163,17 @@ final class PageCache: Sendable {
                 region = updated
             }
             // The grids are shown again from the records now, which covers likes and new names
-            // of their videos' authors; the viewer's header and the carousel are not.
+            // of their videos' authors; the carousel, if a card changed, is asked again, and the
+            // viewer's header rendered again if the viewer's profile changed.
             let viewer = cached.page.structure.viewer
             let suggested = Set(dependencies.suggestionOrder.map(\.id))
-            guard suggestionIDs.isEmpty, userIDs.allSatisfy({ user in user != viewer && !suggested.contains(user) }) else { return .recompose }
+            var header: Revised<User>?
+            if userIDs.contains(viewer) {
+                guard let record = view.user(viewer) else { return .recompose }
+                header = record
+            }
             var carousel: [Suggestion]?
-            if refreshSuggestions {
+            if refreshSuggestions || !suggestionIDs.isEmpty || userIDs.contains(where: suggested.contains) {
                 guard let ranked = rankCarousel(of: cached, dependencies: &dependencies, region: region, view: view) else { return .recompose }
                 carousel = ranked
             }
@@ -180,7 +187,7 @@ final class PageCache: Sendable {
                 }
                 grids[section] = records
             }
-            return .shift(GridShift(sequence: view.sequence, dependencies: dependencies, region: region, grids: grids, carousel: carousel))
+            return .shift(GridShift(sequence: view.sequence, dependencies: dependencies, region: region, grids: grids, carousel: carousel, header: header))
         }
         if videoIDs.isEmpty && userIDs.isEmpty && suggestionIDs.isEmpty && !refreshSuggestions { return .current(view.sequence) }
         var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, viewer: nil)
@@ -268,6 +275,14 @@ final class PageCache: Sendable {
                 id: section.id, kind: section.kind, columns: section.columns, items: items, header: section.header, footer: section.footer)
             shapes[index] = SnapshotStructure.Section(sections[index])
             videoRefs[index] = refs
+            firstChanged = min(firstChanged, index)
+        }
+        if let viewer = shift.header, let index = sections.firstIndex(where: { $0.kind == .header }), !sections[index].items.isEmpty {
+            let section = sections[index]
+            sections[index] = FeedSection(
+                id: section.id, kind: section.kind, columns: section.columns, items: [self.items.header(viewer)], header: section.header, footer: section.footer
+            )
+            shapes[index] = SnapshotStructure.Section(sections[index])
             firstChanged = min(firstChanged, index)
         }
         if let carousel = shift.carousel, let index = sections.firstIndex(where: { $0.kind == .followSuggestions }) {

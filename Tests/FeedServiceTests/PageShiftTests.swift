@@ -117,6 +117,33 @@ struct PageShiftTests {
         }
     }
 
+    @Test("Suggested users gaining followers move through the carousel without composing the page, with or without a new video")
+    func suggestedUsersMoveThroughTheCarousel() throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        let viewer: Int64 = 1
+        let followees = try service.store.read { try $0.followees(of: viewer) }
+        let followed = Set(followees)
+        for round in 0..<4 {
+            let page = try service.feed(viewer: viewer, parameters: parameters)
+            let carousel = try #require(page.sections.first { $0.kind == .followSuggestions })
+            let last = try #require(carousel.items.last.flatMap { Int64($0.id.split(separator: ":").last ?? "") })
+            // Users the viewer does not follow follow the last card: only its follower count moves.
+            let fans = (2...40).map(Int64.init).filter { $0 != last && !followed.contains($0) }.shuffled().prefix(6)
+            let before = service.pageWork
+            _ = try service.write { store throws(FeedStoreError) in
+                for fan in fans { _ = try? store.follow(follower: fan, followee: last) }
+                if round % 2 == 1 {
+                    try store.createVideo(
+                        authorID: followees[round % followees.count], title: "r\(round)", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+                }
+            }
+            let after = try service.feed(viewer: viewer, parameters: parameters)
+            #expect(service.pageWork.composed == before.composed, "round \(round)")
+            #expect(after.document.bytes == (try fresh(service, viewer: viewer, parameters: parameters)).document.bytes, "round \(round)")
+        }
+    }
+
     @Test("A new video on the feed's last page, or by someone the viewer does not follow, is not a shift")
     func otherNewVideosAreNotShifts() throws {
         let service = try makeService()
