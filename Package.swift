@@ -45,8 +45,15 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // libdeflate (pkg-config libdeflate, apt libdeflate-dev): gzip bodies written in one call,
+        // two to three times faster than zlib's stream on the server's 0.3-7 KB deltas.
+        .systemLibrary(
+            name: "CLibdeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]
+        ),
         // gzip bodies: the server's compressed answers and the client's reading of them.
-        .target(name: "Gzip", dependencies: ["CZlib"]),
+        .target(name: "Gzip", dependencies: ["CLibdeflate", "CZlib"]),
         // JSON without Foundation: a strict parser into JSONValue, and a byte writer for error
         // bodies, feed and delta payloads. Shared by the server and the reference client.
         .target(name: "JSONBytes"),
