@@ -113,7 +113,7 @@ struct StagedWriteTests {
             #expect(batch.results == oneByOne.results, "seed \(seed)")
             #expect(batch.results.contains { $0?.error == nil } && batch.results.contains { $0?.error != nil }, "seed \(seed)")
             let entries = { (store: any FeedStorage) in
-                try store.read { reader in try reader.changes(after: 0) }.map { [$0.sequence, $0.key, $0.otherKey ?? -1] }
+                try store.read { reader in try reader.changes(after: 0) }.map { "\($0.sequence) \($0.kind) \($0.key) \($0.otherKey ?? -1)" }
             }
             #expect(try entries(together) == entries(alone), "seed \(seed)")
             #expect(try together.contentDigest() == alone.contentDigest(), "seed \(seed)")
