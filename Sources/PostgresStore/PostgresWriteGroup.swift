@@ -27,11 +27,15 @@ final class PostgresGroupTransaction {
     /// Staged writes whose steps are not sent yet: they go with the commit, or before anything
     /// else uses the connection (``PostgresFeedStore/connection(settling:)``).
     var held: [GroupedWrite] = []
-    /// The change version the group reached, from its last statement; nil when no write stayed.
-    var lastVersion: Int64?
 
     init(connection: PostgresConnection) {
         self.connection = connection
+    }
+
+    /// The held staged writes, no longer held.
+    func takeHeld() -> [GroupedWrite] {
+        defer { held = [] }
+        return held
     }
 
     /// Queues a new savepoint, releasing the open one: both go out with the next statement.
@@ -88,11 +92,11 @@ extension PostgresFeedStore {
                     // the group's first statement and in its round trip.
                     connection.queue(GroupStatements.lock, operation: "lock")
                     let transaction = PostgresGroupTransaction(connection: connection)
-                    _ = try OpenWriteGroup.run(store: self, connection: transaction) { group in
+                    let group = try OpenWriteGroup.run(store: self, connection: transaction) { group in
                         body()
                         try commit(group)
                     }
-                    return transaction.lastVersion
+                    return group.lastVersion
                 }
             }
         } catch {
@@ -104,11 +108,9 @@ extension PostgresFeedStore {
     /// The group's connection, once the staged writes it holds are carried out: what uses it
     /// next sees what they did.
     func connection(settling group: OpenWriteGroup<PostgresGroupTransaction>) -> PostgresConnection {
-        let transaction = group.connection
-        let held = transaction.held
-        transaction.held = []
+        let held = group.connection.takeHeld()
         if !held.isEmpty { carryOut(held, in: group, closing: false) }
-        return transaction.connection
+        return group.connection.connection
     }
 
     /// A write inside the open group: its own savepoint, rolled back alone when `body` throws.
@@ -159,12 +161,11 @@ extension PostgresFeedStore {
     private func commit(_ group: OpenWriteGroup<PostgresGroupTransaction>) throws {
         if let broken = group.broken { throw broken }
         let transaction = group.connection
-        let held = transaction.held
-        transaction.held = []
+        let held = transaction.takeHeld()
         if !held.isEmpty, carryOut(held, in: group, closing: true) { return }
         if let broken = group.broken { throw broken }
         let answers = try transaction.connection.execute([closeStatement(transaction), ("COMMIT", [])])
-        transaction.lastVersion = answers[0].firstValue.flatMap { Int64($0) }
+        group.lastVersion = answers[0].firstValue.flatMap { Int64($0) }
     }
 
     /// The group's last statement (``GroupStatements/close``).
@@ -201,7 +202,7 @@ extension PostgresFeedStore {
         if closing {
             switch (outcomes[writes.count], outcomes[writes.count + 1]) {
             case (.success(let closed)?, .success?):
-                transaction.lastVersion = closed.firstValue.flatMap { Int64($0) }
+                group.lastVersion = closed.firstValue.flatMap { Int64($0) }
             case (.failure(let error)?, _), (_, .failure(let error)?):
                 group.broken = error  // nothing of the group is stored
                 for write in writes { write.fail(Self.mapped(error)) }
