@@ -115,6 +115,28 @@ struct PostgresRoundTripTests {
         #expect(entries.suffix(6).map(\.kind) == [.userCreated] + Array(repeating: .videoUpdated, count: 5))
     }
 
+    @Test("A group notifies once, with the version it reached; a group whose writes were all refused does not")
+    func oneNotificationPerGroup() throws {
+        let (store, video) = try warmStore(users: 6)
+        let listener = try PostgresConnection(url: postgresURL!)
+        try listener.execute("LISTEN \(store.channel)")
+        let liked = StagedBatch()
+        let again = StagedBatch()
+        for user in Int64(2)...6 {
+            liked.add(store.stageLike(video: video, by: user))
+            again.add(store.stageLike(video: video, by: user))  // refused: each like exists by then
+        }
+        try store.writeGroup { store.performTogether(liked.writes) }
+        let reached = store.changeVersion
+        try store.writeGroup { store.performTogether(again.writes) }
+        #expect(liked.results.allSatisfy { $0 != nil && $0?.error == nil })
+        #expect(again.results.allSatisfy { $0?.error != nil })
+        var payloads: [String] = []
+        for _ in 0..<4 { payloads += try listener.notifications(waitingUpTo: .milliseconds(250)) }
+        #expect(payloads == [String(reached)])
+        #expect(store.changeVersion == reached)
+    }
+
     @Test("The rows a catch-up reads cost one round trip, however many follow edges it asks about")
     func changedRowsInOneRoundTrip() throws {
         let (store, video) = try warmStore(users: 12)
