@@ -10,7 +10,7 @@ extension PostgresFeedStore {
         do {
             let result: PostgresRows
             if let group = currentGroup {  // inside a group: its connection sees its writes
-                result = try group.connection.connection.execute(CatchUpStatement.sql, [String(sequence), String(max(1, limit))])
+                result = try connection(settling: group).execute(CatchUpStatement.sql, [String(sequence), String(max(1, limit))])
             } else {
                 result = try pool.withConnection { connection in try connection.execute(CatchUpStatement.sql, [String(sequence), String(max(1, limit))]) }
             }

@@ -121,7 +121,7 @@ public final class PostgresFeedStore: FeedStorage {
     // MARK: - Reading
 
     public func read<T>(_ body: (PostgresReader) throws -> T) throws -> T {
-        if let group = currentGroup { return try body(PostgresReader(connection: group.connection.connection)) }
+        if let group = currentGroup { return try body(PostgresReader(connection: connection(settling: group))) }
         return try pool.withConnection { connection in
             try connection.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
                 try body(PostgresReader(connection: connection))
@@ -296,11 +296,14 @@ extension PostgresConnection {
     /// round trip of its own. When it is `begin` that failed (an idle connection PostgreSQL
     /// dropped meanwhile), that error is thrown, whatever `body` made of it, with the operation
     /// "begin": nothing else ran, so the pool may run `body` again elsewhere.
-    func inTransaction<T>(_ begin: String, _ body: () throws -> T) throws -> T {
+    ///
+    /// With `commitsItself`, `body` sends the `COMMIT` (with statements of its own, in one
+    /// round trip) before it returns.
+    func inTransaction<T>(_ begin: String, commitsItself: Bool = false, _ body: () throws -> T) throws -> T {
         queue(begin, operation: "begin")
         do {
             let value = try body()
-            try execute("COMMIT")
+            if !commitsItself { try execute("COMMIT") }
             return value
         } catch {
             let queuedFailure = takeQueuedFailure()

@@ -32,6 +32,23 @@ extension WriteStep {
         }
     }
 
+    /// The statement of this step in a group (``GroupStatements``): the same checks and change,
+    /// and the change-log entry of the write, numbered from the group's counter, appended when
+    /// the step changed the store (which is when its write stays); `committedAt` is the entry's
+    /// time. Its answer reads as ``statement()``'s.
+    func loggedStatement(committedAt: String) -> (sql: String, parameters: [String?]) {
+        let (_, parameters) = statement()
+        let sql =
+            switch self {
+            case .changeLike(_, _, let liking, _): liking ? StepStatements.loggedLike : StepStatements.loggedUnlike
+            case .insertVideo: StepStatements.loggedInsertVideo
+            case .insertFollow: StepStatements.loggedInsertFollow
+            case .deleteFollow: StepStatements.loggedDeleteFollow
+            case .updateVideo: StepStatements.loggedUpdateVideo
+            }
+        return (sql, parameters + [committedAt])
+    }
+
     /// What the step found, from its statement's rows.
     ///
     /// - Throws: ``FeedStore/FeedStoreError/storage(code:message:)`` when the rows do not decode.
@@ -69,33 +86,74 @@ enum StepStatements {
 
     /// Video $1, user $2, at $3: the like row and the count's move, made only when both exist
     /// and the count is below its maximum, and the row was not there.
-    static let like = likeChange(
-        recording: """
-            INSERT INTO likes (video_id, user_id, created_at)
-                SELECT $1, $2, $3 FROM target, liker WHERE liker.present AND target.like_count < \(Int64.max)
-                ON CONFLICT DO NOTHING RETURNING 1
-            """, moving: "like_count + 1", overflows: "COALESCE((SELECT like_count FROM target) = \(Int64.max), false)")
+    static let like = likeChange(liking: true)
 
     /// Video $1, user $2, at $3: the like row deleted (it exists only when both do) and the
     /// count moved down, never below zero, when it was there.
-    static let unlike = likeChange(
-        recording: "DELETE FROM likes WHERE video_id = $1 AND user_id = $2 RETURNING 1", moving: "GREATEST(0, like_count - 1)", overflows: "false")
+    static let unlike = likeChange(liking: false)
 
-    /// The like statement that records the like with `recording`, moves the count to `count`
-    /// and answers whether it `overflows`.
-    private static func likeChange(recording: String, moving count: String, overflows: String) -> String {
+    /// ``like`` and ``unlike`` logging their entry at $4 (see ``FeedStore/WriteStep/loggedStatement(committedAt:)``).
+    static let loggedLike = likeChange(liking: true, logged: true)
+    static let loggedUnlike = likeChange(liking: false, logged: true)
+
+    /// The like or unlike statement, with the change-log entry's CTE when `logged`.
+    private static func likeChange(liking: Bool, logged: Bool = false) -> String {
+        let recording =
+            liking
+            ? """
+            INSERT INTO likes (video_id, user_id, created_at)
+                SELECT $1, $2, $3 FROM target, liker WHERE liker.present AND target.like_count < \(Int64.max)
+                ON CONFLICT DO NOTHING RETURNING 1
+            """ : "DELETE FROM likes WHERE video_id = $1 AND user_id = $2 RETURNING 1"
+        let count = liking ? "like_count + 1" : "GREATEST(0, like_count - 1)"
+        let overflows = liking ? "COALESCE((SELECT like_count FROM target) = \(Int64.max), false)" : "false"
+        return """
+            WITH target AS (SELECT like_count FROM videos WHERE id = $1::bigint),
+            liker AS (SELECT EXISTS (SELECT 1 FROM users WHERE id = $2::bigint) AS present),
+            recorded AS (\(recording)),
+            counted AS (
+                UPDATE videos SET like_count = \(count), updated_at = GREATEST($3::bigint, created_at)
+                WHERE id = $1 AND EXISTS (SELECT 1 FROM recorded) RETURNING \(videoColumns)
+            )\(logged ? ",\n" + loggedEntry(.videoUpdated, key: "$1::bigint", at: 4, from: "counted") : "")
+                SELECT EXISTS (SELECT 1 FROM target), (SELECT present FROM liker), \(overflows), counted.*
+            FROM (VALUES (1)) AS one LEFT JOIN counted ON true
+            """
+    }
+
+    /// The CTE that appends a `kind` entry for `key` (and `otherKey`), at parameter `at`, numbered
+    /// from the group's counter, once per row of `from` (one at most).
+    private static func loggedEntry(_ kind: ChangeKind, key: String, otherKey: String = "NULL", at: Int, from: String) -> String {
         """
-        WITH target AS (SELECT like_count FROM videos WHERE id = $1::bigint),
-        liker AS (SELECT EXISTS (SELECT 1 FROM users WHERE id = $2::bigint) AS present),
-        recorded AS (\(recording)),
-        counted AS (
-            UPDATE videos SET like_count = \(count), updated_at = GREATEST($3::bigint, created_at)
-            WHERE id = $1 AND EXISTS (SELECT 1 FROM recorded) RETURNING \(videoColumns)
+        logged AS (
+            INSERT INTO change_log (seq, kind, key, other_key, committed_at)
+            SELECT \(GroupStatements.nextSequence), '\(kind.rawValue)', \(key), \(otherKey), $\(at)::bigint FROM \(from)
         )
-        SELECT EXISTS (SELECT 1 FROM target), (SELECT present FROM liker), \(overflows), counted.*
-        FROM (VALUES (1)) AS one LEFT JOIN counted ON true
         """
     }
+
+    /// ``insertVideo`` logging its entry after the video's columns.
+    static let loggedInsertVideo = """
+        WITH inserted AS (\(insertVideo)),
+        \(loggedEntry(.videoCreated, key: "id", at: Video.insertedColumnNames.count + 1, from: "inserted"))
+        SELECT id FROM inserted
+        """
+
+    /// ``insertFollow`` logging its entry at $4.
+    static let loggedInsertFollow = followInsert(logged: true)
+
+    /// ``deleteFollow`` logging its entry at $3; answers a row when the edge was there.
+    static let loggedDeleteFollow = """
+        WITH deleted AS (\(deleteFollow) RETURNING 1),
+        \(loggedEntry(.unfollowed, key: "$1::bigint", otherKey: "$2::bigint", at: 3, from: "deleted"))
+        SELECT 1 FROM deleted
+        """
+
+    /// ``updateVideo`` logging its entry at $8.
+    static let loggedUpdateVideo = """
+        WITH updated AS (\(updateVideo)),
+        \(loggedEntry(.videoUpdated, key: "$1::bigint", at: 8, from: "updated"))
+        SELECT * FROM updated
+        """
 
     /// The new video's columns in parameters 1…n, inserted when its author exists; returns its
     /// id, or no row.
@@ -111,16 +169,21 @@ enum StepStatements {
 
     /// Follower $1, followee $2, at $3: whether each exists, and whether the edge went in (only
     /// when both do and it was not there).
-    static let insertFollow = """
+    static let insertFollow = followInsert()
+
+    /// ``insertFollow``, with the change-log entry's CTE at $4 when `logged`.
+    private static func followInsert(logged: Bool = false) -> String {
+        """
         WITH follower AS (SELECT EXISTS (SELECT 1 FROM users WHERE id = $1::bigint) AS present),
         followee AS (SELECT EXISTS (SELECT 1 FROM users WHERE id = $2::bigint) AS present),
         inserted AS (
             INSERT INTO follows (follower_id, followee_id, created_at)
             SELECT $1, $2, $3::bigint FROM follower, followee WHERE follower.present AND followee.present
             ON CONFLICT DO NOTHING RETURNING 1
-        )
+        )\(logged ? ",\n" + loggedEntry(.followed, key: "$1::bigint", otherKey: "$2::bigint", at: 4, from: "inserted") : "")
         SELECT follower.present, followee.present, EXISTS (SELECT 1 FROM inserted) FROM follower, followee
         """
+    }
 
     static let deleteFollow = "DELETE FROM follows WHERE follower_id = $1 AND followee_id = $2"
 

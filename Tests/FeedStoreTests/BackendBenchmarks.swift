@@ -48,4 +48,23 @@ struct BackendBenchmarks {
             snapshot read back \(String(format: "%.2f", read)) ms (medians)
             """)
     }
+
+    @Test("Median cost of a group of 10 staged writes (7 likes, a new video, 2 follows): how long a group holds the store's write lock", arguments: Backend.all)
+    func stagedGroup(_ backend: Backend) throws {
+        let store = try makeStore(backend, clock: ManualClock(step: 1))
+        try store.seed(DemoSeed(users: 200, videos: 2000, ads: 10, seed: 3))
+        let group = try FeedStoreBenchmarks.median(rounds: 200) { round in
+            let batch = StagedBatch()
+            for index in 0..<10 {
+                let user = Int64(1 + (round * 10 + index) % 200)
+                switch index {
+                case 0..<7: batch.add(store.stageLike(video: Int64(1 + (round * 7 + index) % 2000), by: user))
+                case 7: batch.add(try store.stageVideo(authorID: user, title: "Bench", thumbnailURL: "https://cdn.example/b.jpg", durationSeconds: 9))
+                default: batch.add(try store.stageFollow(follower: user, followee: user % 200 + 1))
+                }
+            }
+            try store.writeGroup { store.performTogether(batch.writes) }
+        }
+        print("[bench] \(backend): a group of 10 staged writes \(String(format: "%.2f", group)) ms (median)")
+    }
 }

@@ -66,7 +66,7 @@ struct PostgresRoundTripTests {
         #expect(try store.read { reader in try reader.counts() }.follows == 3)
     }
 
-    @Test("A group's staged writes cost two round trips however many they are: the lock with all their statements, then the commit")
+    @Test("A group of staged writes is one round trip however many they are: BEGIN, the lock, every step with its log entry, the version and COMMIT")
     func stagedWritesShareRoundTrips() throws {
         let (store, video) = try warmStore(users: 80)
         /// Runs `count` staged likes, follows and new videos, by users from `firstUser` on, in
@@ -87,9 +87,54 @@ struct PostgresRoundTripTests {
             return store.roundTrips - before
         }
         let (few, many) = (try cost(6, firstUser: 2), try cost(60, firstUser: 8))
-        #expect(few == 2)
-        #expect(many == 2)
+        #expect(few == 1)
+        #expect(many == 1)
         #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 22)
+        // Numbered on the server, in the order of the steps, with no gap; the version follows.
+        let entries = try store.read { reader in try reader.changes(after: 0) }
+        #expect(entries.map(\.sequence) == Array(1...Int64(entries.count)))
+        #expect(entries.suffix(66).map(\.kind) == (0..<66).map { [ChangeKind.videoUpdated, .followed, .videoCreated][$0 % 3] })
+        #expect(try store.read { reader in try reader.changeVersion() } == Int64(entries.count))
+    }
+
+    @Test("Staged writes after a write run alone in the same group go out with the commit: one round trip more than that write")
+    func stagedAfterAWriteAlone() throws {
+        let (store, video) = try warmStore(users: 6)
+        try store.writeGroup { _ = try? store.createUser(handle: "warm", displayName: "Warm") }  // prepares
+        let batch = StagedBatch()
+        for user in Int64(2)...6 { batch.add(store.stageLike(video: video, by: user)) }
+        let before = store.roundTrips
+        try store.writeGroup {
+            _ = try? store.createUser(handle: "new", displayName: "New")  // its check, then its insert
+            store.performTogether(batch.writes)
+        }
+        #expect(store.roundTrips - before == 2 + 1)
+        #expect(batch.results.allSatisfy { $0 != nil && $0?.error == nil })
+        let entries = try store.read { reader in try reader.changes(after: 0) }
+        #expect(entries.map(\.sequence) == Array(1...Int64(entries.count)))
+        #expect(entries.suffix(6).map(\.kind) == [.userCreated] + Array(repeating: .videoUpdated, count: 5))
+    }
+
+    @Test("A group notifies once, with the version it reached; a group whose writes were all refused does not")
+    func oneNotificationPerGroup() throws {
+        let (store, video) = try warmStore(users: 6)
+        let listener = try PostgresConnection(url: postgresURL!)
+        try listener.execute("LISTEN \(store.channel)")
+        let liked = StagedBatch()
+        let again = StagedBatch()
+        for user in Int64(2)...6 {
+            liked.add(store.stageLike(video: video, by: user))
+            again.add(store.stageLike(video: video, by: user))  // refused: each like exists by then
+        }
+        try store.writeGroup { store.performTogether(liked.writes) }
+        let reached = store.changeVersion
+        try store.writeGroup { store.performTogether(again.writes) }
+        #expect(liked.results.allSatisfy { $0 != nil && $0?.error == nil })
+        #expect(again.results.allSatisfy { $0?.error != nil })
+        var payloads: [String] = []
+        for _ in 0..<4 { payloads += try listener.notifications(waitingUpTo: .milliseconds(250)) }
+        #expect(payloads == [String(reached)])
+        #expect(store.changeVersion == reached)
     }
 
     @Test("The rows a catch-up reads cost one round trip, however many follow edges it asks about")

@@ -113,7 +113,7 @@ struct StagedWriteTests {
             #expect(batch.results == oneByOne.results, "seed \(seed)")
             #expect(batch.results.contains { $0?.error == nil } && batch.results.contains { $0?.error != nil }, "seed \(seed)")
             let entries = { (store: any FeedStorage) in
-                try store.read { reader in try reader.changes(after: 0) }.map { [$0.sequence, $0.key, $0.otherKey ?? -1] }
+                try store.read { reader in try reader.changes(after: 0) }.map { "\($0.sequence) \($0.kind) \($0.key) \($0.otherKey ?? -1)" }
             }
             #expect(try entries(together) == entries(alone), "seed \(seed)")
             #expect(try together.contentDigest() == alone.contentDigest(), "seed \(seed)")
@@ -184,6 +184,30 @@ struct StagedWriteTests {
         #expect(stored?.likeCount == 2)
         #expect(stored?.viewCount == 0)
         #expect(try store.read { reader in try reader.counts() }.follows == 1)
+    }
+
+    @Test(
+        "A statement that fails outright after a write run alone fails its write alone: that write and the others stay, numbered without a gap",
+        arguments: Backend.all)
+    func hardFailureAfterAWriteAlone(_ backend: Backend) throws {
+        let (store, video, versionBefore) = try storeWithUsersAndAVideo(backend)
+        let batch = StagedBatch()
+        batch.add(store.stageLike(video: video, by: 2))
+        batch.add(refusedByTheTable(video: video))
+        batch.add(store.stageLike(video: video, by: 3))
+        var created: User?
+        try store.writeGroup {
+            created = try? store.createUser(handle: "alone", displayName: "Alone")
+            store.performTogether(batch.writes)
+        }
+        #expect(created != nil)
+        #expect(batch.results.map { $0?.error == nil } == [true, false, true])
+        let entries = try store.read { reader in try reader.changes(after: versionBefore) }
+        #expect(entries.map(\.kind) == [.userCreated, .videoUpdated, .videoUpdated])
+        #expect(entries.map(\.sequence) == Array(versionBefore + 1...versionBefore + 3))
+        #expect(store.changeVersion == versionBefore + 3)
+        #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(Video.self, id: video) }?.likeCount == 2)
+        #expect(try store.reading { reader throws(FeedStoreError) in try reader.record(User.self, id: created?.id ?? 0) } != nil)
     }
 
     @Test("Staged writes outside a group are each a write of their own", arguments: Backend.all)
