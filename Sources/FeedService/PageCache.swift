@@ -271,25 +271,18 @@ final class PageCache: Sendable {
                 items.append(ad)
                 refs.append(nil)
             }
-            sections[index] = FeedSection(
-                id: section.id, kind: section.kind, columns: section.columns, items: items, header: section.header, footer: section.footer)
+            sections[index] = section.replacingItems(items)
             shapes[index] = SnapshotStructure.Section(sections[index])
             videoRefs[index] = refs
             firstChanged = min(firstChanged, index)
         }
         if let viewer = shift.header, let index = sections.firstIndex(where: { $0.kind == .header }), !sections[index].items.isEmpty {
-            let section = sections[index]
-            sections[index] = FeedSection(
-                id: section.id, kind: section.kind, columns: section.columns, items: [self.items.header(viewer)], header: section.header, footer: section.footer
-            )
+            sections[index] = sections[index].replacingItems([self.items.header(viewer)])
             shapes[index] = SnapshotStructure.Section(sections[index])
             firstChanged = min(firstChanged, index)
         }
         if let carousel = shift.carousel, let index = sections.firstIndex(where: { $0.kind == .followSuggestions }) {
-            let section = sections[index]
-            sections[index] = FeedSection(
-                id: section.id, kind: section.kind, columns: section.columns, items: carousel.map(self.items.suggestion), header: section.header,
-                footer: section.footer)
+            sections[index] = sections[index].replacingItems(carousel.map(self.items.suggestion))
             shapes[index] = SnapshotStructure.Section(sections[index])
             firstChanged = min(firstChanged, index)
         }
@@ -348,8 +341,7 @@ final class PageCache: Sendable {
             }
             if let items {
                 let section = page.sections[sectionIndex]
-                sections[sectionIndex] = FeedSection(
-                    id: section.id, kind: section.kind, columns: section.columns, items: items, header: section.header, footer: section.footer)
+                sections[sectionIndex] = section.replacingItems(items)
                 shapes[sectionIndex] = SnapshotStructure.Section(sections[sectionIndex])
                 firstChanged = min(firstChanged, sectionIndex)
             }
@@ -460,5 +452,12 @@ private struct TimelineOrder: Comparable {
 
     static func < (left: TimelineOrder, right: TimelineOrder) -> Bool {
         (left.createdAt, left.id) < (right.createdAt, right.id)
+    }
+}
+
+extension FeedSection {
+    /// The same section showing `items` (its id, kind, columns and views kept).
+    fileprivate func replacingItems(_ items: [FeedItem]) -> FeedSection {
+        FeedSection(id: id, kind: kind, columns: columns, items: items, header: header, footer: footer)
     }
 }
