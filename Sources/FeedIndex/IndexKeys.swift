@@ -39,18 +39,18 @@ public struct FollowerRankKey: Comparable, Hashable, Sendable {
     }
 }
 
-/// A video's place in one author's timeline: ascending (`createdAt`, `id`); feeds read it from
-/// the end, newest first.
-struct TimelineKey: Comparable, Hashable, Sendable {
+/// A video's place in one author's timeline, and in a feed's followed part: ascending
+/// (`createdAt`, `id`); feeds read it from the end, newest first.
+package struct TimelineKey: Comparable, Hashable, Sendable {
     var createdAt: Int64
     var id: Int64
 
-    init(_ video: Video) {
+    package init(_ video: Video) {
         createdAt = video.createdAt
         id = video.id
     }
 
-    static func < (lhs: TimelineKey, rhs: TimelineKey) -> Bool {
+    package static func < (lhs: TimelineKey, rhs: TimelineKey) -> Bool {
         (lhs.createdAt, lhs.id) < (rhs.createdAt, rhs.id)
     }
 }

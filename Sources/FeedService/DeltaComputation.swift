@@ -61,22 +61,20 @@ extension DeltaDocument {
         }
         var patches: [ItemPath: ItemPatch] = [:]
         // Inserted items the snapshot holds unchanged elsewhere (slid from one section into the
-        // next) are sent as their old path: the snapshot's items by id, made only when needed.
-        var moved: [ItemPath: ItemPath] = [:]
-        var oldItems: [String: (path: ItemPath, version: String)]?
-        for sectionDiff in diff.itemDiffs where !sectionDiff.items.inserts.isEmpty {
-            if oldItems == nil {
-                var byID: [String: (path: ItemPath, version: String)] = [:]
-                for (sectionIndex, section) in old.sections.enumerated() {
-                    for (itemIndex, item) in section.items.enumerated() where byID[item.id] == nil {
-                        byID[item.id] = (ItemPath(section: sectionIndex, item: itemIndex), item.version)
-                    }
-                }
-                oldItems = byID
+        // next: deleted there, inserted here) are sent as their old path. Only the deleted items
+        // can be: a handful, by id.
+        var deleted: [String: (path: ItemPath, version: String)] = [:]
+        for sectionDiff in diff.itemDiffs {
+            for oldIndex in sectionDiff.items.deletes {
+                let item = old.sections[sectionDiff.oldSection].items[oldIndex]
+                deleted[item.id] = (ItemPath(section: sectionDiff.oldSection, item: oldIndex), item.version)
             }
+        }
+        var moved: [ItemPath: ItemPath] = [:]
+        for sectionDiff in diff.itemDiffs where !deleted.isEmpty {
             for newIndex in sectionDiff.items.inserts {
                 let item = new.sections[sectionDiff.newSection].items[newIndex]
-                if let held = oldItems?[item.id], held.version == item.version {
+                if let held = deleted[item.id], held.version == item.version {
                     moved[ItemPath(section: sectionDiff.newSection, item: newIndex)] = held.path
                 }
             }

@@ -153,13 +153,15 @@ final class PageCache: Sendable {
             // What else they did to the grids' videos and authors shows when the grids are shown
             // again from the records.)
             var region = cached.regionOrder
-            var keys: [(key: TimelineOrder, video: VideoRef)] = []
+            var keys: [(key: TimelineKey, video: VideoRef)] = []
             for video in newVideos {
                 guard let record = view.video(video.id)?.value else { return .recompose }
-                keys.append((TimelineOrder(createdAt: record.createdAt, id: record.id), video))
+                keys.append((TimelineKey(record), video))
             }
-            for (_, video) in keys.sorted(by: { $0.key < $1.key }) {
-                guard let updated = insertFirst(video, into: region, of: cached, dependencies: &dependencies, view: view) else { return .recompose }
+            for (key, video) in keys.sorted(by: { $0.key < $1.key }) {
+                guard let updated = insertFirst(video, at: key, into: region, of: cached, dependencies: &dependencies, view: view) else {
+                    return .recompose
+                }
                 region = updated
             }
             // The grids are shown again from the records now, which covers likes and new names
@@ -190,12 +192,12 @@ final class PageCache: Sendable {
             return .shift(GridShift(sequence: view.sequence, dependencies: dependencies, region: region, grids: grids, carousel: carousel, header: header))
         }
         if videoIDs.isEmpty && userIDs.isEmpty && suggestionIDs.isEmpty && !refreshSuggestions { return .current(view.sequence) }
-        var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, viewer: nil)
+        var carousel: [Suggestion]?
         if refreshSuggestions {
-            guard let carousel = rankCarousel(of: cached, dependencies: &dependencies, region: cached.regionOrder, view: view) else { return .recompose }
-            patch.dependencies = dependencies
-            patch.carousel = carousel
+            guard let ranked = rankCarousel(of: cached, dependencies: &dependencies, region: cached.regionOrder, view: view) else { return .recompose }
+            carousel = ranked
         }
+        var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, viewer: nil, carousel: carousel)
         // A write touches one or two ids: comparing each of the page's videos with those costs
         // less than hashing it into the sets.
         let few = videoIDs.count + userIDs.count <= 8
@@ -234,22 +236,22 @@ final class PageCache: Sendable {
         return carousel
     }
 
-    /// `region` with `video` at its top when `video` is the newest of the feed and the page
-    /// keeps its shape: the feed is full (one video leaves its end, so the sections and the ads
-    /// stay), the region does not reach the feed's end, and the page shows videos. Nil otherwise
-    /// (the page is composed again). Updates `dependencies` to match.
+    /// `region` with `video` (at `key` in the followed part's order) at its top when it is the
+    /// newest of the feed and the page keeps its shape: the feed is full (one video leaves its
+    /// end, so the sections and the ads stay), the region does not reach the feed's end, and the
+    /// page shows videos. Nil otherwise (the page is composed again). Updates `dependencies` to
+    /// match.
     private func insertFirst(
-        _ video: VideoRef, into region: [VideoRef], of cached: CachedPage, dependencies: inout FeedDependencies, view: IndexView
+        _ video: VideoRef, at key: TimelineKey, into region: [VideoRef], of cached: CachedPage, dependencies: inout FeedDependencies,
+        view: IndexView
     ) -> [VideoRef]? {
         guard cached.feedCount == FeedComposer.maxVideos, !region.isEmpty, region.count < cached.feedCount,
-            cached.page.structure.parameters.kinds.contains(.video), let record = view.video(video.id)?.value
+            cached.page.structure.parameters.kinds.contains(.video)
         else { return nil }
         // Newer than the region's first video if that one is a followee's (the followed part
         // comes first, newest first); ahead of the popular part otherwise.
         if dependencies.followees.contains(region[0].author) {
-            guard let first = view.video(region[0].id)?.value,
-                TimelineOrder(createdAt: first.createdAt, id: first.id) < TimelineOrder(createdAt: record.createdAt, id: record.id)
-            else { return nil }
+            guard let first = view.video(region[0].id)?.value, TimelineKey(first) < key else { return nil }
         }
         return dependencies.insertFirst(video, region: region)
     }
@@ -443,16 +445,6 @@ final class CachedPage: Sendable {
 struct PageKey: Hashable {
     let viewer: Int64
     let parameters: FeedParameters
-}
-
-/// Where a video stands in the followed part of a feed: newest (`createdAt`, then `id`) last.
-private struct TimelineOrder: Comparable {
-    var createdAt: Int64
-    var id: Int64
-
-    static func < (left: TimelineOrder, right: TimelineOrder) -> Bool {
-        (left.createdAt, left.id) < (right.createdAt, right.id)
-    }
 }
 
 extension FeedSection {

@@ -195,7 +195,8 @@ public enum FeedDelta: Hashable, Sendable {
     public typealias Sequential = Ordered<Operation>
 
     /// An RFC 6902 JSON Patch on the feed document, for clients that keep the feed as JSON
-    /// (web): ListDiff's operations on `/sections/3` and `/sections/3/items/2`, then replaces
+    /// (web): ListDiff's operations on `/sections/3` and `/sections/3/items/2` (an item the
+    /// document holds that now shows in another section is a `move` there), then replaces
     /// of `/sections/3/version`, `/snapshot` and `/next_cursor`. Apply it with
     /// ``FeedDocument/applying(jsonPatch:)``.
     public typealias JSONPatch = Ordered<PatchOperation>

@@ -14,6 +14,17 @@ struct PageShiftTests {
         try FeedService(store: service.store).feed(viewer: viewer, parameters: parameters)
     }
 
+    /// Asks for viewer 1's page again after writes and checks it was shifted once (not
+    /// composed) and equals a fresh composition.
+    func expectShiftedOnce(
+        _ service: FeedService, since before: (composed: UInt64, patched: UInt64, shifted: UInt64), parameters: FeedParameters
+    ) throws {
+        let after = try service.feed(viewer: 1, parameters: parameters)
+        #expect(service.pageWork.shifted == before.shifted + 1)
+        #expect(service.pageWork.composed == before.composed)
+        #expect(after.document.bytes == (try fresh(service, viewer: 1, parameters: parameters)).document.bytes)
+    }
+
     @Test(
         "A followee's new video shifts the grids of the cached page, which equals a fresh composition",
         arguments: [FeedParameters(limit: 12), FeedParameters(limit: 12, width: 390, stackAds: true), FeedParameters(limit: 6, offset: 3)])
@@ -53,10 +64,7 @@ struct PageShiftTests {
             _ = try store.updateVideo(id: liked.id, likeCount: liked.likeCount + 1)
             try store.createVideo(authorID: followees[1], title: "second", thumbnailURL: "https://x.example/b.jpg", durationSeconds: 6)
         }
-        let after = try service.feed(viewer: 1, parameters: parameters)
-        #expect(service.pageWork.shifted == before.shifted + 1)
-        #expect(service.pageWork.composed == before.composed)
-        #expect(after.document.bytes == (try fresh(service, viewer: 1, parameters: parameters)).document.bytes)
+        try expectShiftedOnce(service, since: before, parameters: parameters)
     }
 
     @Test("A followee's new video and another followee's follow in one window: the grids shift and the carousel is ranked again")
@@ -79,10 +87,7 @@ struct PageShiftTests {
                 _ = try store.follow(follower: followees[1], followee: stranger)
             }
         }
-        let after = try service.feed(viewer: 1, parameters: parameters)
-        #expect(service.pageWork.shifted == before.shifted + 1)
-        #expect(service.pageWork.composed == before.composed)
-        #expect(after.document.bytes == (try fresh(service, viewer: 1, parameters: parameters)).document.bytes)
+        try expectShiftedOnce(service, since: before, parameters: parameters)
     }
 
     @Test("A followee's follows rank the carousel again without composing the page, which equals a fresh composition")
