@@ -119,31 +119,71 @@ package enum SnapshotCoding {
 
     /// What encoding against a base looks up in it, kept with the base (a base serves many
     /// snapshots: building these for each one was most of the encoding's time). The items' table
-    /// is built on first use: only a section that does not match its base's by id, kind and
-    /// item count needs it, and a base that never needs it keeps its memory. Not thread-safe:
-    /// the persister uses it under its lock.
+    /// is built on first use, and only for an item that is not the one after the base item
+    /// referenced last: a section that does not match its base's by id, kind and item count is
+    /// mostly a run of the base's items (a new video at the top slides every grid section's
+    /// items one place along), found by walking the base. A base that never needs the table
+    /// keeps its memory. Not thread-safe: the persister uses it under its lock.
     package final class BaseLookup {
         /// Each section's index, by id (the first of duplicates).
         let sections: [String: Int]
+        /// Where each of the base's sections starts among all of its items.
+        let sectionStarts: [Int]
         private let base: SnapshotStructure
-        private var itemTable: [String: (position: Int, version: String)]?
+        private var itemTable: [String: Place]?
+
+        /// An item of the base: its section and its index there.
+        struct Place {
+            var section: Int
+            var item: Int
+        }
 
         package init(_ base: SnapshotStructure) {
             var sections: [String: Int] = [:]
-            for (index, section) in base.sections.enumerated() where sections[section.id] == nil { sections[section.id] = index }
+            var starts: [Int] = []
+            starts.reserveCapacity(base.sections.count)
+            var position = 0
+            for (index, section) in base.sections.enumerated() {
+                if sections[section.id] == nil { sections[section.id] = index }
+                starts.append(position)
+                position += section.items.count
+            }
             self.sections = sections
+            sectionStarts = starts
             self.base = base
         }
 
-        /// Every item's position among all of the base's items, by id (the first of duplicates).
-        var items: [String: (position: Int, version: String)] {
+        /// The item's position among all of the base's items.
+        func position(of place: Place) -> Int { sectionStarts[place.section] + place.item }
+
+        /// The base's item at `place`.
+        func item(at place: Place) -> SnapshotStructure.Item { base.sections[place.section].items[place.item] }
+
+        /// The last item of the base's section `index`, or nil when it has none.
+        func lastItem(ofSection index: Int) -> Place? {
+            base.sections[index].items.isEmpty ? nil : Place(section: index, item: base.sections[index].items.count - 1)
+        }
+
+        /// Where the base item with `id` is: the one after `previous` when it has that id, else
+        /// the first of that id anywhere in the base, or nil when the base lacks it.
+        func find(_ id: String, after previous: Place?) -> Place? {
+            if var next = previous {
+                next.item += 1
+                while next.section < base.sections.count, next.item >= base.sections[next.section].items.count {
+                    next = Place(section: next.section + 1, item: 0)
+                }
+                if next.section < base.sections.count, base.sections[next.section].items[next.item].id == id { return next }
+            }
+            return table[id]
+        }
+
+        private var table: [String: Place] {
             if let itemTable { return itemTable }
-            var items: [String: (position: Int, version: String)] = [:]
-            var position = 0
-            for section in base.sections {
-                for item in section.items {
-                    if items[item.id] == nil { items[item.id] = (position, item.version) }
-                    position += 1
+            var items: [String: Place] = [:]
+            items.reserveCapacity(sectionStarts.last.map { $0 + (base.sections.last?.items.count ?? 0) } ?? 0)
+            for (sectionIndex, section) in base.sections.enumerated() {
+                for (itemIndex, item) in section.items.enumerated() where items[item.id] == nil {
+                    items[item.id] = Place(section: sectionIndex, item: itemIndex)
                 }
             }
             itemTable = items
@@ -157,11 +197,14 @@ package enum SnapshotCoding {
     package static func encode(_ structure: SnapshotStructure, against base: SnapshotStructure, baseID: String, lookup: BaseLookup? = nil) -> [UInt8]? {
         guard structure.viewer == base.viewer else { return nil }
         var out: [UInt8] = [deltaFormatByte]
+        out.reserveCapacity(64 + 2 * structure.sections.count)
         string(baseID, to: &out)
         parameters(structure, to: &out)
         varint(UInt64(structure.sections.count), to: &out)
         let lookup = lookup ?? BaseLookup(base)
         let baseIndex = lookup.sections
+        // The base item referenced last: the next section's items most often go on from there.
+        var previous: BaseLookup.Place?
         for (position, section) in structure.sections.enumerated() {
             // Sections mostly keep their place, and a page patched since the base shares the
             // items of the sections it did not touch: those need no comparison item by item.
@@ -171,6 +214,7 @@ package enum SnapshotCoding {
             {
                 out.append(0)
                 varint(UInt64(position), to: &out)
+                previous = lookup.lastItem(ofSection: position) ?? previous
                 continue
             }
             if let index = samePlace ? position : baseIndex[section.id], base.sections[index].kind == section.kind,
@@ -189,33 +233,40 @@ package enum SnapshotCoding {
                     }
                 }
                 if !sameViews { views(of: section, to: &out) }
-            } else {
-                let known = lookup.items
-                let referenced = section.items.filter { known[$0.id] != nil }.count
-                guard referenced * 2 >= section.items.count else {
-                    out.append(2)
-                    write(section, to: &out)
-                    views(of: section, to: &out)
+                previous = lookup.lastItem(ofSection: index) ?? previous
+                continue
+            }
+            // Items taken from anywhere in the base, when at least half of them are there.
+            let start = out.count
+            out.append(3)
+            string(section.id, to: &out)
+            string(section.kind, to: &out)
+            varint(UInt64(section.items.count), to: &out)
+            var referenced = 0
+            for item in section.items {
+                guard let place = lookup.find(item.id, after: previous) else {
+                    out.append(0)
+                    string(item.id, to: &out)
+                    version(item.version, to: &out)
                     continue
                 }
-                out.append(3)
-                string(section.id, to: &out)
-                string(section.kind, to: &out)
-                varint(UInt64(section.items.count), to: &out)
-                for item in section.items {
-                    guard let found = known[item.id] else {
-                        out.append(0)
-                        string(item.id, to: &out)
-                        version(item.version, to: &out)
-                        continue
-                    }
-                    let changed = found.version != item.version
-                    varint(UInt64(found.position + 1) * 2 + (changed ? 1 : 0), to: &out)
-                    if changed { version(item.version, to: &out) }
-                }
-                views(of: section, to: &out)
+                referenced += 1
+                previous = place
+                let changed = lookup.item(at: place).version != item.version
+                varint(UInt64(lookup.position(of: place) + 1) * 2 + (changed ? 1 : 0), to: &out)
+                if changed { version(item.version, to: &out) }
             }
+            if referenced * 2 < section.items.count {
+                out.removeSubrange(start...)
+                out.append(2)
+                write(section, to: &out)
+            }
+            views(of: section, to: &out)
         }
+        // ``fullSize(of:)`` is at least 8 bytes, 4 a section and 10 an item: most differences are
+        // known to be small enough without adding up their ids.
+        let itemCount = structure.sections.reduce(0) { $0 + $1.items.count }
+        guard out.count * 3 > 8 + 4 * structure.sections.count + 10 * itemCount else { return out }
         return out.count * 3 <= fullSize(of: structure) ? out : nil
     }
 
