@@ -38,6 +38,16 @@ struct LiveStreamTests {
         try document.applying(try FeedDelta(json: try JSONValue(parsing: Array(event.data.utf8))))
     }
 
+    @Test("An event's data is one data: line per line of it, whichever line break it uses, and one line when it has none")
+    func eventFraming() {
+        func framed(_ data: String, id: String? = "s1") -> String {
+            String(decoding: LiveStreams.event("delta", id: id, data: Array(data.utf8)), as: UTF8.self)
+        }
+        #expect(framed("{\"a\":1}") == "event: delta\nid: s1\ndata: {\"a\":1}\n\n")
+        #expect(framed("one\ntwo\r\nthree\n", id: nil) == "event: delta\ndata: one\ndata: two\ndata: three\ndata: \n\n")
+        #expect(framed("") == "event: delta\nid: s1\ndata: \n\n")
+    }
+
     @Test("Without since the first event is a reset with the whole page, after retry:, as text/event-stream")
     func resetWithoutSince() throws {
         let server = try TestServer()
