@@ -407,17 +407,34 @@ public final class FeedService: Sendable {
     /// Frees snapshot memory past its budget (older snapshots first; they stay in the store).
     /// The maintenance thread calls it several times a second, so serving never sorts.
     public func trimSnapshotMemory() {
-        // Listed under the lock, sorted outside it, dropped under it again.
+        // Listed under the lock, sorted outside it, dropped under it again a run at a time; what
+        // a run dropped is freed outside the lock. Serving waits for one run at most.
         guard let candidates = book.withLock({ $0.sheddingCandidates() }) else { return }
         let ordered = candidates.sorted { $0.servedAt < $1.servedAt }
-        book.withLock { $0.shed(ordered) }
+        for start in stride(from: 0, to: ordered.count, by: Self.lockedRun) {
+            let dropped = book.withLock { $0.shed(ordered[start..<min(start + Self.lockedRun, ordered.count)]) }
+            guard !dropped.isEmpty || book.withLock({ $0.isOverTarget }) else { return }
+        }
+        guard book.withLock({ $0.isOverTarget }) else { return }
+        let viewers = book.withLock { $0.viewersByRecency() }.sorted { $0.servedAt < $1.servedAt }.map(\.viewer)
+        for start in stride(from: 0, to: viewers.count, by: Self.lockedRun) {
+            let dropped = book.withLock { $0.shedViewers(viewers[start..<min(start + Self.lockedRun, viewers.count)]) }
+            guard !dropped.isEmpty else { return }
+        }
     }
+
+    /// How many snapshots (or viewers) the maintenance thread handles per hold of the snapshot
+    /// book's lock when trimming or expiring.
+    static let lockedRun = 256
 
     /// Drops expired snapshots from memory and from the store, and trims the change log.
     /// Blocking; the maintenance thread calls it now and then.
     public func pruneExpired(keepingChanges: Int64 = 100_000) throws(FeedStoreError) {
         let now = self.now
-        _ = book.withLock { $0.dropExpired(now: now) }
+        let viewers = book.withLock { $0.viewerIDs }
+        for start in stride(from: 0, to: viewers.count, by: Self.lockedRun) {
+            _ = book.withLock { $0.dropExpired(now: now, viewers: viewers[start..<min(start + Self.lockedRun, viewers.count)]) }
+        }
         try store.pruneExpiredSnapshots()
         try store.pruneChangeLog(keeping: keepingChanges)
     }

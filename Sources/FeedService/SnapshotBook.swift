@@ -41,12 +41,12 @@ package struct SnapshotBook {
     }
 
     package struct Entry {
-        var id: String
+        package internal(set) var id: String
         var structure: SnapshotStructure
         var servedAt: Int64
         /// The serve time the store has (or will have once `pending` is written).
         var storedServedAt: Int64
-        var bytes: Int
+        package internal(set) var bytes: Int
     }
 
     /// What the persister must write.
@@ -181,16 +181,32 @@ package struct SnapshotBook {
     /// Drops every snapshot older than the maximum age (for viewers who stopped polling).
     /// The store prunes its own copies by age; nothing is queued.
     package mutating func dropExpired(now: Int64) -> Int {
-        var dropped = 0
-        for (viewer, entries) in viewers {
-            let kept = entries.filter { now - $0.servedAt <= retention.maxAge }
-            guard kept.count != entries.count else { continue }
-            dropped += entries.count - kept.count
-            for entry in entries where now - entry.servedAt > retention.maxAge { bytes -= entry.bytes }
+        dropExpired(now: now, viewers: Array(viewers.keys)[...]).count
+    }
+
+    /// ``dropExpired(now:)`` for `viewers` alone, returning what it dropped: the caller frees it
+    /// after the lock is released, and takes the lock once per run of viewers, so a lookup on an
+    /// event loop never waits for all of them (nor for their memory to be freed).
+    package mutating func dropExpired(now: Int64, viewers keys: ArraySlice<Int64>) -> [Entry] {
+        var dropped: [Entry] = []
+        for viewer in keys {
+            guard let entries = viewers[viewer], entries.contains(where: { now - $0.servedAt > retention.maxAge }) else { continue }
+            var kept: [Entry] = []
+            for entry in entries {
+                if now - entry.servedAt <= retention.maxAge {
+                    kept.append(entry)
+                } else {
+                    bytes -= entry.bytes
+                    dropped.append(entry)
+                }
+            }
             viewers[viewer] = kept.isEmpty ? nil : kept
         }
         return dropped
     }
+
+    /// The viewers with snapshots in memory, for ``dropExpired(now:viewers:)`` a run at a time.
+    package var viewerIDs: [Int64] { Array(viewers.keys) }
 
     private mutating func retire(_ entry: Entry, viewer: Int64) {
         bytes -= entry.bytes
@@ -208,11 +224,17 @@ package struct SnapshotBook {
 
     /// Frees memory down to three quarters of the budget: first the older snapshots of every
     /// viewer (clients poll from their newest), least recently served first, then whole
-    /// viewers. Their snapshots stay in the store (or in the persister's queue).
+    /// viewers. Their snapshots stay in the store (or in the persister's queue). In one go;
+    /// the service does it a run at a time under its lock (``FeedService/trimSnapshotMemory()``).
     package mutating func shedIfOverBudget() {
         guard let candidates = sheddingCandidates() else { return }
-        shed(candidates.sorted { $0.servedAt < $1.servedAt })
+        _ = shed(candidates.sorted { $0.servedAt < $1.servedAt }[...])
+        guard isOverTarget else { return }
+        _ = shedViewers(viewersByRecency().sorted { $0.servedAt < $1.servedAt }.map(\.viewer)[...])
     }
+
+    /// Whether shedding has more to free: over three quarters of the budget.
+    package var isOverTarget: Bool { bytes > retention.byteBudget / 4 * 3 }
 
     /// When over budget, the snapshots ``shed(_:)`` may drop, in no order; nil when under
     /// budget. The caller sorts them by `servedAt` outside the lock: under it, the sort held up
@@ -227,12 +249,14 @@ package struct SnapshotBook {
     }
 
     /// Drops `candidates` (least recently served first) while over three quarters of the
-    /// budget, then whole viewers if still over. Candidates served or dropped since they were
-    /// listed are skipped; a viewer's newest snapshot is never dropped this way.
-    package mutating func shed(_ candidates: [SheddingCandidate]) {
-        let target = retention.byteBudget / 4 * 3
+    /// budget. Candidates served or dropped since they were listed are skipped; a viewer's
+    /// newest snapshot is never dropped this way. Returns what it dropped: the caller frees it
+    /// after releasing the lock (freeing thousands of structures under it held up every
+    /// lookup, an event loop's too, for 5 to 18 ms).
+    package mutating func shed(_ candidates: ArraySlice<SheddingCandidate>) -> [Entry] {
+        var dropped: [Entry] = []
         for candidate in candidates {
-            guard bytes > target else { return }
+            guard isOverTarget else { break }
             // Removed in place: a copy taken out of the dictionary while it still holds the array
             // would copy every entry for each one removed.
             let found = viewers[candidate.viewer].flatMap { entries -> Int? in
@@ -241,15 +265,31 @@ package struct SnapshotBook {
                 else { return nil }
                 return index
             }
-            guard let index = found else { continue }
-            bytes -= viewers[candidate.viewer]?.remove(at: index).bytes ?? 0
+            guard let index = found, let entry = viewers[candidate.viewer]?.remove(at: index) else { continue }
+            bytes -= entry.bytes
+            dropped.append(entry)
         }
-        guard bytes > target else { return }
-        let byRecency = viewers.map { ($0.key, $0.value.last?.servedAt ?? 0) }.sorted { $0.1 < $1.1 }
-        for (viewer, _) in byRecency {
-            guard bytes > target else { break }
-            for entry in viewers.removeValue(forKey: viewer) ?? [] { bytes -= entry.bytes }
+        return dropped
+    }
+
+    /// Every viewer with the time its newest snapshot was served, for ``shedViewers(_:)``
+    /// (sorted by the caller, outside the lock).
+    package func viewersByRecency() -> [(viewer: Int64, servedAt: Int64)] {
+        viewers.map { ($0.key, $0.value.last?.servedAt ?? 0) }
+    }
+
+    /// Drops whole viewers, in the order given (least recently served first), while over three
+    /// quarters of the budget; returns what it dropped, as ``shed(_:)`` does.
+    package mutating func shedViewers(_ order: ArraySlice<Int64>) -> [Entry] {
+        var dropped: [Entry] = []
+        for viewer in order {
+            guard isOverTarget else { break }
+            for entry in viewers.removeValue(forKey: viewer) ?? [] {
+                bytes -= entry.bytes
+                dropped.append(entry)
+            }
         }
+        return dropped
     }
 
     /// An estimate of a structure's memory: ids and versions of every section and item.

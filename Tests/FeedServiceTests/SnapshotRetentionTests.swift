@@ -307,13 +307,49 @@ struct SnapshotBookTests {
         let candidates = try #require(book.sheddingCandidates())
         #expect(candidates.contains { $0.viewer == 1 && $0.id == "v1r0" })
         book.served(structure(viewer: 1, limit: 1), id: "v1r0", now: 100)
-        book.shed(candidates.sorted { $0.servedAt < $1.servedAt })
+        _ = book.shed(candidates.sorted { $0.servedAt < $1.servedAt }[...])
         #expect(book.bytes <= 3_000 / 4 * 3)
         #expect(book.lookup(viewer: 1, id: "v1r0", now: 101) == .found(structure(viewer: 1, limit: 1)), "served since it was listed: kept")
         for viewer in Int64(2)...3 {
             #expect(book.lookup(viewer: viewer, id: "v\(viewer)r3", now: 101) == .found(structure(viewer: viewer, limit: 4)))
         }
         #expect(book.sheddingCandidates() == nil, "under budget now")
+    }
+
+    @Test("Shedding and expiry go a run at a time and hand back what they dropped, to be freed outside the lock")
+    func sheddingAndExpiryGoInRuns() {
+        var book = SnapshotBook(retention: .init(perViewer: 8, maxAge: 60_000, byteBudget: 3_000))
+        for round in Int64(0)..<4 {
+            for viewer in Int64(1)...6 {
+                book.served(structure(viewer: viewer, limit: Int(round) + 1), id: "v\(viewer)r\(round)", now: round * 10 + viewer)
+            }
+        }
+        _ = book.takePending()
+        let before = book.bytes
+        let ordered = (book.sheddingCandidates() ?? []).sorted { $0.servedAt < $1.servedAt }
+        let dropped = book.shed(ordered[..<2])
+        #expect(dropped.map(\.id) == ordered[..<2].map(\.id), "only the run given, oldest first")
+        #expect(book.bytes == before - dropped.reduce(0) { $0 + $1.bytes })
+        #expect(book.lookup(viewer: ordered[0].viewer, id: ordered[0].id, now: 100) == .notInMemory)
+        // The rest, run by run, then whole viewers: under three quarters of the budget.
+        var start = 2
+        while start < ordered.count, book.isOverTarget {
+            _ = book.shed(ordered[start..<min(start + 3, ordered.count)])
+            start += 3
+        }
+        if book.isOverTarget { _ = book.shedViewers(book.viewersByRecency().sorted { $0.servedAt < $1.servedAt }.map(\.viewer)[...]) }
+        #expect(!book.isOverTarget && book.bytes <= 3_000 / 4 * 3)
+
+        // Expiry of some viewers only: the others keep their old snapshots until their run.
+        let expiring = SnapshotBook.Retention(perViewer: 8, maxAge: 50, byteBudget: 1 << 20)
+        var aging = SnapshotBook(retention: expiring)
+        for viewer in Int64(1)...4 { aging.served(structure(viewer: viewer, limit: 1), id: "old\(viewer)", now: 0) }
+        for viewer in Int64(1)...4 { aging.served(structure(viewer: viewer, limit: 2), id: "new\(viewer)", now: 100) }
+        let expired = aging.dropExpired(now: 120, viewers: [1, 2])
+        #expect(Set(expired.map(\.id)) == ["old1", "old2"])
+        #expect(aging.viewerIDs.count == 4)
+        #expect(aging.dropExpired(now: 120, viewers: aging.viewerIDs[...]).count == 2, "old3 and old4 in their run")
+        #expect(aging.lookup(viewer: 3, id: "new3", now: 120) == .found(structure(viewer: 3, limit: 2)))
     }
 
     @Test("Retired ids answer expired until their deletion is written") func retiredIdsAnswerExpiredUntilTheirDeletionIsWritten() {
