@@ -58,7 +58,8 @@ package enum StoreSchema {
     /// - `users_by_popularity (follower_count DESC, id)`: suggestion fill-in by follower count.
     /// - `ads_active (active, id)`: active ads by id.
     /// - `snapshots_by_viewer_time (viewer_id, created_at)`: per-viewer pruning by count and age.
-    ///   `snapshots_by_time (created_at)`: global expiry.
+    ///   `snapshots_by_time (created_at)`: global expiry. (SQLite moved snapshots to its snapshot
+    ///   log; PostgreSQL's v6 drops the first index and prunes through the primary key.)
     package static func v1(_ dialect: SQLDialect, countTriggers: String) -> String {
         let int64 = dialect.int64
         let id = dialect.assignedID

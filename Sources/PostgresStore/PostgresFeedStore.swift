@@ -1,5 +1,6 @@
 public import FeedStore
 import Foundation
+import Synchronization
 
 /// The PostgreSQL store, for several deltafeed replicas sharing one database: the same tables,
 /// validation, errors and change log as the SQLite ``SQLiteStore/SQLiteFeedStore``, over libpq.
@@ -37,10 +38,23 @@ public final class PostgresFeedStore: FeedStorage {
     let connect: @Sendable () throws -> PostgresConnection
     let cachedChangeVersion: LockedVersion
     let roundTripCounter: RoundTripCounter
+    /// When to vacuum the snapshot tables (``snapshotRowsDeleted(_:)``).
+    let snapshotVacuum = Mutex(SnapshotVacuumPolicy.standard)
+    /// Vacuums of the snapshot tables this store ran (``snapshotRowsDeleted(_:)``), for tests.
+    let vacuumsRun = Atomic<Int>(0)
 
     /// Round trips to the server so far, over every connection of the store (the pool's and the
     /// change listener's), counted by ``PostgresConnection``: what a write costs, for tests.
     package var roundTrips: Int { roundTripCounter.total }
+
+    /// Vacuums of the snapshot tables this store has finished.
+    package var snapshotVacuums: Int { vacuumsRun.load(ordering: .relaxed) }
+
+    /// Vacuums the snapshot tables after every `rows` deleted rows, at most every `interval`
+    /// milliseconds (tests lower the standard policy's numbers).
+    package func vacuumSnapshots(afterDeleting rows: Int, atMostEvery interval: Int64) {
+        snapshotVacuum.withLock { $0 = SnapshotVacuumPolicy(rows: rows, interval: interval) }
+    }
 
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB`, or any libpq connection string),
     /// applies the pending migrations and reads the change version.

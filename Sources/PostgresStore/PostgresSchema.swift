@@ -13,6 +13,8 @@ import FeedStore
 ///   reused after a deletion, as AUTOINCREMENT), `BYTEA` snapshot structures;
 /// - the follower counts are kept by one PL/pgSQL trigger function;
 /// - snapshots number the order they were saved in (v3), where SQLite has the rowid;
+/// - `snapshots` is unlogged and has no per-viewer time index (v6): SQLite keeps snapshots in
+///   its snapshot log instead;
 /// - the `store_meta` row is the change-version counter that every write updates in its own
 ///   transaction. Its row lock orders writers from every replica, so change-log sequence numbers
 ///   commit in sequence order and a reader of "entries after N" cannot see N+2 before N+1.
@@ -24,6 +26,7 @@ public enum PostgresSchema {
         ("v3: snapshot save order", v3),
         ("v4: snapshot bases", StoreSchema.snapshotBases(.postgres)),
         ("v5: likes", StoreSchema.likes(.postgres)),
+        ("v6: snapshots unlogged, pruned through their primary key", v6),
     ]
 
     /// An arbitrary constant naming the migration lock among advisory locks.
@@ -84,5 +87,39 @@ extension PostgresSchema {
         ALTER TABLE snapshots ADD COLUMN saved BIGINT NOT NULL DEFAULT nextval('snapshots_saved');
         DROP INDEX snapshots_by_viewer_time;
         CREATE INDEX snapshots_by_viewer_time ON snapshots (viewer_id, created_at, saved);
+        """
+}
+
+extension PostgresSchema {
+    /// `snapshots` writes no WAL, and loses the index that only per-viewer pruning read.
+    ///
+    /// Why. Every answer that hands out a snapshot stores one row (about 540 B) before it leaves,
+    /// and retention deletes it again seconds to minutes later; in the polling mix at 50 writes/s
+    /// (5,600 snapshots a second) that churn cost about 1 KB of WAL per snapshot (twice that on
+    /// disk while new WAL segments are zero-filled) and made `snapshots` the largest writer of
+    /// the database. A snapshot is what a client can always fetch again (a 410, then the feed),
+    /// so it need not survive what WAL protects against:
+    /// - an unlogged table survives a clean stop of PostgreSQL (its pages are written at the
+    ///   shutdown checkpoint), so every replica still reads every snapshot after a clean restart;
+    /// - after a crash of PostgreSQL (or on a standby promoted in its place) `snapshots` is
+    ///   empty: every client whose next request lands on a replica that does not hold its
+    ///   snapshot in memory gets one 410 and fetches its feed again.
+    ///
+    /// `snapshot_bases` stays logged: replicas remember which bases the store holds and encode
+    /// new snapshots against them, so bases lost in a crash would make those snapshots unreadable
+    /// on every other replica until the viewer's next base (hours). Bases are written about once
+    /// per viewer per many snapshots, a small share of the WAL. Content, the change log and
+    /// everything else stay logged.
+    ///
+    /// Per-viewer pruning (by count, and by age on save) reads the primary key's range
+    /// `viewer_id = $1` and ranks those few rows in SQL, so `snapshots_by_viewer_time` only cost
+    /// an index entry per snapshot. `snapshots_by_time` stays for the global expiry, which would
+    /// otherwise read the whole table once a minute.
+    ///
+    /// `SET UNLOGGED` rewrites the table once, under an exclusive lock, while the replica that
+    /// migrates starts.
+    static let v6 = """
+        DROP INDEX snapshots_by_viewer_time;
+        ALTER TABLE snapshots SET UNLOGGED;
         """
 }

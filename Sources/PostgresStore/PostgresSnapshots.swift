@@ -3,6 +3,13 @@ public import Foundation
 
 // Snapshots in PostgreSQL, so any replica answers any snapshot: the same retention rules as the
 // SQLite store; a batch is a few statements whatever its size (multi-row INSERT, arrays).
+// `snapshots` is unlogged (migration v6 says why, and why `snapshot_bases` is not); both are
+// vacuumed by the store itself after many deletions (`SnapshotVacuumPolicy`).
+//
+// Index ↔ query map of `snapshots`:
+// - primary key `(viewer_id, id)`: a lookup, the upsert's conflict, a deletion, and per-viewer
+//   pruning by count and age (the range `viewer_id = $1`, a few dozen rows, ranked in SQL);
+// - `snapshots_by_time (created_at)`: the global expiry.
 
 extension PostgresFeedStore {
     /// Viewer `$1`'s snapshots beyond the newest `$3` other than `$2`; ties in time go by save
@@ -31,14 +38,17 @@ extension PostgresFeedStore {
         let snapshot = StoredSnapshot(id: try Validate.snapshotID(id), viewerID: viewer, createdAt: now, structure: structure)
         let retention = options.snapshotRetention
         let (cutoff, cutoffOverflow) = snapshot.createdAt.subtractingReportingOverflow(retention.maxAgeMilliseconds)
-        try writeWithoutVersion { connection in
+        let deleted = try writeWithoutVersion { connection in
             try connection.execute(Self.upsert(rows: 1), Self.parameters(snapshot))
+            var deleted = 0
             if !cutoffOverflow {
-                try connection.execute(
-                    "DELETE FROM snapshots WHERE viewer_id = $1 AND created_at < $2 AND id <> $3", [String(viewer), String(cutoff), snapshot.id])
+                deleted += try connection.execute(
+                    "DELETE FROM snapshots WHERE viewer_id = $1 AND created_at < $2 AND id <> $3", [String(viewer), String(cutoff), snapshot.id]
+                ).affected
             }
-            try connection.execute(Self.pruneViewer, [String(viewer), snapshot.id, String(retention.maxPerViewer - 1)])
+            return deleted + (try connection.execute(Self.pruneViewer, [String(viewer), snapshot.id, String(retention.maxPerViewer - 1)]).affected)
         }
+        snapshotRowsDeleted(deleted)
         return snapshot
     }
 
@@ -55,11 +65,12 @@ extension PostgresFeedStore {
         // take their locks in one order, so they wait for each other instead of deadlocking.
         let rows = latest.values.sorted { ($0.viewerID, $0.id) < ($1.viewerID, $1.id) }
         let bases = bases.sorted { ($0.viewerID, $0.id) < ($1.viewerID, $1.id) }
-        try writeWithoutVersion { connection in
+        let deleted = try writeWithoutVersion { connection in
+            var deleted = 0
             // A snapshot row is visible to every replica once committed; waiting for the WAL to
-            // reach the disk as well would add a sync to every answer that hands one out. A
-            // crash of PostgreSQL itself may lose the last few hundred milliseconds of them: their
-            // clients get 410 and fetch the feed again.
+            // reach the disk as well would add a sync to every answer that hands one out.
+            // `snapshots` is unlogged (v6); the bases of the last few hundred milliseconds may be
+            // lost in a crash of PostgreSQL itself.
             try connection.execute("SET LOCAL synchronous_commit = off")
             for base in bases {
                 try connection.execute(
@@ -68,7 +79,7 @@ extension PostgresFeedStore {
             }
             // Each viewer keeps its newest bases only, as many as snapshots (see the SQLite store).
             if !bases.isEmpty {
-                try connection.execute(
+                deleted += try connection.execute(
                     """
                     DELETE FROM snapshot_bases USING (
                         SELECT viewer_id, id FROM (
@@ -78,7 +89,8 @@ extension PostgresFeedStore {
                     ) AS old
                     WHERE snapshot_bases.viewer_id = old.viewer_id AND snapshot_bases.id = old.id
                     """,
-                    [arrayLiteral(Set(bases.map(\.viewerID)).map { String($0) }), String(max(1, keepPerViewer))])
+                    [arrayLiteral(Set(bases.map(\.viewerID)).map { String($0) }), String(max(1, keepPerViewer))]
+                ).affected
             }
             var start = 0
             while start < rows.count {
@@ -87,38 +99,45 @@ extension PostgresFeedStore {
                 start += chunk.count
             }
             if !deletions.isEmpty {
-                try connection.execute(
+                deleted += try connection.execute(
                     "DELETE FROM snapshots WHERE (viewer_id, id) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))",
-                    [arrayLiteral(deletions.map { String($0.viewer) }), arrayLiteral(deletions.map(\.id))])
+                    [arrayLiteral(deletions.map { String($0.viewer) }), arrayLiteral(deletions.map(\.id))]
+                ).affected
             }
             if !prune.isEmpty {
-                try connection.execute(
-                    """
-                    DELETE FROM snapshots USING (
-                        SELECT viewer_id, id FROM (
-                            SELECT viewer_id, id, row_number() OVER (PARTITION BY viewer_id ORDER BY created_at DESC, saved DESC) AS rank
-                            FROM snapshots WHERE viewer_id = ANY($1::bigint[])
-                        ) AS ranked WHERE rank > $2
-                    ) AS old
-                    WHERE snapshots.viewer_id = old.viewer_id AND snapshots.id = old.id
-                    """,
-                    [arrayLiteral(prune.map { String($0) }), String(max(1, keepPerViewer))])
+                deleted += try connection.execute(
+                    Self.pruneViewers, [arrayLiteral(prune.map { String($0) }), String(max(1, keepPerViewer))]
+                ).affected
             }
+            return deleted
         }
+        snapshotRowsDeleted(deleted)
     }
+
+    /// The snapshots of the viewers `$1` (an array) beyond each one's newest `$2`; ties in time
+    /// go by save order (`saved`), newest kept.
+    package static let pruneViewers = """
+        DELETE FROM snapshots USING (
+            SELECT viewer_id, id FROM (
+                SELECT viewer_id, id, row_number() OVER (PARTITION BY viewer_id ORDER BY created_at DESC, saved DESC) AS rank
+                FROM snapshots WHERE viewer_id = ANY($1::bigint[])
+            ) AS ranked WHERE rank > $2
+        ) AS old
+        WHERE snapshots.viewer_id = old.viewer_id AND snapshots.id = old.id
+        """
 
     @discardableResult
     public func pruneExpiredSnapshots() throws(FeedStoreError) -> Int {
         let (cutoff, overflow) = now.subtractingReportingOverflow(options.snapshotRetention.maxAgeMilliseconds)
         guard !overflow else { return 0 }
         let (baseCutoff, baseOverflow) = now.subtractingReportingOverflow(options.snapshotRetention.baseMaxAgeMilliseconds)
-        return try writeWithoutVersion { connection in
+        let (deleted, bases) = try writeWithoutVersion { connection in
             let deleted = try connection.execute("DELETE FROM snapshots WHERE created_at < $1", [String(cutoff)]).affected
-            if !baseOverflow {
-                try connection.execute("DELETE FROM snapshot_bases WHERE created_at < $1", [String(baseCutoff)])
-            }
-            return deleted
+            guard !baseOverflow else { return (deleted, 0) }
+            return (deleted, try connection.execute("DELETE FROM snapshot_bases WHERE created_at < $1", [String(baseCutoff)]).affected)
         }
+        snapshotRowsDeleted(deleted + bases)
+        return deleted
     }
 }
 

@@ -1,5 +1,7 @@
 import FeedStore
 import Foundation
+import PostgresStore
+import PostgresTestSupport
 import Testing
 
 @Suite("Snapshots")
@@ -133,5 +135,59 @@ struct SnapshotTests {
             #expect((try store.snapshotBase(id: "b\(index)", viewer: 1) != nil) == (index >= 6), "b\(index)")
         }
         #expect(try store.snapshotBase(id: "other", viewer: 2) != nil)
+    }
+}
+
+@Suite("Snapshots on PostgreSQL", needsPostgres)
+struct PostgresSnapshotTests {
+    /// What "any replica, at once" rests on, with unlogged tables: committed rows are read by
+    /// every other connection, whatever the WAL.
+    @Test("A batch's snapshots and bases are read by another store on the same database as soon as persistSnapshots returns")
+    func anotherStoreReadsABatchAtOnce() throws {
+        let schema = freshSchemaName()
+        let options = StorageOptions(maximumReaderCount: 1)
+        let writer = try PostgresFeedStore(url: postgresURL!, schema: schema, options: options)
+        let reader = try PostgresFeedStore(url: postgresURL!, schema: schema, options: options)
+        let base = StoredSnapshot(id: "base", viewerID: 3, createdAt: 1, structure: Data([1, 2, 3]))
+        let rows = (1...40).map { StoredSnapshot(id: "s\($0)", viewerID: Int64($0 % 4), createdAt: 2, structure: Data([UInt8($0)])) }
+        try writer.persistSnapshots(upserts: rows, deletions: [], prune: [], keepPerViewer: 32, bases: [base])
+        for row in rows { #expect(try reader.snapshot(id: row.id, viewer: row.viewerID) == row) }
+        #expect(try reader.snapshotBase(id: "base", viewer: 3) == base)
+    }
+
+    @Test("Count pruning reads the primary key's range of each viewer, and keeps each one's newest")
+    func pruningUsesThePrimaryKey() throws {
+        let clock = ManualClock(start: 0, step: 1)
+        let store = try makeStore(.postgres, clock: clock)
+        for index in 0..<30 {
+            let rows = (1...3).map { viewer in StoredSnapshot(id: "v\(viewer)s\(index)", viewerID: Int64(viewer), createdAt: clock.tick(), structure: Data()) }
+            try store.persistSnapshots(upserts: rows, deletions: [], prune: [], keepPerViewer: 4, bases: [])
+        }
+        try store.persistSnapshots(upserts: [], deletions: [], prune: [1, 2], keepPerViewer: 4, bases: [])
+        for viewer in 1...3 {
+            let kept = try (0..<30).filter { try store.snapshot(id: "v\(viewer)s\($0)", viewer: Int64(viewer)) != nil }
+            #expect(kept == (viewer == 3 ? Array(0..<30) : [26, 27, 28, 29]), "viewer \(viewer)")
+        }
+        let plan = try (store as! PostgresFeedStore).explain(PostgresFeedStore.pruneViewers, ["{1,2}", "4"])
+        #expect(plan.contains("snapshots_pkey"), "\(plan)")
+        #expect(!plan.contains("Seq Scan on snapshots"), "\(plan)")
+    }
+
+    @Test("After many deletions the store vacuums its snapshot tables itself, on a thread of its own")
+    func manyDeletionsVacuum() throws {
+        let schema = freshSchemaName()
+        let store = try PostgresFeedStore(url: postgresURL!, schema: schema, options: StorageOptions(maximumReaderCount: 1))
+        store.vacuumSnapshots(afterDeleting: 50, atMostEvery: 0)
+        let rows = (0..<60).map { StoredSnapshot(id: "s\($0)", viewerID: 1, createdAt: 1, structure: Data([1])) }
+        try store.persistSnapshots(upserts: rows, deletions: [], prune: [], keepPerViewer: 100, bases: [])
+        #expect(store.snapshotVacuums == 0)
+        try store.persistSnapshots(upserts: [], deletions: rows.map { (viewer: $0.viewerID, id: $0.id) }, prune: [], keepPerViewer: 100, bases: [])
+        for _ in 0..<100 where store.snapshotVacuums == 0 { usleep(50_000) }
+        #expect(store.snapshotVacuums == 1)
+        let admin = try PostgresConnection(url: postgresURL!)
+        let counted = try admin.execute(
+            "SELECT vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'snapshots'", [schema]
+        ).rows
+        #expect(counted == [["1"]])
     }
 }
