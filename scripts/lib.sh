@@ -22,7 +22,7 @@ ensure_packages() {
 
 # The system libraries every build needs (libpq-dev: the PostgreSQL store's client library).
 ensure_build_packages() {
-  ensure_packages libevent-dev libsqlite3-dev libpq-dev zlib1g-dev libdeflate-dev pkg-config
+  ensure_packages libevent-dev libsqlite3-dev libpq-dev zlib1g-dev libdeflate-dev libjemalloc-dev pkg-config
 }
 
 # Builds the deltafeed command in release mode and prints its path.
