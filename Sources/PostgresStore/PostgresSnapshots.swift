@@ -65,21 +65,29 @@ extension PostgresFeedStore {
         // take their locks in one order, so they wait for each other instead of deadlocking.
         let rows = latest.values.sorted { ($0.viewerID, $0.id) < ($1.viewerID, $1.id) }
         let bases = bases.sorted { ($0.viewerID, $0.id) < ($1.viewerID, $1.id) }
-        let deleted = try writeWithoutVersion { connection in
-            var deleted = 0
-            // A snapshot row is visible to every replica once committed; waiting for the WAL to
-            // reach the disk as well would add a sync to every answer that hands one out.
-            // `snapshots` is unlogged (v6); the bases of the last few hundred milliseconds may be
-            // lost in a crash of PostgreSQL itself.
-            try connection.execute("SET LOCAL synchronous_commit = off")
-            for base in bases {
-                try connection.execute(
+        // Every statement and the COMMIT in one round trip: answers that hand out a snapshot
+        // wait for this transaction (the hand-off thread's pass), and it was three round trips
+        // and more (one per new base) apart.
+        var statements: [(sql: String, parameters: [String?])] = []
+        // A snapshot row is visible to every replica once committed; waiting for the WAL to
+        // reach the disk as well would add a sync to every answer that hands one out.
+        // `snapshots` is unlogged (v6); the bases of the last few hundred milliseconds may be
+        // lost in a crash of PostgreSQL itself.
+        statements.append(("SET LOCAL synchronous_commit = off", []))
+        for base in bases {
+            statements.append(
+                (
                     "INSERT INTO snapshot_bases (viewer_id, id, created_at, structure) VALUES ($1::bigint, $2, $3::bigint, $4::bytea) ON CONFLICT DO NOTHING",
-                    Self.parameters(base))
-            }
-            // Each viewer keeps its newest bases only, as many as snapshots (see the SQLite store).
-            if !bases.isEmpty {
-                deleted += try connection.execute(
+                    Self.parameters(base)
+                ))
+        }
+        // The statements whose affected rows are deletions (for the vacuum's count).
+        var deleting: [Int] = []
+        // Each viewer keeps its newest bases only, as many as snapshots (see the SQLite store).
+        if !bases.isEmpty {
+            deleting.append(statements.count)
+            statements.append(
+                (
                     """
                     DELETE FROM snapshot_bases USING (
                         SELECT viewer_id, id FROM (
@@ -90,27 +98,36 @@ extension PostgresFeedStore {
                     WHERE snapshot_bases.viewer_id = old.viewer_id AND snapshot_bases.id = old.id
                     """,
                     [arrayLiteral(Set(bases.map(\.viewerID)).map { String($0) }), String(max(1, keepPerViewer))]
-                ).affected
-            }
-            var start = 0
-            while start < rows.count {
-                let chunk = rows[start..<min(start + 500, rows.count)]
-                try connection.execute(Self.upsert(rows: chunk.count), chunk.flatMap(Self.parameters))
-                start += chunk.count
-            }
-            if !deletions.isEmpty {
-                deleted += try connection.execute(
+                ))
+        }
+        var start = 0
+        while start < rows.count {
+            let chunk = rows[start..<min(start + 500, rows.count)]
+            statements.append((Self.upsert(rows: chunk.count), chunk.flatMap(Self.parameters)))
+            start += chunk.count
+        }
+        if !deletions.isEmpty {
+            deleting.append(statements.count)
+            statements.append(
+                (
                     "DELETE FROM snapshots WHERE (viewer_id, id) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))",
                     [arrayLiteral(deletions.map { String($0.viewer) }), arrayLiteral(deletions.map(\.id))]
-                ).affected
-            }
-            if !prune.isEmpty {
-                deleted += try connection.execute(
-                    Self.pruneViewers, [arrayLiteral(prune.map { String($0) }), String(max(1, keepPerViewer))]
-                ).affected
-            }
-            return deleted
+                ))
         }
+        if !prune.isEmpty {
+            deleting.append(statements.count)
+            statements.append((Self.pruneViewers, [arrayLiteral(prune.map { String($0) }), String(max(1, keepPerViewer))]))
+        }
+        statements.append(("COMMIT", []))
+        let answers: [PostgresRows]
+        do {
+            answers = try pool.withConnection { connection in
+                try connection.inTransaction("BEGIN", commitsItself: true) { try connection.execute(statements) }
+            }
+        } catch {
+            throw Self.mapped(error)
+        }
+        let deleted = deleting.reduce(0) { $0 + answers[$1].affected }
         snapshotRowsDeleted(deleted)
     }
 

@@ -1,4 +1,5 @@
 import FeedStore
+import Foundation
 import PostgresStore
 import PostgresTestSupport
 import StoreOracle
@@ -64,6 +65,24 @@ struct PostgresRoundTripTests {
         #expect(refused == 3)
         #expect(store.roundTrips - before == 4 + 4 + 1)
         #expect(try store.read { reader in try reader.counts() }.follows == 3)
+    }
+
+    @Test("A pass of handed-out snapshots, new bases included, is one round trip: answers wait for it")
+    func snapshotPassIsOneRoundTrip() throws {
+        let (store, _) = try warmStore(users: 4)
+        func pass(_ round: Int) throws {
+            let snapshots = (Int64(1)...3).map {
+                StoredSnapshot(id: "r\(round)s\($0)", viewerID: $0, createdAt: Int64(round * 10) + $0, structure: Data([4, UInt8($0)]))
+            }
+            let bases = (Int64(1)...2).map { StoredSnapshot(id: "r\(round)b\($0)", viewerID: $0, createdAt: Int64(round * 10), structure: Data([3, 1])) }
+            try store.persistSnapshots(upserts: snapshots, deletions: [], prune: [], keepPerViewer: 4, bases: bases)
+        }
+        try pass(0)  // prepares the statements
+        let before = store.roundTrips
+        try pass(1)
+        #expect(store.roundTrips - before == 1)
+        #expect(try store.read { reader in try reader.snapshot(id: "r1s3", viewer: 3) }?.structure == Data([4, 3]))
+        #expect(try store.read { reader in try reader.snapshotBase(id: "r1b2", viewer: 2) } != nil)
     }
 
     @Test("A group of staged writes is one round trip however many they are: BEGIN, the lock, every step with its log entry, the version and COMMIT")
