@@ -88,15 +88,7 @@ extension PostgresFeedStore {
             deleting.append(statements.count)
             statements.append(
                 (
-                    """
-                    DELETE FROM snapshot_bases USING (
-                        SELECT viewer_id, id FROM (
-                            SELECT viewer_id, id, row_number() OVER (PARTITION BY viewer_id ORDER BY created_at DESC, ctid DESC) AS rank
-                            FROM snapshot_bases WHERE viewer_id = ANY($1::bigint[])
-                        ) AS ranked WHERE rank > $2
-                    ) AS old
-                    WHERE snapshot_bases.viewer_id = old.viewer_id AND snapshot_bases.id = old.id
-                    """,
+                    Self.keepNewest(in: "snapshot_bases", tiesBy: "ctid"),
                     [arrayLiteral(Set(bases.map(\.viewerID)).map { String($0) }), String(max(1, keepPerViewer))]
                 ))
         }
@@ -133,15 +125,21 @@ extension PostgresFeedStore {
 
     /// The snapshots of the viewers `$1` (an array) beyond each one's newest `$2`; ties in time
     /// go by save order (`saved`), newest kept.
-    package static let pruneViewers = """
-        DELETE FROM snapshots USING (
+    package static let pruneViewers = keepNewest(in: "snapshots", tiesBy: "saved")
+
+    /// Deletes the rows of `table` of the viewers `$1` (an array) beyond each one's newest `$2`
+    /// by `created_at`, ties broken by `tiesBy` (the later kept).
+    static func keepNewest(in table: String, tiesBy tieBreak: String) -> String {
+        """
+        DELETE FROM \(table) USING (
             SELECT viewer_id, id FROM (
-                SELECT viewer_id, id, row_number() OVER (PARTITION BY viewer_id ORDER BY created_at DESC, saved DESC) AS rank
-                FROM snapshots WHERE viewer_id = ANY($1::bigint[])
+                SELECT viewer_id, id, row_number() OVER (PARTITION BY viewer_id ORDER BY created_at DESC, \(tieBreak) DESC) AS rank
+                FROM \(table) WHERE viewer_id = ANY($1::bigint[])
             ) AS ranked WHERE rank > $2
         ) AS old
-        WHERE snapshots.viewer_id = old.viewer_id AND snapshots.id = old.id
+        WHERE \(table).viewer_id = old.viewer_id AND \(table).id = old.id
         """
+    }
 
     @discardableResult
     public func pruneExpiredSnapshots() throws(FeedStoreError) -> Int {
