@@ -8,8 +8,8 @@ import JSONBytes
 import Synchronization
 
 /// The read side: a viewer's feed and the deltas between its snapshots. Answered on the event
-/// loop from memory; only a snapshot that is no longer in memory is read from the store, on the
-/// `storageReads` pool. With viewer tokens configured, each route first checks the request's
+/// loop from memory; a snapshot that is no longer in memory is read from the store on the
+/// `storageReads` pool, and a delta whose page must be composed again is computed on `compute`. With viewer tokens configured, each route first checks the request's
 /// token against the viewer in its path.
 struct FeedRoutes {
     let service: FeedService
@@ -94,7 +94,9 @@ struct FeedRoutes {
             _ = try request.kinds()
             _ = try request.viewport()
             let position = service.index.sequence  // before the look: a later change moves it
-            let lookup = try translatingErrors { try service.delta(viewer: viewer, since: since, format: format) }
+            // A page to compose again is composed on the compute pool: milliseconds of CPU the
+            // loop spends serving others (a viewer's own follow, a feed that is not full).
+            let lookup = try translatingErrors { try service.delta(viewer: viewer, since: since, format: format, composing: false) }
             if wait > 0 {
                 // Unless it has changed already, the request waits for its feed to change:
                 // parked, off the loop, until a change or the end of the wait (304).
@@ -103,7 +105,8 @@ struct FeedRoutes {
                 case .answered(let outcome):
                     if case .changed = outcome { return answer(outcome) }
                     unchangedAt = position
-                case .needsStorage:
+                case .needsStorage, .needsComposition:
+                    // The long-poll thread looks again (reading or composing) before it parks.
                     unchangedAt = nil
                 }
                 let deadline = Date(timeIntervalSinceNow: Double(wait))
@@ -114,6 +117,22 @@ struct FeedRoutes {
             switch lookup {
             case .answered(let outcome):
                 return answer(outcome)
+            case .needsComposition:
+                return .later(from: compute.name) { responder in
+                    @Sendable func composed() {
+                        do {
+                            let outcome = try translatingErrors { try service.deltaReadingStorage(viewer: viewer, since: since, format: format) }
+                            guard case .changed = outcome else { return responder.respond { FeedRoutes.response(for: outcome) } }
+                            handOff.respond(responder, with: FeedRoutes.response(for: outcome))
+                        } catch {
+                            responder.respond { (error as? HTTPError)?.response ?? HTTPError.internalError.response }
+                        }
+                    }
+                    // With both pools' queues full (a burst), composed here, as it was before (the
+                    // snapshot was in memory a moment ago: no read of the store).
+                    if !compute.trySubmit(composed) && !storageReads.trySubmit(composed) { composed() }
+                    return true
+                }
             case .needsStorage:
                 return .deferred(to: storageReads) {
                     let outcome = try translatingErrors { try service.deltaReadingStorage(viewer: viewer, since: since, format: format) }

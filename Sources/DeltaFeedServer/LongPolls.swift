@@ -184,8 +184,8 @@ final class LongPolls: @unchecked Sendable {
             outcome = try translatingErrors {
                 switch try service.delta(viewer: waiter.viewer, since: waiter.since, format: waiter.format) {
                 case .answered(let answer): answer
-                // This thread may block: it reads the snapshot back itself.
-                case .needsStorage: try service.deltaReadingStorage(viewer: waiter.viewer, since: waiter.since, format: waiter.format)
+                // This thread may block: it reads the snapshot back itself (and composes).
+                case .needsStorage, .needsComposition: try service.deltaReadingStorage(viewer: waiter.viewer, since: waiter.since, format: waiter.format)
                 }
             }
         } catch {

@@ -42,6 +42,10 @@ public enum DeltaLookup: Sendable {
     /// The snapshot is not in memory (evicted for memory, or handed out before a restart): ask
     /// ``FeedService/deltaReadingStorage(viewer:since:format:)``, off the event loop.
     case needsStorage
+    /// The snapshot is in memory, but its page must be composed again (milliseconds of CPU):
+    /// ask ``FeedService/delta(viewer:since:format:composing:)`` with `composing` true, off the
+    /// event loop. Only answered when asked not to compose.
+    case needsComposition
 }
 
 /// The answer to a delta request.

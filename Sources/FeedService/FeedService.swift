@@ -205,10 +205,16 @@ public final class FeedService: Sendable {
     /// - Throws: ``FeedError/snapshotUnknown(_:)`` when retention removed `since`, or it is no
     ///   snapshot id at all (the server refuses those with 400 before asking);
     ///   ``FeedError/viewerNotFound(_:)``.
-    public func delta(viewer: Int64, since: String, format: DeltaFormat) throws(FeedError) -> DeltaLookup {
+    /// With `composing` false, a delta whose page must be composed again is not computed:
+    /// ``DeltaLookup/needsComposition`` says to ask again, composing, off the event loop.
+    public func delta(viewer: Int64, since: String, format: DeltaFormat, composing: Bool = true) throws(FeedError) -> DeltaLookup {
         guard SnapshotStructure.isWellFormedID(since) else { throw .snapshotUnknown(since) }
         let now = self.now
         switch book.withLock({ $0.lookup(viewer: viewer, id: since, now: now) }) {
+        case .found(let old) where !composing:
+            guard let page = pages.cachedEntry(viewer: old.viewer, parameters: old.parameters)?.page else { return .needsComposition }
+            remember(page)
+            return .answered(delta(from: old, oldID: since, format: format, current: page))
         case .found(let old):
             return .answered(try delta(from: old, oldID: since, format: format))
         case .expired:

@@ -56,33 +56,41 @@ final class PageCache: Sendable {
 
     /// ``page(viewer:parameters:)`` with what it depends on.
     func entry(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
-        let key = PageKey(viewer: viewer, parameters: parameters)
-        if let cached = cache.withLock({ $0.value(for: key) }) {
-            let validatedAt = cached.validatedAt
-            switch index.read({ view in revalidate(cached, validatedAt: validatedAt, view: view) }) {
-            case .current(let sequence):
-                // The same page, known current further on (the entry, or one that replaced it).
-                cached.raiseValidatedAt(to: sequence)
-                return cached
-            case .patch(let patch):
-                let page = apply(patch, to: cached)
-                keep(page, for: key, replacing: validatedAt)
-                patched.add(1, ordering: .relaxed)
-                return page
-            case .shift(let shift):
-                let page = apply(shift, to: cached)
-                keep(page, for: key, replacing: validatedAt)
-                shifted.add(1, ordering: .relaxed)
-                return page
-            case .recompose:
-                break
-            }
-        }
+        if let page = cachedEntry(viewer: viewer, parameters: parameters) { return page }
         let page = try compose(viewer: viewer, parameters: parameters)
-        cache.withLock { $0.insert(page, for: key, cost: page.cost) }
+        cache.withLock { $0.insert(page, for: key(viewer, parameters), cost: page.cost) }
         composed.add(1, ordering: .relaxed)
         return page
     }
+
+    /// The page made from the cached one (as it was, patched or shifted), or nil when it must
+    /// be composed (not cached, or a change it cannot follow): composing takes milliseconds, so
+    /// an event loop leaves it to a pool (``FeedService/delta(viewer:since:format:composing:)``).
+    func cachedEntry(viewer: Int64, parameters: FeedParameters) -> CachedPage? {
+        let key = key(viewer, parameters)
+        guard let cached = cache.withLock({ $0.value(for: key) }) else { return nil }
+        let validatedAt = cached.validatedAt
+        switch index.read({ view in revalidate(cached, validatedAt: validatedAt, view: view) }) {
+        case .current(let sequence):
+            // The same page, known current further on (the entry, or one that replaced it).
+            cached.raiseValidatedAt(to: sequence)
+            return cached
+        case .patch(let patch):
+            let page = apply(patch, to: cached)
+            keep(page, for: key, replacing: validatedAt)
+            patched.add(1, ordering: .relaxed)
+            return page
+        case .shift(let shift):
+            let page = apply(shift, to: cached)
+            keep(page, for: key, replacing: validatedAt)
+            shifted.add(1, ordering: .relaxed)
+            return page
+        case .recompose:
+            return nil
+        }
+    }
+
+    private func key(_ viewer: Int64, _ parameters: FeedParameters) -> PageKey { PageKey(viewer: viewer, parameters: parameters) }
 
     /// Keeps `updated`, made from an entry current at `oldValidatedAt`, unless the entry is
     /// known current further on by now (another thread patched or revalidated it meanwhile).

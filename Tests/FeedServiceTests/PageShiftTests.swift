@@ -174,4 +174,35 @@ struct PageShiftTests {
         #expect(service.pageWork.shifted == middle.shifted)
         #expect(service.pageWork.composed == middle.composed)
     }
+
+    @Test("A delta whose page must be composed again is left to a pool when the caller says so; a patched page is answered at once")
+    func compositionIsLeftToThePool() throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        let page = try service.feed(viewer: 1, parameters: parameters)
+        let followees = Set(try service.store.read { try $0.followees(of: 1) })
+        // A like on a video the page shows: patched, answered without composing.
+        let shown = page.sections.flatMap(\.items).compactMap { item in item.id.hasPrefix("video:") ? Int64(item.id.dropFirst(6)) : nil }
+        let liked = try #require(try service.store.read { reader in try reader.video(id: shown[0]) })
+        _ = try service.write { store throws(FeedStoreError) in _ = try store.updateVideo(id: liked.id, likeCount: liked.likeCount + 1) }
+        guard case .answered(.changed(let patched)) = try service.delta(viewer: 1, since: page.snapshotID, format: .batch, composing: false) else {
+            Issue.record("a like is answered on the loop")
+            return
+        }
+        // The viewer follows someone: its page is composed again, which the loop leaves to a pool.
+        let stranger = try #require((2...40).map(Int64.init).first { !followees.contains($0) })
+        _ = try service.write { store throws(FeedStoreError) in try store.follow(follower: 1, followee: stranger) }
+        let composedBefore = service.pageWork.composed
+        guard case .needsComposition = try service.delta(viewer: 1, since: patched.snapshot, format: .batch, composing: false) else {
+            Issue.record("the viewer's own follow needs a composition")
+            return
+        }
+        #expect(service.pageWork.composed == composedBefore, "not composed on the caller's thread")
+        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: patched.snapshot, format: .batch) else {
+            Issue.record("composing, it answers")
+            return
+        }
+        #expect(service.pageWork.composed == composedBefore + 1)
+        #expect(delta.snapshot == (try fresh(service, viewer: 1, parameters: parameters)).snapshotID)
+    }
 }
