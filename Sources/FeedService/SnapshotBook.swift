@@ -178,15 +178,11 @@ package struct SnapshotBook {
         pending.prune.formUnion(failed.prune)
     }
 
-    /// Drops every snapshot older than the maximum age (for viewers who stopped polling).
-    /// The store prunes its own copies by age; nothing is queued.
-    package mutating func dropExpired(now: Int64) -> Int {
-        dropExpired(now: now, viewers: Array(viewers.keys)[...]).count
-    }
-
-    /// ``dropExpired(now:)`` for `viewers` alone, returning what it dropped: the caller frees it
-    /// after the lock is released, and takes the lock once per run of viewers, so a lookup on an
-    /// event loop never waits for all of them (nor for their memory to be freed).
+    /// Drops the snapshots of `viewers` older than the maximum age (for viewers who stopped
+    /// polling); the store prunes its own copies by age, nothing is queued. Returns what it
+    /// dropped: the caller frees it after the lock is released, and takes the lock once per run
+    /// of viewers, so a lookup on an event loop never waits for all of them (nor for their
+    /// memory to be freed).
     package mutating func dropExpired(now: Int64, viewers keys: ArraySlice<Int64>) -> [Entry] {
         var dropped: [Entry] = []
         for viewer in keys {
