@@ -135,8 +135,8 @@ let package = Package(
             // jemalloc (apt libjemalloc-dev) is the server's allocator, linked ahead of the C
             // library's: objects made on one thread and freed on another (snapshots, pages) kept
             // glibc's malloc in its slow path, 10 % of the worker. In the polling mix it cut the
-            // server's CPU per request by 15-25 % (BENCHMARKS, "jemalloc"). The libraries leave
-            // the allocator to whoever links them.
+            // server's CPU per request by 15-25 % (BENCHMARKS, "The event loop's lock waits,
+            // snapshot encoding and jemalloc"). The libraries leave the allocator to their user.
             linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
         // The fuzz target for untrusted request bodies; scripts/fuzz builds it with libFuzzer.

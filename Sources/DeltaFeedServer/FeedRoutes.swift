@@ -9,8 +9,9 @@ import Synchronization
 
 /// The read side: a viewer's feed and the deltas between its snapshots. Answered on the event
 /// loop from memory; a snapshot that is no longer in memory is read from the store on the
-/// `storageReads` pool, and a delta whose page must be composed again is computed on `compute`. With viewer tokens configured, each route first checks the request's
-/// token against the viewer in its path.
+/// `storageReads` pool, and a delta whose page must be composed again is computed on `compute`.
+/// With viewer tokens configured, each route first checks the request's token against the
+/// viewer in its path.
 struct FeedRoutes {
     let service: FeedService
     let viewers: ViewerAuthorization
@@ -120,12 +121,12 @@ struct FeedRoutes {
             case .needsComposition:
                 return .later(from: compute.name) { responder in
                     @Sendable func composed() {
-                        do {
-                            let outcome = try translatingErrors { try service.deltaReadingStorage(viewer: viewer, since: since, format: format) }
-                            guard case .changed = outcome else { return responder.respond { FeedRoutes.response(for: outcome) } }
+                        // Composes (and reads the snapshot back if it was evicted meanwhile).
+                        let outcome = Result { try translatingErrors { try service.deltaReadingStorage(viewer: viewer, since: since, format: format) } }
+                        if case .success(let outcome) = outcome, case .changed = outcome {
                             handOff.respond(responder, with: FeedRoutes.response(for: outcome))
-                        } catch {
-                            responder.respond { (error as? HTTPError)?.response ?? HTTPError.internalError.response }
+                        } else {
+                            responder.respond { FeedRoutes.response(for: try outcome.get()) }
                         }
                     }
                     // With both pools' queues full (a burst), composed here, as it was before (the

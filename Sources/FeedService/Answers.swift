@@ -43,8 +43,9 @@ public enum DeltaLookup: Sendable {
     /// ``FeedService/deltaReadingStorage(viewer:since:format:)``, off the event loop.
     case needsStorage
     /// The snapshot is in memory, but its page must be composed again (milliseconds of CPU):
-    /// ask ``FeedService/delta(viewer:since:format:composing:)`` with `composing` true, off the
-    /// event loop. Only answered when asked not to compose.
+    /// ask ``FeedService/deltaReadingStorage(viewer:since:format:)`` off the event loop (it
+    /// composes, and reads the snapshot back if it was evicted meanwhile). Only answered when
+    /// asked not to compose.
     case needsComposition
 }
 

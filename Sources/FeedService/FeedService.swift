@@ -418,14 +418,16 @@ public final class FeedService: Sendable {
         guard let candidates = book.withLock({ $0.sheddingCandidates() }) else { return }
         let ordered = candidates.sorted { $0.servedAt < $1.servedAt }
         for start in stride(from: 0, to: ordered.count, by: Self.lockedRun) {
-            let dropped = book.withLock { $0.shed(ordered[start..<min(start + Self.lockedRun, ordered.count)]) }
-            guard !dropped.isEmpty || book.withLock({ $0.isOverTarget }) else { return }
+            // `dropped` is released at the end of the iteration, after the lock.
+            let (dropped, done) = book.withLock { book in (book.shed(ordered[start..<min(start + Self.lockedRun, ordered.count)]), !book.isOverTarget) }
+            _ = dropped
+            if done { return }
         }
-        guard book.withLock({ $0.isOverTarget }) else { return }
         let viewers = book.withLock { $0.viewersByRecency() }.sorted { $0.servedAt < $1.servedAt }.map(\.viewer)
         for start in stride(from: 0, to: viewers.count, by: Self.lockedRun) {
-            let dropped = book.withLock { $0.shedViewers(viewers[start..<min(start + Self.lockedRun, viewers.count)]) }
-            guard !dropped.isEmpty else { return }
+            let (dropped, done) = book.withLock { book in (book.shedViewers(viewers[start..<min(start + Self.lockedRun, viewers.count)]), !book.isOverTarget) }
+            _ = dropped
+            if done { return }
         }
     }
 

@@ -58,7 +58,7 @@ final class PageCache: Sendable {
     func entry(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
         if let page = cachedEntry(viewer: viewer, parameters: parameters) { return page }
         let page = try compose(viewer: viewer, parameters: parameters)
-        cache.withLock { $0.insert(page, for: key(viewer, parameters), cost: page.cost) }
+        cache.withLock { $0.insert(page, for: PageKey(viewer: viewer, parameters: parameters), cost: page.cost) }
         composed.add(1, ordering: .relaxed)
         return page
     }
@@ -67,7 +67,7 @@ final class PageCache: Sendable {
     /// be composed (not cached, or a change it cannot follow): composing takes milliseconds, so
     /// an event loop leaves it to a pool (``FeedService/delta(viewer:since:format:composing:)``).
     func cachedEntry(viewer: Int64, parameters: FeedParameters) -> CachedPage? {
-        let key = key(viewer, parameters)
+        let key = PageKey(viewer: viewer, parameters: parameters)
         guard let cached = cache.withLock({ $0.value(for: key) }) else { return nil }
         let validatedAt = cached.validatedAt
         switch index.read({ view in revalidate(cached, validatedAt: validatedAt, view: view) }) {
@@ -89,8 +89,6 @@ final class PageCache: Sendable {
             return nil
         }
     }
-
-    private func key(_ viewer: Int64, _ parameters: FeedParameters) -> PageKey { PageKey(viewer: viewer, parameters: parameters) }
 
     /// Keeps `updated`, made from an entry current at `oldValidatedAt`, unless the entry is
     /// known current further on by now (another thread patched or revalidated it meanwhile).

@@ -207,9 +207,12 @@ public final class PostgresFeedStore: FeedStorage {
     }
 
     /// Runs `body` in one transaction that leaves the change version alone (snapshots, pruning).
-    func writeWithoutVersion<T>(_ body: (PostgresConnection) throws -> T) throws(FeedStoreError) -> T {
+    /// With `commitsItself`, `body` sends the COMMIT (see `PostgresConnection.inTransaction`).
+    func writeWithoutVersion<T>(commitsItself: Bool = false, _ body: (PostgresConnection) throws -> T) throws(FeedStoreError) -> T {
         do {
-            return try pool.withConnection { connection in try connection.inTransaction("BEGIN") { try body(connection) } }
+            return try pool.withConnection { connection in
+                try connection.inTransaction("BEGIN", commitsItself: commitsItself) { try body(connection) }
+            }
         } catch {
             throw Self.mapped(error)
         }

@@ -111,14 +111,7 @@ extension PostgresFeedStore {
             statements.append((Self.pruneViewers, [arrayLiteral(prune.map { String($0) }), String(max(1, keepPerViewer))]))
         }
         statements.append(("COMMIT", []))
-        let answers: [PostgresRows]
-        do {
-            answers = try pool.withConnection { connection in
-                try connection.inTransaction("BEGIN", commitsItself: true) { try connection.execute(statements) }
-            }
-        } catch {
-            throw Self.mapped(error)
-        }
+        let answers = try writeWithoutVersion(commitsItself: true) { connection in try connection.execute(statements) }
         let deleted = deleting.reduce(0) { $0 + answers[$1].affected }
         snapshotRowsDeleted(deleted)
     }

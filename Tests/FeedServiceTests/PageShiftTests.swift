@@ -14,6 +14,11 @@ struct PageShiftTests {
         try FeedService(store: service.store).feed(viewer: viewer, parameters: parameters)
     }
 
+    /// The ids of the videos `page` shows, in order.
+    func videoIDs(on page: RenderedFeed) -> [Int64] {
+        page.sections.flatMap(\.items).compactMap { item in item.id.hasPrefix("video:") ? Int64(item.id.dropFirst(6)) : nil }
+    }
+
     /// Asks for viewer 1's page again after writes and checks it was shifted once (not
     /// composed) and equals a fresh composition.
     func expectShiftedOnce(
@@ -55,7 +60,7 @@ struct PageShiftTests {
         try #require(followees.count >= 2)
         // A followee's video on the page: its like count does not move it (the followed part is in
         // time order).
-        let shown = page.sections.flatMap(\.items).compactMap { item in item.id.hasPrefix("video:") ? Int64(item.id.dropFirst(6)) : nil }
+        let shown = videoIDs(on: page)
         let videos = try service.store.read { reader in try shown.compactMap { try reader.video(id: $0) } }
         let liked = try #require(videos.first { Set(followees).contains($0.authorID) })
         let before = service.pageWork
@@ -182,7 +187,7 @@ struct PageShiftTests {
         let page = try service.feed(viewer: 1, parameters: parameters)
         let followees = Set(try service.store.read { try $0.followees(of: 1) })
         // A like on a video the page shows: patched, answered without composing.
-        let shown = page.sections.flatMap(\.items).compactMap { item in item.id.hasPrefix("video:") ? Int64(item.id.dropFirst(6)) : nil }
+        let shown = videoIDs(on: page)
         let liked = try #require(try service.store.read { reader in try reader.video(id: shown[0]) })
         _ = try service.write { store throws(FeedStoreError) in _ = try store.updateVideo(id: liked.id, likeCount: liked.likeCount + 1) }
         guard case .answered(.changed(let patched)) = try service.delta(viewer: 1, since: page.snapshotID, format: .batch, composing: false) else {
