@@ -57,7 +57,7 @@ for (const name of names) {
     ['sequential', (before, delta) => {
       let calls = 0;
       const listener = new Proxy({}, { get: () => () => { calls += 1; } });
-      const rebuilt = applySequential(before, delta, listener);
+      const rebuilt = applySequential(before, delta, before.snapshot, listener);
       if (calls !== delta.operations.length) throw new Error(`the listener was called ${calls} times for ${delta.operations.length} steps`);
       return rebuilt;
     }],

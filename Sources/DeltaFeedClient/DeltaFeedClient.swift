@@ -160,12 +160,9 @@ public final class DeltaFeedClient {
         case 200:
             let delta: FeedDelta
             do {
-                delta = try FeedDelta(parsing: response.body)
+                delta = try FeedDelta(parsing: response.body, format: format, since: document.snapshot)
             } catch {
                 throw .invalidResponse("delta: \(error)\(DeltaFeedClient.excerpt(of: response.body, around: error))")
-            }
-            guard delta.format == format else {
-                throw .invalidResponse("asked for a \(format.rawValue) delta, got \(delta.format.rawValue)")
             }
             do {
                 self.document = try document.applying(delta)

@@ -356,11 +356,10 @@ final class LiveSession: @unchecked Sendable {
             guard let held = document else { return .fatal(.invalidResponse("a delta event before any page")) }
             let delta: FeedDelta
             do {
-                delta = try FeedDelta(parsing: Array(event.data.utf8))
+                delta = try FeedDelta(parsing: Array(event.data.utf8), format: format, since: held.snapshot)
             } catch {
                 return .fatal(.invalidResponse("the delta event: \(error)"))
             }
-            guard delta.format == format else { return .fatal(.invalidResponse("asked for \(format.rawValue) deltas, got \(delta.format.rawValue)")) }
             guard event.lastEventID == delta.header.snapshot else {
                 return .fatal(.invalidResponse("a delta event with id \(event.lastEventID) leads to snapshot \(delta.header.snapshot)"))
             }

@@ -36,7 +36,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// Where request metrics go; nil means the process-wide `MetricsSystem.factory`.
     public var metricsFactory: (any MetricsFactory)? = nil
 
-    /// gzip for clients that accept it: on by default at level 6 for bodies of 256 bytes or more.
+    /// gzip for clients that accept it: on by default at level 6 for bodies of 200 bytes or more.
     public var compression = ResponseCompression()
 
     /// A configuration with every default.

@@ -12,11 +12,12 @@ public struct ResponseCompression: Sendable, Hashable {
     /// zlib's level, 1 (fastest) … 9 (smallest); 0 turns compression off.
     public var level: Int
     /// Bodies shorter than this go as they are: below it gzip's 18 bytes of framing and the CPU
-    /// are not worth what it saves.
+    /// are not worth what it saves (an error body of 152 B gzips to 141; a like's delta of
+    /// 254 B, to about 195).
     public var minimumSize: Int
 
     /// Compression at `level` for bodies of at least `minimumSize` bytes.
-    public init(level: Int = 6, minimumSize: Int = 256) {
+    public init(level: Int = 6, minimumSize: Int = 200) {
         self.level = level
         self.minimumSize = minimumSize
     }

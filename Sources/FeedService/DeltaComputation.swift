@@ -7,7 +7,7 @@ extension DeltaDocument {
     /// An item replaced in place travels as `patch` makes it when `renderedItem` still has the
     /// version the snapshot holds (by its version text) and only fields of its data changed.
     init(
-        format: DeltaFormat, from old: SnapshotStructure, oldID: String, to current: RenderedFeed, renderedItem: (String) -> FeedItem?,
+        format: DeltaFormat, from old: SnapshotStructure, to current: RenderedFeed, renderedItem: (String) -> FeedItem?,
         patch: (FeedItem, FeedItem) -> ItemPatch?
     ) {
         let new = current.structure
@@ -89,7 +89,7 @@ extension DeltaDocument {
             }
         }
         self.init(
-            format: format, since: oldID, snapshot: current.snapshotID, nextCursor: current.nextCursor, page: page,
+            format: format, snapshot: current.snapshotID, nextCursor: (old.nextCursor, current.nextCursor), page: page,
             layout: current.layout, changes: .diff(diff), keptSectionsWithChangedItems: kept, itemPatches: patches, movedItems: moved,
             supplementaryChanges: views,
             changedLayouts: changedLayouts, prefetch: (old.prefetchHint, new.prefetchHint))
@@ -101,7 +101,7 @@ extension DeltaDocument {
     /// views and layouts, every other item and the hint are the snapshot's. The same document
     /// as the diff makes (`PatchedDeltaTests` compares them, in every form).
     init(
-        format: DeltaFormat, from old: SnapshotStructure, oldID: String, to current: RenderedFeed, updatedItems: [ItemPath],
+        format: DeltaFormat, from old: SnapshotStructure, to current: RenderedFeed, updatedItems: [ItemPath],
         renderedItem: (String) -> FeedItem?, patch: (FeedItem, FeedItem) -> ItemPatch?
     ) {
         let page = current.sections
@@ -113,7 +113,7 @@ extension DeltaDocument {
             patches[path] = patch(previous, page[path.section].items[path.item])
         }
         self.init(
-            format: format, since: oldID, snapshot: current.snapshotID, nextCursor: current.nextCursor, page: page,
+            format: format, snapshot: current.snapshotID, nextCursor: (old.nextCursor, current.nextCursor), page: page,
             layout: current.layout, changes: .itemsUpdated(updatedItems), keptSectionsWithChangedItems: kept, itemPatches: patches,
             prefetch: (old.prefetchHint, current.structure.prefetchHint))
     }

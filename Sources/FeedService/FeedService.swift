@@ -276,10 +276,10 @@ public final class FeedService: Sendable {
     private func document(from old: SnapshotStructure, oldID: String, format: DeltaFormat, current: RenderedFeed) -> DeltaDocument {
         if let patched = current.patchedFrom, patched.snapshotID == oldID {
             return DeltaDocument(
-                format: format, from: old, oldID: oldID, to: current, updatedItems: patched.updatedItems, renderedItem: items.rendered(version:),
+                format: format, from: old, to: current, updatedItems: patched.updatedItems, renderedItem: items.rendered(version:),
                 patch: items.patch(from:to:))
         }
-        return DeltaDocument(format: format, from: old, oldID: oldID, to: current, renderedItem: items.rendered(version:), patch: items.patch(from:to:))
+        return DeltaDocument(format: format, from: old, to: current, renderedItem: items.rendered(version:), patch: items.patch(from:to:))
     }
 
     // MARK: - Snapshot persistence and upkeep

@@ -130,6 +130,12 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
         self.init(viewer: viewer, parameters: parameters, sections: page.map(Section.init), prefetch: prefetch)
     }
 
+    /// The `next_cursor` of the page this structure describes: where the next page starts, nil
+    /// on the last page (which has no `prefetch` hint).
+    public var nextCursor: String? {
+        prefetch == nil ? nil : FeedCursor.encode(offset: parameters.offset + sections.count)
+    }
+
     /// The `prefetch` hint of the page this structure describes.
     public var prefetchHint: Prefetch? {
         guard let prefetch, sections.indices.contains(prefetch) else { return nil }

@@ -277,7 +277,7 @@ extension FeedDocument {
         guard result.snapshot == header.snapshot else {
             throw .resultMismatch("/snapshot is \(result.snapshot), the header says \(header.snapshot)")
         }
-        guard result.nextCursor == header.nextCursor else {
+        guard !header.changesNextCursor || result.nextCursor == header.nextCursor else {
             throw .resultMismatch("/next_cursor is \(result.nextCursor ?? "null"), the header says \(header.nextCursor ?? "null")")
         }
         for (index, version) in header.sectionVersions.sorted(by: { $0.key < $1.key }) {
@@ -477,7 +477,7 @@ extension FeedDocument {
         }
         if header.changesPrefetch { prefetch = header.prefetch }
         snapshot = header.snapshot
-        nextCursor = header.nextCursor
+        if header.changesNextCursor { nextCursor = header.nextCursor }
     }
 }
 

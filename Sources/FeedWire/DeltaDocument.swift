@@ -6,8 +6,8 @@ public import ListDiff
 /// the new page. The service computes it; ``bytes`` writes it (from the page's shared item
 /// bytes, on each call).
 ///
-/// Every form carries `format`, `since`, `snapshot` (the new id), `next_cursor` and
-/// `change_count`; batch and sequential deltas carry `section_versions`, the new versions of the
+/// Every form carries `snapshot` (the new id) and `change_count`, and `next_cursor` when it
+/// changed; what the request said (the form, the snapshot it starts from) is not repeated; batch and sequential deltas carry `section_versions`, the new versions of the
 /// sections kept in place whose items changed, by new index (inserted and reloaded sections carry
 /// their own; a JSON Patch replaces them in the document). A list with nothing in it is left
 /// out. An item that keeps its id and kind and changes only fields of its data travels as an
@@ -16,12 +16,11 @@ public import ListDiff
 public struct DeltaDocument: Sendable {
     /// The form the operations are written in.
     public var format: DeltaFormat
-    /// The snapshot the client holds.
-    public var since: String
     /// The snapshot of the new page.
     public var snapshot: String
-    /// The new page's cursor.
-    public var nextCursor: String?
+    /// The snapshot's cursor and the new page's (nil: no next page); `next_cursor` is sent when
+    /// they differ.
+    public var nextCursor: (old: String?, new: String?)
     /// The new page's sections, where the payloads come from.
     public var page: [FeedSection]
     /// Sizes items for the screen width the feed was asked with.
@@ -79,13 +78,12 @@ public struct DeltaDocument: Sendable {
 
     /// Creates the document's description; ``bytes`` writes it.
     public init(
-        format: DeltaFormat, since: String, snapshot: String, nextCursor: String?, page: [FeedSection], layout: Layout?,
+        format: DeltaFormat, snapshot: String, nextCursor: (old: String?, new: String?), page: [FeedSection], layout: Layout?,
         changes: DeltaChanges, keptSectionsWithChangedItems: [Int], itemPatches: [ItemPath: ItemPatch] = [:],
         movedItems: [ItemPath: ItemPath] = [:], supplementaryChanges: [SupplementaryUpdate] = [], changedLayouts: [Int] = [],
         prefetch: (old: Prefetch?, new: Prefetch?) = (nil, nil)
     ) {
         self.format = format
-        self.since = since
         self.snapshot = snapshot
         self.nextCursor = nextCursor
         self.page = page
@@ -104,8 +102,8 @@ public struct DeltaDocument: Sendable {
         var json = JSONWriter(capacity: 4096)
         let sectionVersions = format == .jsonpatch ? [] : keptSectionsWithChangedItems.map { ($0, page[$0].versionText) }
         json.openDelta(
-            format: format.rawValue, since: since, snapshot: snapshot, nextCursor: nextCursor,
-            sectionVersions: sectionVersions, changeCount: changes.changeCount + supplementaryChanges.count)
+            snapshot: snapshot, nextCursor: nextCursor.old == nextCursor.new ? nil : .some(nextCursor.new), sectionVersions: sectionVersions,
+            changeCount: changes.changeCount + supplementaryChanges.count)
         switch format {
         case .batch:
             let batch = changes.batch
@@ -362,7 +360,9 @@ public struct DeltaDocument: Sendable {
             json.raw("}")
         }
         replace("/snapshot") { $0.string(snapshot) }
-        replace("/next_cursor") { $0.optionalString(nextCursor) }
+        if nextCursor.old != nextCursor.new {
+            replace("/next_cursor") { $0.optionalString(nextCursor.new) }
+        }
         json.raw("]")
     }
 }

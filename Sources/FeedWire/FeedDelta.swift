@@ -5,14 +5,17 @@ public import ListDiff
 /// a client reads it: what changed between the snapshot it holds and the feed now, in one of the
 /// three forms ``DeltaDocument`` writes.
 ///
-/// Every form carries a ``Header`` (the new snapshot id, the next cursor and the new versions of
-/// the sections kept in place whose items changed); the changes are ListDiff's, with the sections
+/// Every form carries a ``Header`` (the new snapshot id, the next cursor when it changed and the
+/// new versions of the sections kept in place whose items changed); the changes are ListDiff's, with the sections
 /// and items they insert or replace: a UIKit batch (``Batch``), ordered Android-style steps
 /// (``Sequential``) or an RFC 6902 patch (``JSONPatch``). An item replaced in place comes whole
 /// or, when only fields of its data changed, as an ``ItemPatch`` (``ItemChange``). Apply any of
 /// them with ``FeedDocument/applying(_:)``.
 ///
-///     let delta = try FeedDelta(parsing: responseBody)
+/// The body does not repeat what the request said: read it with the form asked for and the
+/// snapshot it was asked from, which ``FeedDocument/applying(_:)`` checks against the document.
+///
+///     let delta = try FeedDelta(parsing: responseBody, format: .batch, since: document.snapshot)
 ///     document = try document.applying(delta)
 public enum FeedDelta: Hashable, Sendable {
     /// One `performBatchUpdates` worth of changes.
@@ -31,11 +34,15 @@ public enum FeedDelta: Hashable, Sendable {
 
     /// The members every form carries.
     public struct Header: Hashable, Sendable {
-        /// The snapshot id the delta starts from (the one the client holds).
+        /// The snapshot id the delta starts from: the `since` the client asked with (the body does
+        /// not repeat it; the decoder takes it from the caller).
         public var since: String
         /// The snapshot id of the feed after the delta.
         public var snapshot: String
-        /// The next page's cursor after the delta (null on the last page).
+        /// Whether the next page's cursor changed (`next_cursor` is present).
+        public var changesNextCursor: Bool
+        /// The next page's cursor after the delta when it changed (nil: the page is now the
+        /// last one, or the cursor did not change).
         public var nextCursor: String?
         /// The new versions of the sections kept in place whose items changed, by their index in
         /// the new page (`section_versions`, absent when none). Inserted and reloaded sections
@@ -56,9 +63,10 @@ public enum FeedDelta: Hashable, Sendable {
 
         /// Creates a header.
         public init(
-            since: String, snapshot: String, nextCursor: String?, sectionVersions: [Int: String] = [:], changeCount: Int,
-            sectionLayouts: [Int: SectionLayout] = [:], changesPrefetch: Bool = false, prefetch: Prefetch? = nil
+            since: String, snapshot: String, changesNextCursor: Bool = false, nextCursor: String? = nil, sectionVersions: [Int: String] = [:],
+            changeCount: Int, sectionLayouts: [Int: SectionLayout] = [:], changesPrefetch: Bool = false, prefetch: Prefetch? = nil
         ) {
+            self.changesNextCursor = changesNextCursor
             self.since = since
             self.snapshot = snapshot
             self.nextCursor = nextCursor
@@ -307,17 +315,17 @@ public struct PatchOperation: Hashable, Sendable {
 
 // MARK: - JSON
 
-extension FeedDelta: JSONConvertible {
-    /// Reads a delta of any form from its JSON value, choosing the form by its `format` member.
+extension FeedDelta {
+    /// Reads a delta from its JSON value: the answer to a request for `format` since the
+    /// snapshot `since` (what the body does not repeat).
     ///
     /// - Throws: ``FeedDecodingError`` naming the first member that is missing, of the wrong
-    ///   type, or (for `format`, `op` and `target`) not a known name.
-    public init(json: JSONValue) throws(FeedDecodingError) {
+    ///   type, or (for `op` and `target`) not a known name.
+    public init(json: JSONValue, format: Format, since: String) throws(FeedDecodingError) {
         let object = try JSONObjectReader(json, path: "")
-        let format = try object.value("format", decodeName(Format.init(rawValue:), "batch, sequential or jsonpatch"))
         let header = Header(
-            since: try object.string("since"), snapshot: try object.string("snapshot"),
-            nextCursor: try object.optionalString("next_cursor"),
+            since: since, snapshot: try object.string("snapshot"),
+            changesNextCursor: object.has("next_cursor"), nextCursor: try object.optionalString("next_cursor"),
             sectionVersions: try object.optionalObject("section_versions", decodeSectionVersions) ?? [:],
             changeCount: try object.index("change_count"),
             sectionLayouts: try object.optionalObject("section_layouts", decodeSectionLayouts) ?? [:],
@@ -362,20 +370,18 @@ extension FeedDelta: JSONConvertible {
     /// Parses and reads a delta from UTF-8 JSON bytes (a delta response body).
     ///
     /// - Throws: `JSONParseError` or ``FeedDecodingError``.
-    public init(parsing bytes: some Collection<UInt8>) throws {
-        try self.init(json: try JSONValue(parsing: bytes))
+    public init(parsing bytes: some Collection<UInt8>, format: Format, since: String) throws {
+        try self.init(json: try JSONValue(parsing: bytes), format: format, since: since)
     }
 
-    /// The delta as the server renders it.
+    /// The delta as the server renders it (without the request's form and snapshot).
     public var json: JSONValue {
         let header = header
         var members: [String: JSONValue] = [
-            "format": .string(format.rawValue),
-            "since": .string(header.since),
             "snapshot": .string(header.snapshot),
-            "next_cursor": header.nextCursor.map(JSONValue.string) ?? .null,
             "change_count": header.changeCount.json,
         ]
+        if header.changesNextCursor { members["next_cursor"] = header.nextCursor.map(JSONValue.string) ?? .null }
         if !header.sectionVersions.isEmpty {
             members["section_versions"] = .object(
                 Dictionary(uniqueKeysWithValues: header.sectionVersions.map { (String($0.key), JSONValue.string($0.value)) }))

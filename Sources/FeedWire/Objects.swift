@@ -197,20 +197,19 @@ extension JSONWriter {
     }
 
     /// The members every delta form starts with, left open for the form's own:
-    /// `{"format":…,"since":…,"snapshot":…,"next_cursor":…,"section_versions":{"3":"…"},"change_count":…`,
-    /// `section_versions` (new section index → version) only when it has any.
+    /// `{"snapshot":…,"next_cursor":…,"section_versions":{"3":"…"},"change_count":…`,
+    /// `next_cursor` only when it changed (`nextCursor` nil: it did not) and `section_versions`
+    /// (new section index → version) only when it has any. What the request said, the form and
+    /// the snapshot it starts from, is not repeated.
     public mutating func openDelta(
-        format: String, since: String, snapshot: String, nextCursor: String?, sectionVersions: [(index: Int, version: String)],
-        changeCount: Int
+        snapshot: String, nextCursor: String??, sectionVersions: [(index: Int, version: String)], changeCount: Int
     ) {
-        raw("{\"format\":")
-        string(format)
-        raw(",\"since\":")
-        string(since)
-        raw(",\"snapshot\":")
+        raw("{\"snapshot\":")
         string(snapshot)
-        raw(",\"next_cursor\":")
-        optionalString(nextCursor)
+        if let nextCursor {
+            raw(",\"next_cursor\":")
+            optionalString(nextCursor)
+        }
         if !sectionVersions.isEmpty {
             raw(",\"section_versions\":{")
             for (position, entry) in sectionVersions.enumerated() {

@@ -42,7 +42,7 @@ struct HTTPOptions: ParsableArguments {
         .env("DELTAFEED_COMPRESSION_LEVEL", default: 6))
     var compressionLevel: Setting<Int>
 
-    @Option(help: "Smallest body in bytes that is gzipped; shorter ones go as they are", .env("DELTAFEED_COMPRESSION_MIN_BYTES", default: 256))
+    @Option(help: "Smallest body in bytes that is gzipped; shorter ones go as they are", .env("DELTAFEED_COMPRESSION_MIN_BYTES", default: 200))
     var compressionMinBytes: Setting<Int>
 
     @Option(

@@ -27,7 +27,7 @@ enum ApplyOracle {
             }
             // The patch carries versions, snapshot and cursor itself: they must be the header's.
             guard patch.header.sectionVersions.allSatisfy({ result.sections.indices.contains($0.key) && result.sections[$0.key].version == $0.value }),
-                result.snapshot == patch.header.snapshot, result.nextCursor == patch.header.nextCursor
+                result.snapshot == patch.header.snapshot, !patch.header.changesNextCursor || result.nextCursor == patch.header.nextCursor
             else { throw Refusal("the result disagrees with the header") }
             // Every item and view the patch changed (its data or its version) hashes to the
             // version it ends with.
@@ -50,7 +50,7 @@ enum ApplyOracle {
         }
         if delta.header.changesPrefetch { result.prefetch = delta.header.prefetch }
         result.snapshot = delta.header.snapshot
-        result.nextCursor = delta.header.nextCursor
+        if delta.header.changesNextCursor { result.nextCursor = delta.header.nextCursor }
         return result
     }
 

@@ -40,14 +40,14 @@ struct ApplyOracleTests {
                     if response.status == 304 { continue }
                     #expect(response.status == 200, "\(context): \(response.status)")
                     let json = try response.json()
-                    let delta = try FeedDelta(json: json)
+                    let delta = try FeedDelta(json: json, format: format, since: held[index].snapshot)
                     #expect(delta.json == json, "\(context): the delta read back encodes differently")
                     #expect(try held[index].applying(delta) == fresh, "\(context): production")
                     #expect(try ApplyOracle.apply(delta, to: held[index]) == fresh, "\(context): oracle")
                     applied += 1
 
                     // The same delta with one position changed: refused by both, or the same result.
-                    guard let mutated = try? FeedDelta(json: corrupt(json, random: &random)) else { continue }
+                    guard let mutated = try? FeedDelta(json: corrupt(json, random: &random), format: format, since: held[index].snapshot) else { continue }
                     let production = Result { () throws(DeltaApplyError) in try held[index].applying(mutated) }
                     let oracle = Result { () throws(ApplyOracle.Refusal) in try ApplyOracle.apply(mutated, to: held[index]) }
                     switch (production, oracle) {

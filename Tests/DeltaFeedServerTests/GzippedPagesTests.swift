@@ -58,3 +58,27 @@ struct GzippedPagesTests {
         }
     }
 }
+
+@Suite("Gzipped deltas")
+struct GzippedDeltaTests {
+    /// A like's batch delta is about 250 bytes: under the old 256-byte threshold it went raw,
+    /// some 60 bytes more than gzipped.
+    @Test("A like's delta reaches a gzip client gzipped in every form")
+    func aLikesDeltaIsGzipped() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let held = try server.freshFeed(viewer: 3, query: FeedQuery()).document
+        let video = try #require(
+            held.sections.lazy.flatMap(\.items).first { $0.kind == "video" }?.id.split(separator: ":").last.flatMap { Int64($0) })
+        let like = try server.request("PUT", "/v1/videos/\(video)/likes/30")
+        #expect(like.status == 201)
+        for format in FeedDelta.Format.allCases {
+            let path = "/v1/users/3/feed/delta?since=\(held.snapshot)&format=\(format.rawValue)"
+            let identity = try server.request("GET", path, token: nil, headers: ["Accept-Encoding": "identity"])
+            #expect(identity.status == 200 && identity.header("Content-Encoding") == nil, "\(format)")
+            let gzipped = try server.request("GET", path, token: nil, headers: ["Accept-Encoding": "gzip"])
+            #expect(gzipped.header("Content-Encoding") == "gzip", "\(format): \(identity.body.count) B raw")
+            #expect(gzipped.body == identity.body, "\(format): the transport decoded it")
+        }
+    }
+}

@@ -34,8 +34,10 @@ struct LiveStreamTests {
         try FeedDocument(json: try JSONValue(parsing: Array(event.data.utf8)))
     }
 
-    func applied(_ event: EventStreamReader.Event, to document: FeedDocument) throws -> FeedDocument {
-        try document.applying(try FeedDelta(json: try JSONValue(parsing: Array(event.data.utf8))))
+    /// A delta event of a stream of `format` (the stream's default, batch, unless said) applied
+    /// to the document it starts from.
+    func applied(_ event: EventStreamReader.Event, to document: FeedDocument, format: FeedDelta.Format = .batch) throws -> FeedDocument {
+        try document.applying(try FeedDelta(parsing: Array(event.data.utf8), format: format, since: document.snapshot))
     }
 
     @Test("An event's data is one data: line per line of it, whichever line break it uses, and one line when it has none")
@@ -87,8 +89,7 @@ struct LiveStreamTests {
             try like(server, video: try videoOnPage(held), by: user)
             let event = try #require(try reader.nextEvent(), "round \(round): no event")
             #expect(event.name == "delta")
-            let delta = try FeedDelta(json: try JSONValue(parsing: Array(event.data.utf8)))
-            #expect(delta.header.since == held.snapshot)
+            let delta = try FeedDelta(parsing: Array(event.data.utf8), format: try #require(FeedDelta.Format(rawValue: format)), since: held.snapshot)
             #expect(event.id == delta.header.snapshot)
             held = try held.applying(delta)
             let fresh = try server.freshFeed(viewer: LiveStreamTests.viewer, query: FeedQuery(limit: 6)).document
@@ -106,8 +107,9 @@ struct LiveStreamTests {
         try like(server, video: try videoOnPage(fresh), by: 30)
         let event = try #require(try reader.nextEvent())
         #expect(event.name == "delta")
-        let delta = try FeedDelta(json: try JSONValue(parsing: Array(event.data.utf8)))
-        #expect(delta.header.since == fresh.snapshot)
+        // The delta since that snapshot: applied to it, the feed now.
+        let now = try server.freshFeed(viewer: LiveStreamTests.viewer, query: FeedQuery(limit: 6)).document
+        #expect(try applied(event, to: fresh) == now)
     }
 
     @Test("Last-Event-ID wins over since; an unknown snapshot or one of another page gets a reset")

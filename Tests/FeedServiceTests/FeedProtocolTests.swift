@@ -35,7 +35,7 @@ struct FeedProtocolTests {
             Issue.record("expected a delta, got \(lookup)")
             return
         }
-        let applied = try document(page).applying(try FeedDelta(parsing: delta.bytes))
+        let applied = try document(page).applying(try delta.decoded(since: page.snapshotID))
         let fresh = try service.feed(viewer: 1, parameters: videosOnly)
         #expect(applied == (try document(fresh)))
         let suggested = try #require(everything.sections.first { $0.kind == .followSuggestions }?.items.first?.id.split(separator: ":").last)
@@ -117,7 +117,7 @@ struct FeedProtocolTests {
             Issue.record("expected a delta")
             return
         }
-        let parsed = try FeedDelta(parsing: delta.bytes)
+        let parsed = try delta.decoded(since: before.snapshotID)
         switch parsed {
         case .batch(let batch):
             #expect(!batch.update.sectionReloads.contains(index) && !batch.update.sectionInserts.contains(newIndex))
@@ -251,8 +251,34 @@ struct NextPageTests {
             Issue.record("expected a delta, the page lost its next page")
             return
         }
-        let applied = try FeedDocument(parsing: before.document.bytes).applying(try FeedDelta(parsing: delta.bytes))
+        let applied = try FeedDocument(parsing: before.document.bytes).applying(try delta.decoded(since: before.snapshotID))
         #expect(applied == (try FeedDocument(parsing: after.document.bytes)))
         #expect(applied.nextCursor == nil && applied.prefetch == nil)
+        #expect(try jsonObject(delta.bytes).keys.contains("next_cursor"), "the cursor changed: it is sent")
+    }
+
+    /// Bytes a client pays on every poll: a like's delta said again what the request said (its
+    /// form and the snapshot it starts from) and the cursor that did not change, a quarter of
+    /// the delta as sent.
+    @Test("A like's delta carries the new snapshot and the change only: no since, format or unchanged next_cursor", arguments: DeltaFormat.allCases)
+    func aDeltaSaysNothingTheClientHolds(format: DeltaFormat) throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 6)
+        let before = try service.feed(viewer: 1, parameters: parameters)
+        #expect(before.nextCursor != nil)
+        let video = try #require(
+            before.sections.lazy.flatMap(\.items).first { $0.kind == .video }?.id.split(separator: ":").last.flatMap { Int64($0) })
+        _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video, likeCount: 424_242) }
+        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: before.snapshotID, format: format) else {
+            Issue.record("expected a delta after a like")
+            return
+        }
+        let members = Set(try jsonObject(delta.bytes).keys)
+        #expect(members.isDisjoint(with: ["since", "format", "next_cursor"]), "\(members.sorted())")
+        #expect(!String(decoding: delta.bytes, as: UTF8.self).contains("/next_cursor"))
+        let applied = try FeedDocument(parsing: before.document.bytes).applying(try delta.decoded(since: before.snapshotID))
+        let after = try service.feed(viewer: 1, parameters: parameters)
+        #expect(applied == (try FeedDocument(parsing: after.document.bytes)))
+        #expect(applied.nextCursor == before.nextCursor)
     }
 }

@@ -28,7 +28,7 @@ struct MovedItemDeltaTests {
             Issue.record("expected a delta after a new video")
             return
         }
-        let decoded = try FeedDelta(parsing: delta.bytes)
+        let decoded = try delta.decoded(since: before.snapshotID)
         let whole: Int
         let byOldPath: [ItemPath]
         switch decoded {
@@ -82,7 +82,7 @@ struct MovedItemDeltaTests {
         let grids = before.sections.filter { $0.kind == .videoGrid }.count
         let references = text.ranges(of: format == .jsonpatch ? "\"op\":\"move\"" : "\"old_path\"").count
         #expect(references >= grids - 1, "\(text)")
-        let applied = try FeedDocument(parsing: before.document.bytes).applying(try FeedDelta(parsing: delta.bytes))
+        let applied = try FeedDocument(parsing: before.document.bytes).applying(try delta.decoded(since: before.snapshotID))
         #expect(applied == (try FeedDocument(parsing: after.document.bytes)))
     }
 
@@ -96,13 +96,13 @@ struct MovedItemDeltaTests {
         let missing = ItemPath(section: section, item: document.sections[section].items.count)
         let batch = FeedDelta.batch(
             FeedDelta.Batch(
-                header: FeedDelta.Header(since: before.snapshotID, snapshot: "next", nextCursor: before.nextCursor, changeCount: 1),
+                header: FeedDelta.Header(since: before.snapshotID, snapshot: "next", changeCount: 1),
                 update: SectionedBatchUpdate(itemInserts: [ItemPath(section: section, item: 0)]),
                 insertedFromSnapshot: [Move(from: missing, to: ItemPath(section: section, item: 0))]))
         #expect(throws: DeltaApplyError.self) { try document.applying(batch) }
         let sequential = FeedDelta.sequential(
             FeedDelta.Sequential(
-                header: FeedDelta.Header(since: before.snapshotID, snapshot: "next", nextCursor: before.nextCursor, changeCount: 1),
+                header: FeedDelta.Header(since: before.snapshotID, snapshot: "next", changeCount: 1),
                 operations: [.items(section: section, .insert(at: 0, count: 1), values: [.moved(from: missing)])]))
         #expect(throws: DeltaApplyError.self) { try document.applying(sequential) }
     }

@@ -121,7 +121,7 @@ struct PageShiftTests {
                 continue
             }
             if case .changed(let delta) = outcome {
-                let applied = try FeedDocument(parsing: page.document.bytes).applying(try FeedDelta(parsing: delta.bytes))
+                let applied = try FeedDocument(parsing: page.document.bytes).applying(try delta.decoded(since: page.snapshotID))
                 #expect(applied == (try FeedDocument(parsing: after.document.bytes)), "round \(round)")
             }
         }

@@ -65,7 +65,7 @@ struct PatchedDeltaTests {
             }
             #expect(paths == patched.updatedItems, "\(name)")
             let diffed = DeltaDocument(
-                format: format, from: page.structure, oldID: page.snapshotID, to: after, renderedItem: service.items.rendered(version:),
+                format: format, from: page.structure, to: after, renderedItem: service.items.rendered(version:),
                 patch: service.items.patch(from:to:))
             guard case .diff = diffed.changes else {
                 Issue.record("\(name): the reference was not diffed")

@@ -25,7 +25,7 @@ private func document(_ sections: [FeedDocument.Section]) -> FeedDocument {
 /// A header from snapshot "old" to "new" that names the version of every section, `v-<id>` of `ids`.
 private func header(_ ids: [String], cursor: String? = nil) -> FeedDelta.Header {
     FeedDelta.Header(
-        since: "old", snapshot: "new", nextCursor: cursor,
+        since: "old", snapshot: "new", changesNextCursor: true, nextCursor: cursor,
         sectionVersions: Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($0.offset, "v-\($0.element)") }), changeCount: 1)
 }
 
@@ -304,7 +304,7 @@ struct JSONPatchApplyTests {
 @Suite("Decoding deltas and JSON")
 struct DecodingTests {
     static let batchText = """
-        {"format":"batch","since":"old","snapshot":"new","next_cursor":null,"section_versions":{"0":"v-N","1":"v-A"},"change_count":2,
+        {"snapshot":"new","next_cursor":null,"section_versions":{"0":"v-N","1":"v-A"},"change_count":2,
          "sections":{"deletes":[],"inserts":[0],"moves":[],"reloads":[]},
          "items":{"deletes":[[0,1]],"inserts":[],"moves":[],"reloads":[]},
          "inserted_sections":[{"index":0,"section":{"id":"N","kind":"ad","version":"v-N","columns":1,
@@ -314,7 +314,7 @@ struct DecodingTests {
 
     @Test("A batch delta from the wire decodes, applies, and re-encodes to the same value")
     func batchDeltaRoundTrips() throws {
-        let delta = try FeedDelta(parsing: Array(DecodingTests.batchText.utf8))
+        let delta = try FeedDelta(parsing: Array(DecodingTests.batchText.utf8), format: .batch, since: "old")
         guard case .batch(let batch) = delta else {
             Issue.record("decoded as \(delta.format)")
             return
@@ -323,8 +323,8 @@ struct DecodingTests {
         #expect(batch.insertedSections.first?.value.items.first?.data["n"] == .double(1500))
         let size = batch.insertedSections.first?.value.items.first?.size
         #expect(size?.width == 366 && size?.height == 261)
-        #expect(try FeedDelta(json: delta.json) == delta)
-        #expect(try FeedDelta(parsing: delta.json.serialized()) == delta)
+        #expect(try FeedDelta(json: delta.json, format: delta.format, since: delta.header.since) == delta)
+        #expect(try FeedDelta(parsing: delta.json.serialized(), format: delta.format, since: delta.header.since) == delta)
 
         let old = document([section("A", ["a1", "a2"])])
         let result = try old.applying(delta)
@@ -337,42 +337,43 @@ struct DecodingTests {
         "Malformed deltas are rejected at decoding, naming the member",
         arguments: [
             (
-                #"{"format":"batch","since":"a","snapshot":"b","change_count":0,"sections":{"deletes":[[1]],"inserts":[],"moves":[],"reloads":[]}}"#,
+                FeedDelta.Format.batch, #"{"snapshot":"b","change_count":0,"sections":{"deletes":[[1]],"inserts":[],"moves":[],"reloads":[]}}"#,
                 "sections.deletes[0]"
             ),
             (
-                #"{"format":"batch","since":"a","snapshot":"b","change_count":0,"sections":{"deletes":[],"inserts":[],"moves":[[0,1]],"reloads":[]},"items":{"deletes":[[0,"1"]],"inserts":[],"moves":[],"reloads":[]}}"#,
+                FeedDelta.Format.batch,
+                #"{"snapshot":"b","change_count":0,"sections":{"deletes":[],"inserts":[],"moves":[[0,1]],"reloads":[]},"items":{"deletes":[[0,"1"]],"inserts":[],"moves":[],"reloads":[]}}"#,
                 "items.deletes[0][1]"
             ),
-            (#"{"format":"diff","since":"a","snapshot":"b","change_count":0}"#, "format"),
             (
-                #"{"format":"sequential","since":"a","snapshot":"b","change_count":0,"operations":[{"op":"explode","target":"sections","index":0,"count":1}]}"#,
+                FeedDelta.Format.sequential, #"{"snapshot":"b","change_count":0,"operations":[{"op":"explode","target":"sections","index":0,"count":1}]}"#,
                 "operations[0].op"
             ),
             (
-                #"{"format":"sequential","since":"a","snapshot":"b","change_count":0,"operations":[{"op":"remove","target":"items","index":0,"count":1}]}"#,
+                FeedDelta.Format.sequential, #"{"snapshot":"b","change_count":0,"operations":[{"op":"remove","target":"items","index":0,"count":1}]}"#,
                 "operations[0].section"
             ),
-            (#"{"format":"jsonpatch","since":"a","snapshot":"b","change_count":0,"patch":[{"op":"add","path":"/x"}]}"#, "patch[0].value"),
+            (.jsonpatch, #"{"snapshot":"b","change_count":0,"patch":[{"op":"add","path":"/x"}]}"#, "patch[0].value"),
             // The feed's patch is ListDiff's operations: no test or copy.
             (
-                #"{"format":"jsonpatch","since":"a","snapshot":"b","change_count":0,"patch":[{"op":"test","path":"/snapshot","value":"a"}]}"#,
+                FeedDelta.Format.jsonpatch, #"{"snapshot":"b","change_count":0,"patch":[{"op":"test","path":"/snapshot","value":"a"}]}"#,
                 "patch[0].op"
             ),
             (
-                #"{"format":"jsonpatch","since":"a","snapshot":"b","change_count":0,"patch":[{"op":"remove","path":"x"}]}"#,
+                FeedDelta.Format.jsonpatch, #"{"snapshot":"b","change_count":0,"patch":[{"op":"remove","path":"x"}]}"#,
                 "patch[0].path"
             ),
-            (#"{"format":"jsonpatch","since":"a","snapshot":"b","section_versions":{"0":"x","1":1},"change_count":0,"patch":[]}"#, "section_versions.1"),
-            (#"{"format":"batch","since":"a","snapshot":"b","section_versions":{"first":"x"},"change_count":0}"#, "section_versions.first"),
-            (#"{"format":"batch","since":"a","snapshot":"b","section_versions":["x"],"change_count":0}"#, "section_versions"),
+            (.jsonpatch, #"{"snapshot":"b","section_versions":{"0":"x","1":1},"change_count":0,"patch":[]}"#, "section_versions.1"),
+            (.batch, #"{"snapshot":"b","section_versions":{"first":"x"},"change_count":0}"#, "section_versions.first"),
+            (.batch, #"{"snapshot":"b","section_versions":["x"],"change_count":0}"#, "section_versions"),
             (
-                #"{"format":"batch","since":"a","snapshot":"b","change_count":1,"items":{"reloads":[[0,0]]},"reloaded_items":[{"old_path":[0,0],"path":[0,0],"version":"1","patch":{"video":{"title":null}}}]}"#,
+                FeedDelta.Format.batch,
+                #"{"snapshot":"b","change_count":1,"items":{"reloads":[[0,0]]},"reloaded_items":[{"old_path":[0,0],"path":[0,0],"version":"1","patch":{"video":{"title":null}}}]}"#,
                 "reloaded_items[0].patch"
             ),
         ])
-    func malformedDeltasAreRejected(text: String, path: String) {
-        let error = #expect(throws: FeedDecodingError.self) { try FeedDelta(parsing: Array(text.utf8)) }
+    func malformedDeltasAreRejected(format: FeedDelta.Format, text: String, path: String) {
+        let error = #expect(throws: FeedDecodingError.self) { try FeedDelta(parsing: Array(text.utf8), format: format, since: "a") }
         #expect(error?.path == path, "\(String(describing: error))")
     }
 
@@ -451,7 +452,7 @@ struct SupplementaryApplyTests {
         let delta = FeedDelta.batch(
             FeedDelta.Batch(header: Self.fullHeader(), supplementary: [FeedDelta.SupplementaryChange(section: 1, element: .footer, view: .patch(Self.patch))]))
         #expect(try Self.start().applying(delta) == Self.expected())
-        #expect(try FeedDelta(parsing: delta.json.serialized()) == delta)
+        #expect(try FeedDelta(parsing: delta.json.serialized(), format: delta.format, since: delta.header.since) == delta)
     }
 
     @Test("Sequential steps insert, change and remove views, each checked against what the section has")
@@ -459,7 +460,7 @@ struct SupplementaryApplyTests {
         let change = FeedDelta.Operation.supplementary(FeedDelta.SupplementaryChange(section: 1, element: .footer, view: .patch(Self.patch)), inserted: false)
         let delta = FeedDelta.sequential(FeedDelta.Sequential(header: Self.fullHeader(), operations: [change]))
         #expect(try Self.start().applying(delta) == Self.expected())
-        #expect(try FeedDelta(parsing: delta.json.serialized()) == delta)
+        #expect(try FeedDelta(parsing: delta.json.serialized(), format: delta.format, since: delta.header.since) == delta)
 
         let title = Self.view("title", count: 0)
         func apply(_ operations: [FeedDelta.Operation]) throws(DeltaApplyError) -> FeedDocument {
@@ -518,11 +519,11 @@ struct SupplementaryApplyTests {
     @Test("A sequential step on a header or footer from the wire is read, or refused naming the member")
     func decoding() {
         let insertPatch =
-            #"{"format":"sequential","since":"a","snapshot":"b","change_count":1,"operations":[{"op":"insert","target":"footer","section":0,"view":{"version":"1","patch":{"count":2}}}]}"#
-        let error = #expect(throws: FeedDecodingError.self) { try FeedDelta(parsing: Array(insertPatch.utf8)) }
+            #"{"snapshot":"b","change_count":1,"operations":[{"op":"insert","target":"footer","section":0,"view":{"version":"1","patch":{"count":2}}}]}"#
+        let error = #expect(throws: FeedDecodingError.self) { try FeedDelta(parsing: Array(insertPatch.utf8), format: .sequential, since: "a") }
         #expect(error?.path == "operations[0].view")
-        let unknownTarget = #"{"format":"sequential","since":"a","snapshot":"b","change_count":1,"operations":[{"op":"remove","target":"aside","section":0}]}"#
-        let targetError = #expect(throws: FeedDecodingError.self) { try FeedDelta(parsing: Array(unknownTarget.utf8)) }
+        let unknownTarget = #"{"snapshot":"b","change_count":1,"operations":[{"op":"remove","target":"aside","section":0}]}"#
+        let targetError = #expect(throws: FeedDecodingError.self) { try FeedDelta(parsing: Array(unknownTarget.utf8), format: .sequential, since: "a") }
         #expect(targetError?.path == "operations[0].target")
     }
 }

@@ -24,11 +24,12 @@ struct GoldenDeltaFixtureTests {
     @Test("The batch and sequential forms of every fixture rebuild the outline of the page after", arguments: GoldenDeltaFixtures.names)
     func listDiffRebuildsTheOutline(name: String) throws {
         let fixture = try GoldenDeltaFixtures.load(name)
-        let before = Self.outline(try FeedDocument(json: try #require(fixture["before"])))
+        let held = try FeedDocument(json: try #require(fixture["before"]))
+        let before = Self.outline(held)
         let after = Self.outline(try FeedDocument(json: try #require(fixture["after"])))
         #expect(!after.isEmpty)
-        guard case .batch(let batch) = try FeedDelta(json: try #require(fixture["deltas"]?["batch"])),
-            case .sequential(let sequential) = try FeedDelta(json: try #require(fixture["deltas"]?["sequential"]))
+        guard case .batch(let batch) = try FeedDelta(json: try #require(fixture["deltas"]?["batch"]), format: .batch, since: held.snapshot),
+            case .sequential(let sequential) = try FeedDelta(json: try #require(fixture["deltas"]?["sequential"]), format: .sequential, since: held.snapshot)
         else {
             Issue.record("\(name): the deltas are not in the forms their keys name")
             return

@@ -291,7 +291,8 @@ function checkRange(index, lower, upper, what, name) {
 
 /**
  * Applies a sequential delta (`operations` in order, each position valid when it runs) to a
- * copy of `document` and returns it. Each step is passed to `listener` right after it is
+ * copy of `document` and returns it. `since` is the snapshot the delta was asked from (the
+ * delta does not repeat it): it must be the document's. Each step is passed to `listener` right after it is
  * applied to the copy (ListUpdateCallback style): `removed(section, index, count)`,
  * `inserted(section, index, values)`, `moved(section, from, to)`, `changed(section, index,
  * values)`, where `section` is null for steps on the section list and otherwise the index of
@@ -300,16 +301,16 @@ function checkRange(index, lower, upper, what, name) {
  * or a patch) go to `supplementary(section, element, view)` if the listener has it, with the
  * view now shown or null when it was removed. Finally the header's `section_layouts` replace
  * those sections' layouts, `prefetch` (sent only when it changed; null: there is none now)
- * replaces the hint, and the versions `section_versions` names, the snapshot and the cursor are
- * taken from it.
+ * replaces the hint, and the versions `section_versions` names, the snapshot and the cursor
+ * (`next_cursor`, sent only when it changed) are taken from it.
  * @throws {DeltaApplyError} for a delta from another snapshot, an unknown section, a position
  *   out of range at the moment of its step, a count that differs from the values carried, a
  *   header or footer inserted where one is or removed/changed where none is, or a layout whose
  *   frames do not match its section afterwards.
  */
-export function applySequential(document, delta, listener = null) {
-  if (delta.since !== document.snapshot) {
-    throw new DeltaApplyError(`the delta starts from ${delta.since}, the document is ${document.snapshot}`);
+export function applySequential(document, delta, since, listener = null) {
+  if (since !== document.snapshot) {
+    throw new DeltaApplyError(`the delta starts from ${since}, the document is ${document.snapshot}`);
   }
   const result = clone(document);
   delta.operations.forEach((step, offset) => {
@@ -438,7 +439,8 @@ function applyHeaderMembers(result, delta) {
     result.sections[index].version = version;
   }
   result.snapshot = delta.snapshot;
-  result.next_cursor = delta.next_cursor ?? null;
+  // Present only when the cursor changed (null: this is the last page now).
+  if (Object.prototype.hasOwnProperty.call(delta, 'next_cursor')) result.next_cursor = delta.next_cursor;
 }
 
 /**
@@ -679,7 +681,7 @@ export class FeedClient {
         return 'refetched';
       }
       if (patch.status === 200 && patch.json.snapshot === sequential.json.snapshot) {
-        return this.apply(sequential, patch);
+        return this.apply(sequential, patch, since);
       }
       if (patch.status !== 200 && patch.status !== 304) throw new FeedHTTPError(patch.status, `GET delta answered ${patch.status}: ${patch.text}`);
       this.stats.retries += 1;
@@ -696,7 +698,7 @@ export class FeedClient {
     }
   }
 
-  async apply(sequential, patch) {
+  async apply(sequential, patch, since) {
     const feedBefore = this.document;
     let shown;
     let patched;
@@ -704,7 +706,7 @@ export class FeedClient {
       patched = applyJSONPatch(feedBefore, patch.json.patch);
       this.view?.begin();
       try {
-        shown = applySequential(feedBefore, sequential.json, this.view);
+        shown = applySequential(feedBefore, sequential.json, since, this.view);
       } finally {
         this.view?.end(shown ?? null);
       }
@@ -858,7 +860,7 @@ export class FeedClient {
     let shown;
     this.view?.begin();
     try {
-      shown = applySequential(before, delta, this.view);
+      shown = applySequential(before, delta, before.snapshot, this.view);
     } finally {
       this.view?.end(shown ?? null);
     }
