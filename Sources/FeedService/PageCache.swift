@@ -378,6 +378,7 @@ final class PageCache: Sendable {
         let end = min(parameters.offset, selection.totalSections) + page.count
         let nextCursor = end < selection.totalSections ? FeedCursor.encode(offset: end) : nil
         let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page, hasNextPage: nextCursor != nil)
+        assert(structure.nextCursor == nextCursor, "a delta tells the cursor's change from the snapshot's structure")
         let idHashes = structure.idHashes()
         let rendered = RenderedFeed(
             snapshotID: idHashes.id, sections: page, nextCursor: nextCursor, structure: structure)

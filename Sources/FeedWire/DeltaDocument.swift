@@ -7,7 +7,8 @@ public import ListDiff
 /// bytes, on each call).
 ///
 /// Every form carries `snapshot` (the new id) and `change_count`, and `next_cursor` when it
-/// changed; what the request said (the form, the snapshot it starts from) is not repeated; batch and sequential deltas carry `section_versions`, the new versions of the
+/// changed; what the request said (the form, the snapshot it starts from) is not repeated.
+/// Batch and sequential deltas carry `section_versions`, the new versions of the
 /// sections kept in place whose items changed, by new index (inserted and reloaded sections carry
 /// their own; a JSON Patch replaces them in the document). A list with nothing in it is left
 /// out. An item that keeps its id and kind and changes only fields of its data travels as an
