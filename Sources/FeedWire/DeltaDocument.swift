@@ -103,8 +103,7 @@ public struct DeltaDocument: Sendable {
         var json = JSONWriter(capacity: 4096)
         let sectionVersions = format == .jsonpatch ? [] : keptSectionsWithChangedItems.map { ($0, page[$0].versionText) }
         json.openDelta(
-            snapshot: snapshot, nextCursor: nextCursor.old == nextCursor.new ? nil : .some(nextCursor.new), sectionVersions: sectionVersions,
-            changeCount: changes.changeCount + supplementaryChanges.count)
+            snapshot: snapshot, nextCursor: cursorChange, sectionVersions: sectionVersions, changeCount: changes.changeCount + supplementaryChanges.count)
         switch format {
         case .batch:
             let batch = changes.batch
@@ -126,6 +125,12 @@ public struct DeltaDocument: Sendable {
         }
         json.raw("}")
         return json.bytes
+    }
+
+    /// The new page's cursor when it differs from the snapshot's (`.some(nil)`: no next page
+    /// now), nil when it is the same: what `next_cursor` says, in every form.
+    private var cursorChange: String?? {
+        nextCursor.old == nextCursor.new ? nil : .some(nextCursor.new)
     }
 
     /// `"section_layouts":{…}` when any, and `"prefetch"` when it changed.
@@ -361,8 +366,8 @@ public struct DeltaDocument: Sendable {
             json.raw("}")
         }
         replace("/snapshot") { $0.string(snapshot) }
-        if nextCursor.old != nextCursor.new {
-            replace("/next_cursor") { $0.optionalString(nextCursor.new) }
+        if case .some(let new) = cursorChange {
+            replace("/next_cursor") { $0.optionalString(new) }
         }
         json.raw("]")
     }

@@ -39,10 +39,10 @@ struct HTTPOptions: ParsableArguments {
 
     @Option(
         help: "gzip level (1 fastest … 9 smallest) of answers to clients that send Accept-Encoding: gzip; 0 sends every body as it is",
-        .env("DELTAFEED_COMPRESSION_LEVEL", default: 6))
+        .env("DELTAFEED_COMPRESSION_LEVEL", default: ResponseCompression().level))
     var compressionLevel: Setting<Int>
 
-    @Option(help: "Smallest body in bytes that is gzipped; shorter ones go as they are", .env("DELTAFEED_COMPRESSION_MIN_BYTES", default: 200))
+    @Option(help: "Smallest body in bytes that is gzipped; shorter ones go as they are", .env("DELTAFEED_COMPRESSION_MIN_BYTES", default: ResponseCompression().minimumSize))
     var compressionMinBytes: Setting<Int>
 
     @Option(

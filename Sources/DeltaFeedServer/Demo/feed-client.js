@@ -292,8 +292,8 @@ function checkRange(index, lower, upper, what, name) {
 /**
  * Applies a sequential delta (`operations` in order, each position valid when it runs) to a
  * copy of `document` and returns it. `since` is the snapshot the delta was asked from (the
- * delta does not repeat it): it must be the document's. Each step is passed to `listener` right after it is
- * applied to the copy (ListUpdateCallback style): `removed(section, index, count)`,
+ * delta does not repeat it): it must be the document's. Each step is passed to `listener`
+ * right after it is applied to the copy (ListUpdateCallback style): `removed(section, index, count)`,
  * `inserted(section, index, values)`, `moved(section, from, to)`, `changed(section, index,
  * values)`, where `section` is null for steps on the section list and otherwise the index of
  * the section at that moment. A change's value may be a patch (`{version, patch}`) of the item
