@@ -42,7 +42,9 @@ struct HTTPOptions: ParsableArguments {
         .env("DELTAFEED_COMPRESSION_LEVEL", default: ResponseCompression().level))
     var compressionLevel: Setting<Int>
 
-    @Option(help: "Smallest body in bytes that is gzipped; shorter ones go as they are", .env("DELTAFEED_COMPRESSION_MIN_BYTES", default: ResponseCompression().minimumSize))
+    @Option(
+        help: "Smallest body in bytes that is gzipped; shorter ones go as they are",
+        .env("DELTAFEED_COMPRESSION_MIN_BYTES", default: ResponseCompression().minimumSize))
     var compressionMinBytes: Setting<Int>
 
     @Option(
