@@ -88,22 +88,38 @@ public struct QueryParameters: Sendable {
     public let pairs: [(name: String, value: String)]
 
     /// Parses a raw query string (without the `?`). `+` decodes to a space; malformed
-    /// percent escapes are kept literally.
+    /// percent escapes are kept literally. Split on the bytes `&` and `=` (not on characters: a
+    /// combining mark after a separator does not hide it, and no grapheme breaking is paid on
+    /// every request).
     public init(_ raw: Substring) {
         // Most requests have no query: nothing to split.
         guard !raw.isEmpty else {
             self.pairs = []
             return
         }
-        var pairs: [(name: String, value: String)] = []
-        for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
-            if let eq = part.firstIndex(of: "=") {
-                pairs.append((percentDecode(part[..<eq], plusAsSpace: true), percentDecode(part[part.index(after: eq)...], plusAsSpace: true)))
-            } else {
-                pairs.append((percentDecode(part, plusAsSpace: true), ""))
+        var raw = raw
+        self.pairs = raw.withUTF8 { bytes in
+            var pairs: [(name: String, value: String)] = []
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: "&") { end += 1 }
+                if end > start {
+                    let part = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                    if let eq = part.firstIndex(of: UInt8(ascii: "=")) {
+                        pairs.append(
+                            (
+                                percentDecode(UnsafeBufferPointer(rebasing: part[..<eq]), plusAsSpace: true),
+                                percentDecode(UnsafeBufferPointer(rebasing: part[(eq + 1)...]), plusAsSpace: true)
+                            ))
+                    } else {
+                        pairs.append((percentDecode(part, plusAsSpace: true), ""))
+                    }
+                }
+                start = end + 1
             }
+            return pairs
         }
-        self.pairs = pairs
     }
 
     /// Parses a raw query string.
@@ -120,13 +136,15 @@ public struct QueryParameters: Sendable {
 /// Decodes `%XX` escapes (and `+` as space when asked). Invalid escapes stay as they are;
 /// byte sequences that are not UTF-8 become U+FFFD.
 public func percentDecode(_ text: Substring, plusAsSpace: Bool = false) -> String {
-    let utf8 = text.utf8
+    var text = text
+    return text.withUTF8 { percentDecode($0, plusAsSpace: plusAsSpace) }
+}
+
+/// ``percentDecode(_:plusAsSpace:)`` of UTF-8 bytes.
+func percentDecode(_ utf8: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) -> String {
     if !utf8.contains(UInt8(ascii: "%")) && !(plusAsSpace && utf8.contains(UInt8(ascii: "+"))) {
-        return String(text)
+        return String(decoding: utf8, as: UTF8.self)
     }
-    var out: [UInt8] = []
-    out.reserveCapacity(utf8.count)
-    var index = utf8.startIndex
     func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
@@ -135,25 +153,18 @@ public func percentDecode(_ text: Substring, plusAsSpace: Bool = false) -> Strin
         default: nil
         }
     }
-    while index != utf8.endIndex {
+    var out: [UInt8] = []
+    out.reserveCapacity(utf8.count)
+    var index = 0
+    while index < utf8.count {
         let byte = utf8[index]
-        if byte == UInt8(ascii: "%") {
-            let first = utf8.index(after: index)
-            if first != utf8.endIndex, let high = hexValue(utf8[first]) {
-                let second = utf8.index(after: first)
-                if second != utf8.endIndex, let low = hexValue(utf8[second]) {
-                    out.append(high << 4 | low)
-                    index = utf8.index(after: second)
-                    continue
-                }
-            }
-            out.append(byte)
-        } else if plusAsSpace && byte == UInt8(ascii: "+") {
-            out.append(UInt8(ascii: " "))
-        } else {
-            out.append(byte)
+        if byte == UInt8(ascii: "%"), index + 2 < utf8.count, let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2]) {
+            out.append(high << 4 | low)
+            index += 3
+            continue
         }
-        index = utf8.index(after: index)
+        out.append(plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+        index += 1
     }
     return String(decoding: out, as: UTF8.self)
 }

@@ -52,6 +52,17 @@ struct RouterTests {
         #expect(query.pairs.count == 5)
     }
 
+    @Test("Query parsing splits on the separator bytes, whatever follows them") func queryParsingSplitsOnTheSeparatorBytes() {
+        // A combining mark right after `&` or `=` makes one character with it; the separators
+        // are still there (URLSearchParams splits bytes too).
+        let query = QueryParameters("a=1&\u{301}b=\u{301}2&c=%4&d=%")
+        #expect(query.pairs.map(\.name) == ["a", "\u{301}b", "c", "d"])
+        #expect(query["a"] == "1")
+        #expect(query["\u{301}b"] == "\u{301}2")
+        #expect(query["c"] == "%4")
+        #expect(query["d"] == "%")
+    }
+
     @Test("Targets split into path and query") func targetsSplitIntoPathAndQuery() {
         #expect(splitTarget("/a/b?c=d").path == "/a/b")
         #expect(splitTarget("/a/b?c=d").query == "c=d")

@@ -82,9 +82,10 @@ function done(summary, latency, requests)
   end
   local seconds = summary.duration / 1e6
   io.write(string.format(
-    "MIX requests=%d seconds=%.3f rps=%.1f p50_ms=%.3f p99_ms=%.3f s200=%d s304=%d s410=%d other=%d feeds=%d errors=%d\n",
+    "MIX requests=%d seconds=%.3f rps=%.1f p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f p999_ms=%.3f max_ms=%.3f s200=%d s304=%d s410=%d other=%d feeds=%d errors=%d\n",
     summary.requests, seconds, summary.requests / seconds,
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000,
+    latency:percentile(99.9) / 1000, latency.max / 1000,
     t.ok, t.notmodified, t.gone, t.other, t.feeds,
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
 end
