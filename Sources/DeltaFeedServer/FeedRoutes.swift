@@ -193,11 +193,12 @@ struct FeedRoutes {
             }
             func shape(_ value: JSONValue, _ place: String) throws -> SnapshotStructure.Item {
                 guard case .object(let itemMembers) = value,
-                    case .string(let itemID)? = itemMembers["id"], case .string(let version)? = itemMembers["version"]
+                    case .string(let itemID)? = itemMembers["id"], case .string(let version)? = itemMembers["version"],
+                    let shape = SnapshotStructure.Item(id: itemID, versionText: version)
                 else {
-                    throw invalid("sections[\(sectionIndex)].\(place): needs string id and string version.")
+                    throw invalid("sections[\(sectionIndex)].\(place): needs string id and a version of 16 lowercase hex digits.")
                 }
-                return SnapshotStructure.Item(id: itemID, version: version)
+                return shape
             }
             func view(_ name: String) throws -> SnapshotStructure.Item? {
                 guard let value = members[name], value != .null else { return nil }

@@ -55,6 +55,20 @@ public struct StableHasher: Sendable {
         second.combine(UInt8(0xFF))
     }
 
+    /// `combine(_:into:_:)` of `value`'s 16 lowercase hex digits, without making the text.
+    public static func combineHex16(_ value: UInt64, into first: inout StableHasher, _ second: inout StableHasher) {
+        var (a, b) = (first.state, second.state)
+        for index in 0..<16 {
+            let nibble = UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * index)) & 0xF
+            let byte = UInt64(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
+            a = (a ^ byte) &* prime
+            b = (b ^ byte) &* prime
+        }
+        (first.state, second.state) = (a, b)
+        first.combine(UInt8(0xFF))
+        second.combine(UInt8(0xFF))
+    }
+
     /// `body` over the text's UTF-8 bytes: in place for a native string, else a copy's.
     private static func withUTF8(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         if text.utf8.withContiguousStorageIfAvailable(body) == nil {

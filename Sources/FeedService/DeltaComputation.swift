@@ -5,9 +5,9 @@ extension DeltaDocument {
     /// The delta from a snapshot's structure to the current page: section ids and kinds, item ids
     /// and versions diffed here, payloads taken from `current`'s shared items when written.
     /// An item replaced in place travels as `patch` makes it when `renderedItem` still has the
-    /// version the snapshot holds (by its version text) and only fields of its data changed.
+    /// version the snapshot holds (by its version) and only fields of its data changed.
     init(
-        format: DeltaFormat, from old: SnapshotStructure, to current: RenderedFeed, renderedItem: (String) -> FeedItem?,
+        format: DeltaFormat, from old: SnapshotStructure, to current: RenderedFeed, renderedItem: (UInt64) -> FeedItem?,
         patch: (FeedItem, FeedItem) -> ItemPatch?
     ) {
         let new = current.structure
@@ -34,7 +34,7 @@ extension DeltaDocument {
             {
                 for element in SupplementaryElement.allCases {
                     let (was, now) = (old.sections[oldIndex][element], page[newIndex][element])
-                    guard was?.id != now?.id || was?.version != now?.versionText else { continue }
+                    guard was?.id != now?.id || was?.version != now?.version else { continue }
                     viewsChanged = true
                     guard let now else {
                         views.append(SupplementaryUpdate(section: newIndex, element: element, change: .removed))
@@ -63,7 +63,7 @@ extension DeltaDocument {
         // Inserted items the snapshot holds unchanged elsewhere (slid from one section into the
         // next: deleted there, inserted here) are sent as their old path. Only the deleted items
         // can be: a handful, by id.
-        var deleted: [String: (path: ItemPath, version: String)] = [:]
+        var deleted: [String: (path: ItemPath, version: UInt64)] = [:]
         for sectionDiff in diff.itemDiffs {
             for oldIndex in sectionDiff.items.deletes {
                 let item = old.sections[sectionDiff.oldSection].items[oldIndex]
@@ -102,7 +102,7 @@ extension DeltaDocument {
     /// as the diff makes (`PatchedDeltaTests` compares them, in every form).
     init(
         format: DeltaFormat, from old: SnapshotStructure, to current: RenderedFeed, updatedItems: [ItemPath],
-        renderedItem: (String) -> FeedItem?, patch: (FeedItem, FeedItem) -> ItemPatch?
+        renderedItem: (UInt64) -> FeedItem?, patch: (FeedItem, FeedItem) -> ItemPatch?
     ) {
         let page = current.sections
         var kept: [Int] = []

@@ -42,7 +42,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
 
         /// The shape of a page's section.
         package init(_ section: FeedSection) {
-            func shape(_ item: FeedItem) -> Item { Item(id: item.id, version: item.versionText) }
+            func shape(_ item: FeedItem) -> Item { Item(id: item.id, version: item.version) }
             self.init(
                 id: section.id, kind: section.kind.rawValue, items: section.items.map(shape), header: section.header.map(shape),
                 footer: section.footer.map(shape))
@@ -79,17 +79,58 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
         }
     }
 
-    /// One item of a snapshot section.
+    /// One item of a snapshot section: its id and version.
+    ///
+    /// The version is kept as its value, not as its 16 hex digits: a text of 16 bytes is one
+    /// heap object per item, counted up and down each time a page's items are copied, compared,
+    /// hashed or freed (the snapshots in memory hold hundreds of thousands of items, and every
+    /// change hands out new ones). As a number an item is 24 bytes with nothing to count.
     public struct Item: Sendable, Hashable, Codable {
         /// The item id.
         public var id: String
-        /// The item version, 16 hex digits.
-        public var version: String
+        /// The item version (``FeedWire/FeedItem/version``).
+        public var version: UInt64
 
         /// Creates an item shape.
-        public init(id: String, version: String) {
+        public init(id: String, version: UInt64) {
             self.id = id
             self.version = version
+        }
+
+        /// An item shape whose version is given as it is sent: nil unless `versionText` is 16
+        /// lowercase hex digits.
+        public init?(id: String, versionText: String) {
+            guard let version = Self.versionValue(versionText) else { return nil }
+            self.init(id: id, version: version)
+        }
+
+        /// The version as it is sent: 16 lowercase hex digits.
+        public var versionText: String { hex16(version) }
+
+        /// The value of a version's 16 lowercase hex digits, nil for any other text.
+        public static func versionValue(_ text: String) -> UInt64? {
+            guard isLowercaseHex(text, count: 16) else { return nil }
+            return UInt64(text, radix: 16)
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case id, version
+        }
+
+        /// Coded as it is sent: `{"id": …, "version": "<16 hex digits>"}`.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let text = try container.decode(String.self, forKey: .version)
+            guard let version = Self.versionValue(text) else {
+                throw DecodingError.dataCorruptedError(forKey: .version, in: container, debugDescription: "not 16 lowercase hex digits")
+            }
+            self.init(id: try container.decode(String.self, forKey: .id), version: version)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(versionText, forKey: .version)
         }
     }
 
@@ -183,6 +224,10 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
             first.combine(value)
             second.combine(value)
         }
+        // A version is hashed as its text was (ids stay what they were), without making it.
+        func combine(version: UInt64) {
+            StableHasher.combineHex16(version, into: &first, &second)
+        }
         for index in start..<sections.count {
             states[2 * index] = first.state
             states[2 * index + 1] = second.state
@@ -192,17 +237,17 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
             combine(Int64(section.items.count))
             for item in section.items {
                 combine(item.id)
-                combine(item.version)
+                combine(version: item.version)
             }
             if let header = section.header {
                 combine("header")
                 combine(header.id)
-                combine(header.version)
+                combine(version: header.version)
             }
             if let footer = section.footer {
                 combine("footer")
                 combine(footer.id)
-                combine(footer.version)
+                combine(version: footer.version)
             }
         }
         states[2 * sections.count] = first.state
@@ -265,7 +310,10 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
             guard case .array(let items)? = section["items"] else { throw Malformed() }
             return Section(
                 id: try string(section["id"]), kind: try string(section["kind"]),
-                items: try items.map { Item(id: try string($0["id"]), version: try string($0["version"])) })
+                items: try items.map { item in
+                    guard let shape = Item(id: try string(item["id"]), versionText: try string(item["version"])) else { throw Malformed() }
+                    return shape
+                })
         }
         return SnapshotStructure(viewer: Int64(try int(root["viewer"])), parameters: decodedParameters, sections: decodedSections)
     }

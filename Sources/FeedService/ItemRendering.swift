@@ -35,7 +35,7 @@ package final class ItemCache: Sendable {
     }
 
     private let cache: Mutex<ByteBoundedCache<Key, Cached>>
-    private let archive: Mutex<ByteBoundedCache<String, FeedItem>>
+    private let archive: Mutex<ByteBoundedCache<UInt64, FeedItem>>
     /// Patches between two versions of an item (nil: the item goes whole), computed once for
     /// every viewer the change reaches.
     private let patches: Mutex<ByteBoundedCache<PatchKey, ItemPatch?>>
@@ -66,14 +66,14 @@ package final class ItemCache: Sendable {
     /// Bytes held now.
     package var bytes: Int { cache.withLock { $0.totalCost } + archive.withLock { $0.totalCost } + patches.withLock { $0.totalCost } }
 
-    /// The rendering whose version text is `version`, if it is still kept.
-    package func rendered(version: String) -> FeedItem? {
+    /// The rendering whose version is `version`, if it is still kept.
+    package func rendered(version: UInt64) -> FeedItem? {
         archive.withLock { $0.value(for: version) }
     }
 
     private func keep(_ items: some Sequence<FeedItem>) {
         archive.withLock { archive in
-            for item in items { archive.insert(item, for: item.versionText, cost: item.json.count + 64) }
+            for item in items { archive.insert(item, for: item.version, cost: item.json.count + 64) }
         }
     }
 

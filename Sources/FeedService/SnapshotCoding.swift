@@ -106,15 +106,11 @@ package enum SnapshotCoding {
         }
     }
 
-    /// 0x00 and 8 bytes for 16 lowercase hex digits, else 0x01 and the text.
-    private static func version(_ text: String, to out: inout [UInt8]) {
-        if let version = hexValue(text) {
-            out.append(0)
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: version >> UInt64(shift))) }
-        } else {
-            out.append(1)
-            string(text, to: &out)
-        }
+    /// 0x00 and the version's 8 bytes. (Stores written before versions were kept as numbers
+    /// may hold 0x01 and a text; only 16 lowercase hex digits are read back from those.)
+    private static func version(_ value: UInt64, to out: inout [UInt8]) {
+        out.append(0)
+        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 
     /// What encoding against a base looks up in it, kept with the base (a base serves many
@@ -384,25 +380,6 @@ package enum SnapshotCoding {
         }
     }
 
-    /// The value of exactly 16 lowercase hex digits, else nil.
-    private static func hexValue(_ text: String) -> UInt64? {
-        var text = text
-        return text.withUTF8 { bytes -> UInt64? in
-            guard bytes.count == 16 else { return nil }
-            var value: UInt64 = 0
-            for byte in bytes {
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                default: return nil
-                }
-                value = value << 4 | UInt64(digit)
-            }
-            return value
-        }
-    }
-
     private struct Reader {
         let bytes: [UInt8]
         var position: Int
@@ -459,14 +436,15 @@ package enum SnapshotCoding {
             return SnapshotStructure.Section(id: id, kind: kind, items: items)
         }
 
-        mutating func version() throws -> String {
+        mutating func version() throws -> UInt64 {
             switch try byte() {
             case 0:
                 var value: UInt64 = 0
                 for _ in 0..<8 { value = value << 8 | UInt64(try byte()) }
-                return hex16(value)
+                return value
             case 1:
-                return try string()
+                guard let value = SnapshotStructure.Item.versionValue(try string()) else { throw Malformed() }
+                return value
             default:
                 throw Malformed()
             }

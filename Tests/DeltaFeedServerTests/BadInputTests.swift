@@ -82,6 +82,18 @@ struct BadInputTests {
         expectError(boolAsNumber, 422, "invalid_field")
     }
 
+    @Test("A posted document whose item version was not handed out (not 16 lowercase hex digits) is 422 naming the item")
+    func postedDocumentWithAMalformedVersionIs422() throws {
+        for version in ["v1", "0123456789ABCDEF", "0123456789abcdef0", ""] {
+            let body = #"{"sections":[{"id":"header","kind":"header","items":[{"id":"header","version":"\#(version)"}]}]}"#
+            let response = try fixture.write("POST", "/v1/users/1/feed/delta", body, token: nil)
+            expectError(response, 422, "invalid_snapshot")
+            #expect(response.bodyText.contains("sections[0].items[0]"), "\(version): \(response.bodyText)")
+        }
+        let valid = #"{"sections":[{"id":"header","kind":"header","items":[{"id":"header","version":"0123456789abcdef"}]}]}"#
+        #expect(try fixture.write("POST", "/v1/users/1/feed/delta", valid, token: nil).status == 200)
+    }
+
     @Test("Unknown field is 422") func unknownFieldIs422() throws {
         let response = try fixture.write("PATCH", "/v1/videos/1", #"{"titel":"typo"}"#)
         expectError(response, 422, "unknown_field")

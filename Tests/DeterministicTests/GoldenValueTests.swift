@@ -33,6 +33,19 @@ struct GoldenValueTests {
         #expect(bytes.state == text.state)
     }
 
+    @Test("A number's 16 hex digits hash as that text does (snapshot ids keep their values)")
+    func hexDigitsHashAsTheirText() {
+        var random = SplitMix64(seed: 16)
+        for value in [0, 1, 0x0123_4567_89ab_cdef, .max] + (0..<100).map({ _ in random.next() }) as [UInt64] {
+            var (first, second) = (StableHasher(seed: 1), StableHasher(seed: 2))
+            StableHasher.combineHex16(value, into: &first, &second)
+            let text = String(value, radix: 16)
+            var (firstText, secondText) = (StableHasher(seed: 1), StableHasher(seed: 2))
+            StableHasher.combine(String(repeating: "0", count: 16 - text.count) + text, into: &firstText, &secondText)
+            #expect(first.state == firstText.state && second.state == secondText.state, "\(value)")
+        }
+    }
+
     @Test("SplitMix64 gives the reference sequence for seed 0")
     func splitMixMatchesTheReference() {
         var random = SplitMix64(seed: 0)

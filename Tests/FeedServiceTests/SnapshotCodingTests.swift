@@ -7,7 +7,7 @@ private func structure(_ sections: [(String, [(String, String)])], viewer: Int64
     SnapshotStructure(
         viewer: viewer, parameters: FeedParameters(limit: 20, width: 390),
         sections: sections.map { id, items in
-            SnapshotStructure.Section(id: id, kind: "video_grid", items: items.map { SnapshotStructure.Item(id: $0.0, version: $0.1) })
+            SnapshotStructure.Section(id: id, kind: "video_grid", items: items.map { SnapshotStructure.Item(id: $0.0, versionText: $0.1)! })
         })
 }
 
@@ -22,12 +22,12 @@ struct SnapshotCodingTests {
         #expect(hashes.id == base.id)
         for section in base.sections.indices {
             var patched = base
-            patched.sections[section].items[0].version = "0123456789abcdef"
+            patched.sections[section].items[0].version = 0x0123456789abcdef
             let resumed = patched.idHashes(reusing: hashes, unchangedBefore: section)
             #expect(resumed.id == patched.id && resumed.id != base.id, "section \(section)")
             // And the next patch resumes from these.
             var again = patched
-            again.sections[again.sections.count - 1].items[1].version = "fedcba9876543210"
+            again.sections[again.sections.count - 1].items[1].version = 0xfedcba9876543210
             #expect(again.idHashes(reusing: resumed, unchangedBefore: again.sections.count - 1).id == again.id)
         }
         #expect(base.idHashes(reusing: hashes, unchangedBefore: base.sections.count).id == base.id)
@@ -40,7 +40,7 @@ struct SnapshotCodingTests {
     @Test("A snapshot one version away from its base is a few bytes and decodes back to itself")
     func smallDifferencesAreSmall() throws {
         var liked = base
-        liked.sections[1].items[2].version = "0123456789abcdef"
+        liked.sections[1].items[2].version = 0x0123456789abcdef
         let delta = try #require(SnapshotCoding.encode(liked, against: base, baseID: "b1"))
         // 33 bytes or less: the base's id (3 here, 33 in use), the parameters (7), the sections.
         #expect(delta.count <= 33, "\(delta.count) B against \(SnapshotCoding.encode(liked).count) B in full")
@@ -59,7 +59,7 @@ struct SnapshotCodingTests {
         // Sections reordered, one replaced, one new: still decodes exactly.
         var moved = base
         moved.sections.swapAt(1, 2)
-        moved.sections.append(SnapshotStructure.Section(id: "ad-slot-1", kind: "ad", items: [.init(id: "ad:1", version: "ffffffffffffffff")]))
+        moved.sections.append(SnapshotStructure.Section(id: "ad-slot-1", kind: "ad", items: [.init(id: "ad:1", version: 0xffffffffffffffff)]))
         let movedDelta = try #require(SnapshotCoding.encode(moved, against: base, baseID: "b1"))
         #expect(try SnapshotCoding.decode(movedDelta, base: base) == moved)
     }
@@ -67,22 +67,22 @@ struct SnapshotCodingTests {
     @Test("Headers and footers cost nothing in a difference until one changes, and decode back")
     func viewsAgainstTheBase() throws {
         var withViews = base
-        withViews.sections[2].header = .init(id: "title", version: "00000000000000e1")
-        withViews.sections[2].footer = .init(id: "see_all", version: "00000000000000f1")
+        withViews.sections[2].header = .init(id: "title", version: 0x00000000000000e1)
+        withViews.sections[2].footer = .init(id: "see_all", version: 0x00000000000000f1)
         withViews.prefetch = 2
         var liked = withViews
-        liked.sections[1].items[2].version = "0123456789abcdef"
+        liked.sections[1].items[2].version = 0x0123456789abcdef
         let plain = try #require(SnapshotCoding.encode(liked, against: withViews, baseID: "b1"))
         var likedWithoutViews = base
-        likedWithoutViews.sections[1].items[2].version = "0123456789abcdef"
+        likedWithoutViews.sections[1].items[2].version = 0x0123456789abcdef
         likedWithoutViews.prefetch = 2
         let reference = try #require(SnapshotCoding.encode(likedWithoutViews, against: base, baseID: "b1"))
         #expect(plain.count == reference.count, "views the base has cost no byte")
         #expect(try SnapshotCoding.decode(plain, base: withViews) == liked)
 
         var counted = liked
-        counted.sections[2].footer = .init(id: "see_all", version: "00000000000000f2")
-        counted.sections[0].header = .init(id: "title", version: "00000000000000e1")
+        counted.sections[2].footer = .init(id: "see_all", version: 0x00000000000000f2)
+        counted.sections[0].header = .init(id: "title", version: 0x00000000000000e1)
         let changed = try #require(SnapshotCoding.encode(counted, against: withViews, baseID: "b1"))
         #expect(try SnapshotCoding.decode(changed, base: withViews) == counted)
         #expect(try SnapshotCoding.decode(SnapshotCoding.encode(counted)) == counted)
@@ -95,9 +95,9 @@ struct SnapshotCodingTests {
         let all = [("video:new", "00000000000000ff")] + sections.flatMap(\.1)
         var shifted = old
         for index in shifted.sections.indices {
-            shifted.sections[index].items = all[index * 6..<index * 6 + 6].map { SnapshotStructure.Item(id: $0.0, version: $0.1) }
+            shifted.sections[index].items = all[index * 6..<index * 6 + 6].map { SnapshotStructure.Item(id: $0.0, versionText: $0.1)! }
         }
-        shifted.sections[3].items[2].version = "0123456789abcdef"  // and a like
+        shifted.sections[3].items[2].version = 0x0123456789abcdef  // and a like
         let delta = try #require(SnapshotCoding.encode(shifted, against: old, baseID: "b1"))
         #expect(delta.count < SnapshotCoding.encode(shifted).count / 4, "\(delta.count) B against \(SnapshotCoding.encode(shifted).count) B")
         #expect(try SnapshotCoding.decode(delta, base: old) == shifted)
@@ -106,8 +106,8 @@ struct SnapshotCodingTests {
     @Test("A snapshot mostly unlike its base, or of another feed, is not stored against it")
     func largeDifferencesAreFull() {
         var shifted = base
-        shifted.sections[1].items = grid.map { SnapshotStructure.Item(id: "video:new-\($0.0)", version: $0.1) }
-        shifted.sections[2].items = grid.map { SnapshotStructure.Item(id: "y" + $0.0, version: $0.1) }
+        shifted.sections[1].items = grid.map { SnapshotStructure.Item(id: "video:new-\($0.0)", versionText: $0.1)! }
+        shifted.sections[2].items = grid.map { SnapshotStructure.Item(id: "y" + $0.0, versionText: $0.1)! }
         #expect(SnapshotCoding.encode(shifted, against: base, baseID: "b1") == nil)
         #expect(SnapshotCoding.encode(structure([("header", [])], viewer: 5), against: base, baseID: "b1") == nil)
     }
@@ -115,7 +115,7 @@ struct SnapshotCodingTests {
     @Test("A delta form naming sections or items its base lacks, or cut short, is refused")
     func malformedDeltasAreRefused() throws {
         var liked = base
-        liked.sections[2].items[5].version = "0123456789abcdef"
+        liked.sections[2].items[5].version = 0x0123456789abcdef
         let delta = try #require(SnapshotCoding.encode(liked, against: base, baseID: "b1"))
         let smaller = structure([("header", [("header", "00000000000000aa")])])
         #expect(throws: (any Error).self) { try SnapshotCoding.decode(delta, base: smaller) }
@@ -128,7 +128,7 @@ struct SnapshotCodingTests {
         // `liked` shares the items of sections 0 and 2 with `base` (a page patched in place
         // does); `copied` holds equal sections in storage of its own.
         var liked = base
-        liked.sections[1].items[2].version = "0123456789abcdef"
+        liked.sections[1].items[2].version = 0x0123456789abcdef
         var copied = liked
         for index in copied.sections.indices { copied.sections[index].items = copied.sections[index].items.map { $0 } }
         let shared = try #require(SnapshotCoding.encode(liked, against: base, baseID: "b1"))
@@ -137,7 +137,7 @@ struct SnapshotCodingTests {
 
         // Items shared, footer new: the section is not the base's.
         var footed = liked
-        footed.sections[2].footer = .init(id: "see_all", version: "00000000000000f1")
+        footed.sections[2].footer = .init(id: "see_all", version: 0x00000000000000f1)
         let withFooter = try #require(SnapshotCoding.encode(footed, against: base, baseID: "b1"))
         #expect(try SnapshotCoding.decode(withFooter, base: base) == footed)
         // Items shared, kind changed: replaced, not referenced.
@@ -165,10 +165,10 @@ struct SnapshotCodingTests {
             for _ in 0..<random.next(in: 0...3) {
                 let id = random.chance(percent: 30) && !items.isEmpty ? random.pick(items).id : "new\(random.next(below: 1000))"
                 items.insert(
-                    SnapshotStructure.Item(id: id, version: String(format: "%016x", random.next(below: 1 << 40))), at: random.next(in: 0...items.count))
+                    SnapshotStructure.Item(id: id, version: UInt64(random.next(below: 1 << 40))), at: random.next(in: 0...items.count))
             }
             for _ in 0..<random.next(in: 0...3) where !items.isEmpty {
-                items[random.next(in: 0...items.count - 1)].version = String(format: "%016x", random.next(below: 1 << 40))
+                items[random.next(in: 0...items.count - 1)].version = UInt64(random.next(below: 1 << 40))
             }
             for _ in 0..<random.next(in: 0...2) where items.count > 1 {
                 let moved = items.remove(at: random.next(in: 0...items.count - 1))

@@ -250,7 +250,7 @@ struct SnapshotBookTests {
         SnapshotStructure(
             viewer: viewer, parameters: FeedParameters(limit: limit),
             sections: [
-                .init(id: "grid-0", kind: "video_grid", items: (0..<limit).map { .init(id: "video:\($0)", version: "0000000000000001") })
+                .init(id: "grid-0", kind: "video_grid", items: (0..<limit).map { .init(id: "video:\($0)", version: 0x0000000000000001) })
             ])
     }
 
@@ -373,12 +373,12 @@ struct SnapshotEncodingTests {
         let structure = SnapshotStructure(
             viewer: -42, parameters: parameters,
             sections: [
-                .init(id: "header", kind: "header", items: [.init(id: "header", version: "00000000000000ff")]),
+                .init(id: "header", kind: "header", items: [.init(id: "header", version: 0x00000000000000ff)]),
                 .init(
                     id: "grid-0", kind: "video_grid",
                     items: [
-                        .init(id: "video:1", version: "0123456789abcdef"), .init(id: "video:\"2\"", version: "fedcba9876543210"),
-                        .init(id: "vidéo:3", version: "not-hex"),
+                        .init(id: "video:1", version: 0x0123456789abcdef), .init(id: "video:\"2\"", version: 0xfedcba9876543210),
+                        .init(id: "vidéo:3", version: 3),
                     ]),
                 .init(id: "empty-items", kind: "ad", items: []),
             ])
@@ -387,8 +387,21 @@ struct SnapshotEncodingTests {
         // Rows written by earlier versions (JSONEncoder over the Codable conformance) still read.
         let codable = try JSONEncoder().encode(structure)
         #expect(try SnapshotStructure.decode(codable) == structure)
+        // Versions are coded as they are sent: 16 hex digits.
+        #expect(String(decoding: codable, as: UTF8.self).contains(#""version":"0000000000000003""#))
         #expect(encoded.first == 0x03, "the binary form")
         #expect(encoded.count < codable.count * 2 / 3)
+        // Stores written when versions were texts may hold one as text (0x01, its length, its
+        // bytes): 16 lowercase hex digits read back as that version, anything else is malformed.
+        let asNumber: [UInt8] = [0x00, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef]
+        let start = try #require(Array(encoded).indices.first { Array(encoded).dropFirst($0).starts(with: asNumber) })
+        func withText(_ text: String) -> Data {
+            var bytes = Array(encoded)
+            bytes.replaceSubrange(start..<start + asNumber.count, with: [0x01, UInt8(text.utf8.count)] + Array(text.utf8))
+            return Data(bytes)
+        }
+        #expect(try SnapshotStructure.decode(withText("0123456789abcdef")) == structure)
+        #expect(throws: (any Error).self) { try SnapshotStructure.decode(withText("not-hex")) }
         var truncated = encoded
         truncated.removeLast()
         #expect(throws: (any Error).self) { try SnapshotStructure.decode(truncated) }
@@ -398,8 +411,8 @@ struct SnapshotEncodingTests {
         withViews.parameters.kinds = ItemKinds([.video, .user, .seeAll])
         withViews.parameters.viewport = 700
         withViews.prefetch = 1
-        withViews.sections[1].header = .init(id: "title", version: "00000000000000ee")
-        withViews.sections[2].footer = .init(id: "sponsored", version: "0000000000000042")
+        withViews.sections[1].header = .init(id: "title", version: 0x00000000000000ee)
+        withViews.sections[2].footer = .init(id: "sponsored", version: 0x0000000000000042)
         #expect(try SnapshotStructure.decode(withViews.encoded()) == withViews)
         #expect(withViews.id != structure.id, "views and parameters are part of the id")
     }
@@ -414,7 +427,7 @@ struct SnapshotEncodingTests {
         let decoded = try SnapshotStructure.decode(Data(bytes))
         let expected = SnapshotStructure(
             viewer: 4, parameters: FeedParameters(limit: 20),
-            sections: [.init(id: "header", kind: "header", items: [.init(id: "header", version: "00000000000000ff")])])
+            sections: [.init(id: "header", kind: "header", items: [.init(id: "header", version: 0x00000000000000ff)])])
         #expect(decoded == expected)
         // Its id is what the first version computed when it handed the snapshot out (views and
         // the newer parameters hash only when set); checked against that version's code.
