@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "DeltaFeedServerTests",
             dependencies: [
-                "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedService", "FeedStore", "SQLiteStore", "EventHTTP", "Gzip", "JSONBytes",
+                "DeltaFeedServer", "DeltaFeedClient", "Deterministic", "FeedService", "FeedStore", "FeedWire", "SQLiteStore", "EventHTTP", "Gzip", "JSONBytes",
                 "HTTPTestSupport", "PostgresStore", "PostgresTestSupport", "StoreOracle", "WritePlanning",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),

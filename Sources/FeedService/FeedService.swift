@@ -395,6 +395,18 @@ public final class FeedService: Sendable {
         }
     }
 
+    /// Stores every snapshot in memory again, at the maintenance thread's next pass, against new
+    /// bases: for a store that lost them. PostgreSQL keeps snapshots unlogged, so a crash of
+    /// PostgreSQL empties them (and may lose the bases of its last few hundred milliseconds);
+    /// without this, every client whose next request lands on another replica would get a 410
+    /// and fetch its whole feed again, all of them at once. The server calls it each time its
+    /// change listener connects again. Hand-off passes (answers waiting for their snapshot) do
+    /// not take these: no answer waits for them.
+    public func storeSnapshotsAgain() {
+        persisting.withLock { $0.removeAll() }
+        book.withLock { $0.storeAllAgain() }
+    }
+
     /// A stored structure read back: the full form as it is, the delta form against its base
     /// (read from the store). Nil when the bytes or the base are missing or malformed.
     private func readStored(_ bytes: Data, viewer: Int64) throws(FeedError) -> SnapshotStructure? {

@@ -41,4 +41,10 @@ struct SnapshotBases {
     mutating func insert(_ base: Base, for key: Key) {
         cache.insert(base, for: key, cost: base.cost)
     }
+
+    /// Forgets every base (the store may have lost them): each viewer's next stored snapshot
+    /// becomes its new base.
+    mutating func removeAll() {
+        cache = ByteBoundedCache(budget: cache.budget)
+    }
 }

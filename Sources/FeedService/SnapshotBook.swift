@@ -58,8 +58,12 @@ package struct SnapshotBook {
         /// Viewers whose stored snapshots may now exceed what the store keeps: pruned after the
         /// upserts (once per ``Retention/perViewer`` new snapshots, not on every write).
         package var prune: Set<Int64> = []
+        /// Snapshots to store again because the store lost them (``SnapshotBook/storeAllAgain()``):
+        /// written by the maintenance thread's pass with the upserts, never by a hand-off pass,
+        /// so no answer waits for them.
+        package var again: [Key: (structure: SnapshotStructure, servedAt: Int64)] = [:]
 
-        package var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty && prune.isEmpty }
+        package var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty && prune.isEmpty && again.isEmpty }
     }
 
     package enum Lookup: Equatable {
@@ -122,7 +126,7 @@ package struct SnapshotBook {
         guard var entries = viewers[viewer], let index = entries.lastIndex(where: { $0.id == id }) else {
             if pending.deletions.contains(key) { return .expired }
             // Shed from memory before the persister wrote it: the queue still holds it.
-            if let queued = pending.upserts[key] {
+            if let queued = pending.upserts[key] ?? pending.again[key] {
                 return now - queued.servedAt <= retention.maxAge ? .found(queued.structure) : .expired
             }
             return .notInMemory
@@ -158,7 +162,20 @@ package struct SnapshotBook {
     /// Hands the queued writes to the persister and starts a new queue.
     package mutating func takePending() -> Pending {
         defer { pending = Pending() }
-        return pending
+        var taken = pending
+        taken.upserts.merge(taken.again) { queued, _ in queued }
+        taken.again = [:]
+        return taken
+    }
+
+    /// Queues every snapshot in memory to be stored again, for a store that lost what it held
+    /// (PostgreSQL's unlogged snapshots after a crash of PostgreSQL).
+    package mutating func storeAllAgain() {
+        for (viewer, entries) in viewers {
+            for entry in entries {
+                pending.again[Key(viewer: viewer, id: entry.id)] = (entry.structure, entry.servedAt)
+            }
+        }
     }
 
     /// Hands only the queued snapshots (not the deletions and pruning) to the persister.
@@ -169,7 +186,8 @@ package struct SnapshotBook {
 
     /// Puts back a batch the persister could not write, under anything queued since.
     package mutating func requeue(_ failed: Pending) {
-        for (key, value) in failed.upserts where pending.upserts[key] == nil && !pending.deletions.contains(key) {
+        for (key, value) in failed.upserts.merging(failed.again, uniquingKeysWith: { queued, _ in queued })
+        where pending.upserts[key] == nil && !pending.deletions.contains(key) {
             pending.upserts[key] = value
         }
         for key in failed.deletions where pending.upserts[key] == nil {
@@ -208,6 +226,7 @@ package struct SnapshotBook {
         bytes -= entry.bytes
         let key = Key(viewer: viewer, id: entry.id)
         pending.upserts[key] = nil
+        pending.again[key] = nil
         pending.deletions.insert(key)
     }
 

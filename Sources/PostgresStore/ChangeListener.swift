@@ -20,14 +20,19 @@ public final class ChangeListener: Sendable {
 
     /// Starts listening. `onChange` runs on the listener's thread, once per wake-up (a batch of
     /// notifications) with the highest sequence they announce, and with nil after each
-    /// (re)connection (anything may have been committed meanwhile); `report` gets one line per
-    /// failure. Every replica's own commits wake it too: `onChange` may find them applied.
-    public init(store: PostgresFeedStore, onChange: @escaping @Sendable (_ reaching: Int64?) -> Void, report: @escaping @Sendable (String) -> Void) {
+    /// (re)connection (anything may have been committed meanwhile); `onReconnect` runs there
+    /// before it after each connection but the first (PostgreSQL was gone, maybe restarted after
+    /// a crash); `report` gets one line per failure. Every replica's own commits wake it too:
+    /// `onChange` may find them applied.
+    public init(
+        store: PostgresFeedStore, onChange: @escaping @Sendable (_ reaching: Int64?) -> Void, onReconnect: @escaping @Sendable () -> Void = {},
+        report: @escaping @Sendable (String) -> Void
+    ) {
         let connect = store.connect
         let channel = store.channel
         let thread = Thread { [self] in
             nameCurrentThread("df-listen")
-            run(connect: connect, channel: channel, onChange: onChange, report: report)
+            run(connect: connect, channel: channel, onChange: onChange, onReconnect: onReconnect, report: report)
         }
         thread.start()
     }
@@ -39,7 +44,8 @@ public final class ChangeListener: Sendable {
     }
 
     private func run(
-        connect: @Sendable () throws -> PostgresConnection, channel: String, onChange: @Sendable (Int64?) -> Void, report: @Sendable (String) -> Void
+        connect: @Sendable () throws -> PostgresConnection, channel: String, onChange: @Sendable (Int64?) -> Void, onReconnect: @Sendable () -> Void,
+        report: @Sendable (String) -> Void
     ) {
         var backoff = Duration.milliseconds(100)
         while !stopping.load(ordering: .relaxed) {
@@ -48,7 +54,7 @@ public final class ChangeListener: Sendable {
                 try connection.execute("SELECT pg_catalog.set_config('application_name', $1, false)", ["deltafeed-listen " + channel])
                 // LISTEN takes an identifier, not a parameter: the channel is made of [a-z0-9_].
                 try connection.execute("LISTEN \(channel)")
-                opened.add(1, ordering: .relaxed)
+                if opened.add(1, ordering: .relaxed).newValue > 1 { onReconnect() }
                 backoff = .milliseconds(100)
                 onChange(nil)  // whatever was committed while we were not listening
                 while !stopping.load(ordering: .relaxed) {

@@ -102,8 +102,9 @@ extension PostgresSchema {
     /// - an unlogged table survives a clean stop of PostgreSQL (its pages are written at the
     ///   shutdown checkpoint), so every replica still reads every snapshot after a clean restart;
     /// - after a crash of PostgreSQL (or on a standby promoted in its place) `snapshots` is
-    ///   empty: every client whose next request lands on a replica that does not hold its
-    ///   snapshot in memory gets one 410 and fetches its feed again.
+    ///   empty: the replicas store the snapshots they hold in memory again when they reconnect
+    ///   (`FeedService.storeSnapshotsAgain()`); a client whose snapshot none of them held gets
+    ///   one 410 and fetches its feed again.
     ///
     /// `snapshot_bases` stays logged: replicas remember which bases the store holds and encode
     /// new snapshots against them, so bases lost in a crash would make those snapshots unreadable

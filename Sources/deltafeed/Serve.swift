@@ -112,7 +112,15 @@ struct Serve: ParsableCommand {
             // Other replicas' writes wake the catch-up at once; the maintenance thread's periodic
             // catch-up stays as the fallback.
             let listenLogger = logger
-            listener = ChangeListener(store: postgres, onChange: { reaching in _ = try? service.catchUp(reaching: reaching) }) { message in
+            // After PostgreSQL was gone (maybe a crash, which empties its unlogged snapshots),
+            // this replica stores what it holds in memory again, so the others answer it.
+            listener = ChangeListener(
+                store: postgres, onChange: { reaching in _ = try? service.catchUp(reaching: reaching) },
+                onReconnect: {
+                    listenLogger.notice("PostgreSQL is back: storing the snapshots held in memory again")
+                    service.storeSnapshotsAgain()
+                }
+            ) { message in
                 listenLogger.warning("\(message)")
             }
         }

@@ -2,6 +2,7 @@ import DeltaFeedServer
 import EventHTTP
 import FeedService
 import FeedStore
+import FeedWire
 import Foundation
 import HTTPTestSupport
 import JSONBytes
@@ -132,6 +133,37 @@ struct SnapshotHandOffTests {
         try replicas.like(0, video: video, count: 4_444)
         let next = try #require(try resumed.nextEvent(timeout: 10))
         #expect(next.name == "delta", "resumed on the other replica with \(next.name)")
+    }
+
+    /// The defect: PostgreSQL keeps snapshots unlogged, so a crash of PostgreSQL empties them
+    /// (and may lose its last bases); a replica that handed a snapshot out still held it in
+    /// memory, but every other replica answered 410 for it and the client fetched its whole feed.
+    @Test("After PostgreSQL lost the stored snapshots, a replica stores what it holds again and the other answers it")
+    func snapshotsLostByTheStoreAreStoredAgain() throws {
+        let schema = "restore_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let seeded = try PostgresFeedStore(url: postgresURL!, schema: schema)
+        _ = try seeded.seed(DemoSeed(users: 30, videos: 200, ads: 3, seed: 5), progress: nil)
+        let a = try FeedService(store: try PostgresFeedStore(url: postgresURL!, schema: schema))
+        let b = try FeedService(store: try PostgresFeedStore(url: postgresURL!, schema: schema))
+        let held = try (1...3).map { viewer in (viewer: Int64(viewer), id: try a.feed(viewer: Int64(viewer), parameters: FeedParameters()).snapshotID) }
+        try a.persistSnapshots()
+        for snapshot in held { _ = try b.deltaReadingStorage(viewer: snapshot.viewer, since: snapshot.id, format: .batch) }
+
+        // What a crash of PostgreSQL leaves: no snapshots, and (the worst case) no bases either.
+        let admin = try PostgresConnection(url: postgresURL!)
+        try admin.execute("TRUNCATE \(schema).snapshots, \(schema).snapshot_bases")
+        let b2 = try FeedService(store: try PostgresFeedStore(url: postgresURL!, schema: schema))  // holds nothing in memory
+        for snapshot in held {
+            #expect(throws: FeedError.snapshotUnknown(snapshot.id)) { try b2.deltaReadingStorage(viewer: snapshot.viewer, since: snapshot.id, format: .batch) }
+        }
+
+        a.storeSnapshotsAgain()
+        #expect(try a.storeHandedOutSnapshots() == 0, "an answer's hand-off pass does not wait for them")
+        try a.persistSnapshots()
+        for snapshot in held {
+            let outcome = try b2.deltaReadingStorage(viewer: snapshot.viewer, since: snapshot.id, format: .batch)
+            #expect(outcome.snapshotID == snapshot.id, "viewer \(snapshot.viewer): the feed has not changed, so no new snapshot")
+        }
     }
 }
 

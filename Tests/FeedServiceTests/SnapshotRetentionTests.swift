@@ -264,6 +264,26 @@ struct SnapshotBookTests {
         #expect(book.takePending().upserts[SnapshotBook.Key(viewer: 1, id: "a")]?.servedAt == 1_000, "a sixteenth of the age later: refreshed")
     }
 
+    @Test("Snapshots stored again go with the maintenance pass only, are still answered when shed, and not once retention drops them")
+    func snapshotsStoredAgain() {
+        var book = SnapshotBook(retention: .init(perViewer: 2, maxAge: 60_000, byteBudget: 2_000))
+        book.served(structure(viewer: 1, limit: 1), id: "a", now: 10)
+        book.served(structure(viewer: 1, limit: 2), id: "b", now: 20)
+        book.served(structure(viewer: 2, limit: 3), id: "c", now: 30)
+        _ = book.takePending()  // stored
+        book.storeAllAgain()  // the store lost them
+        #expect(book.takePendingUpserts().isEmpty, "an answer's hand-off pass does not take them")
+        book.served(structure(viewer: 1, limit: 3), id: "d", now: 40)  // retention (2 a viewer) drops "a"
+        for viewer in Int64(3)...12 { book.served(structure(viewer: viewer, limit: 3), id: "s\(viewer)", now: 50 + viewer) }
+        book.shedIfOverBudget()
+        #expect(book.lookup(viewer: 2, id: "c", now: 100) == .found(structure(viewer: 2, limit: 3)), "shed, but queued to be stored again")
+        let pending = book.takePending()
+        #expect(Set(pending.upserts.keys.filter { $0.viewer <= 2 }.map(\.id)) == ["b", "c", "d"])
+        #expect(pending.upserts[SnapshotBook.Key(viewer: 1, id: "b")]?.servedAt == 20)
+        #expect(pending.deletions.contains(SnapshotBook.Key(viewer: 1, id: "a")))
+        #expect(book.takePending().isEmpty)
+    }
+
     @Test("Shed viewers are read back not expired") func shedViewersAreReadBackNotExpired() {
         var book = SnapshotBook(retention: .init(perViewer: 4, maxAge: 60_000, byteBudget: 4_000))
         for viewer in Int64(1)...20 {
