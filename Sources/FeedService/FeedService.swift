@@ -395,8 +395,8 @@ public final class FeedService: Sendable {
         }
     }
 
-    /// Stores every snapshot in memory again, at the maintenance thread's next pass, against new
-    /// bases: for a store that lost them. PostgreSQL keeps snapshots unlogged, so a crash of
+    /// Stores every snapshot in memory again, against new bases, at the maintenance thread's
+    /// next passes (5,000 a pass, the most recently served first): for a store that lost them. PostgreSQL keeps snapshots unlogged, so a crash of
     /// PostgreSQL empties them (and may lose the bases of its last few hundred milliseconds);
     /// without this, every client whose next request lands on another replica would get a 410
     /// and fetch its whole feed again, all of them at once. The server calls it each time its

@@ -58,12 +58,8 @@ package struct SnapshotBook {
         /// Viewers whose stored snapshots may now exceed what the store keeps: pruned after the
         /// upserts (once per ``Retention/perViewer`` new snapshots, not on every write).
         package var prune: Set<Int64> = []
-        /// Snapshots to store again because the store lost them (``SnapshotBook/storeAllAgain()``):
-        /// written by the maintenance thread's pass with the upserts, never by a hand-off pass,
-        /// so no answer waits for them.
-        package var again: [Key: (structure: SnapshotStructure, servedAt: Int64)] = [:]
 
-        package var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty && prune.isEmpty && again.isEmpty }
+        package var isEmpty: Bool { upserts.isEmpty && deletions.isEmpty && prune.isEmpty }
     }
 
     package enum Lookup: Equatable {
@@ -78,6 +74,11 @@ package struct SnapshotBook {
     private(set) var viewers: [Int64: [Entry]] = [:]
     package private(set) var bytes = 0
     private(set) var pending = Pending()
+    /// Snapshots to store again (``storeAllAgain()``), and their keys, most recently served
+    /// first, from `againNext` on.
+    private var again: [Key: (structure: SnapshotStructure, servedAt: Int64)] = [:]
+    private var againOrder: [Key] = []
+    private var againNext = 0
     /// New snapshots queued per viewer since its stored rows were last pruned.
     private var unpruned: [Int64: Int] = [:]
 
@@ -126,7 +127,7 @@ package struct SnapshotBook {
         guard var entries = viewers[viewer], let index = entries.lastIndex(where: { $0.id == id }) else {
             if pending.deletions.contains(key) { return .expired }
             // Shed from memory before the persister wrote it: the queue still holds it.
-            if let queued = pending.upserts[key] ?? pending.again[key] {
+            if let queued = pending.upserts[key] ?? again[key] {
                 return now - queued.servedAt <= retention.maxAge ? .found(queued.structure) : .expired
             }
             return .notInMemory
@@ -160,23 +161,43 @@ package struct SnapshotBook {
     }
 
     /// Hands the queued writes to the persister and starts a new queue.
-    package mutating func takePending() -> Pending {
-        defer { pending = Pending() }
+    ///
+    /// With them, up to `restoring` of the snapshots to store again (``storeAllAgain()``), the
+    /// most recently served first: a pass stays about as large as the snapshots of a busy
+    /// second, and the maintenance thread stores the rest at its next passes.
+    package mutating func takePending(restoring limit: Int = 5_000) -> Pending {
         var taken = pending
-        taken.upserts.merge(taken.again) { queued, _ in queued }
-        taken.again = [:]
+        pending = Pending()
+        var moved = 0
+        while moved < limit, againNext < againOrder.count {
+            let key = againOrder[againNext]
+            againNext += 1
+            guard let value = again.removeValue(forKey: key) else { continue }  // retired since
+            if taken.upserts[key] == nil { taken.upserts[key] = value }
+            moved += 1
+        }
+        if againNext == againOrder.count {
+            (again, againOrder, againNext) = ([:], [], 0)
+        }
         return taken
     }
 
     /// Queues every snapshot in memory to be stored again, for a store that lost what it held
-    /// (PostgreSQL's unlogged snapshots after a crash of PostgreSQL).
+    /// (PostgreSQL's unlogged snapshots after a crash of PostgreSQL). Only ``takePending(restoring:)``
+    /// hands them out (the maintenance thread's passes), never ``takePendingUpserts()`` (an
+    /// answer's hand-off): no answer's pass grows by them.
     package mutating func storeAllAgain() {
         for (viewer, entries) in viewers {
             for entry in entries {
-                pending.again[Key(viewer: viewer, id: entry.id)] = (entry.structure, entry.servedAt)
+                again[Key(viewer: viewer, id: entry.id)] = (entry.structure, entry.servedAt)
             }
         }
+        againOrder = again.sorted { $0.value.servedAt > $1.value.servedAt }.map(\.key)
+        againNext = 0
     }
+
+    /// How many snapshots are still queued to be stored again.
+    package var storingAgain: Int { again.count }
 
     /// Hands only the queued snapshots (not the deletions and pruning) to the persister.
     package mutating func takePendingUpserts() -> Pending {
@@ -186,8 +207,7 @@ package struct SnapshotBook {
 
     /// Puts back a batch the persister could not write, under anything queued since.
     package mutating func requeue(_ failed: Pending) {
-        for (key, value) in failed.upserts.merging(failed.again, uniquingKeysWith: { queued, _ in queued })
-        where pending.upserts[key] == nil && !pending.deletions.contains(key) {
+        for (key, value) in failed.upserts where pending.upserts[key] == nil && !pending.deletions.contains(key) {
             pending.upserts[key] = value
         }
         for key in failed.deletions where pending.upserts[key] == nil {
@@ -226,7 +246,7 @@ package struct SnapshotBook {
         bytes -= entry.bytes
         let key = Key(viewer: viewer, id: entry.id)
         pending.upserts[key] = nil
-        pending.again[key] = nil
+        again[key] = nil
         pending.deletions.insert(key)
     }
 

@@ -277,10 +277,14 @@ struct SnapshotBookTests {
         for viewer in Int64(3)...12 { book.served(structure(viewer: viewer, limit: 3), id: "s\(viewer)", now: 50 + viewer) }
         book.shedIfOverBudget()
         #expect(book.lookup(viewer: 2, id: "c", now: 100) == .found(structure(viewer: 2, limit: 3)), "shed, but queued to be stored again")
-        let pending = book.takePending()
-        #expect(Set(pending.upserts.keys.filter { $0.viewer <= 2 }.map(\.id)) == ["b", "c", "d"])
-        #expect(pending.upserts[SnapshotBook.Key(viewer: 1, id: "b")]?.servedAt == 20)
+        #expect(book.storingAgain == 2, "b and c; a went")
+        // A pass takes a bounded number of them, the most recently served first.
+        let pending = book.takePending(restoring: 1)
+        #expect(Set(pending.upserts.keys.filter { $0.viewer <= 2 }.map(\.id)) == ["c", "d"])
         #expect(pending.deletions.contains(SnapshotBook.Key(viewer: 1, id: "a")))
+        #expect(book.storingAgain == 1)
+        #expect(book.takePending(restoring: 1).upserts[SnapshotBook.Key(viewer: 1, id: "b")]?.servedAt == 20)
+        #expect(book.storingAgain == 0)
         #expect(book.takePending().isEmpty)
     }
 
