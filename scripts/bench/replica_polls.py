@@ -2,7 +2,9 @@
 """Viewers polling their deltas through a balancer while likes land on their pages.
 
 Each viewer (a thread with its own keep-alive connection) fetches its feed once, then asks for
-the delta since the snapshot of its last answer, every INTERVAL seconds (0: back to back). A
+the delta since the snapshot of its last answer, every INTERVAL seconds (0: back to back), each
+viewer at its own phase of the interval as independent phones are (--lockstep: all at the same
+instants, a burst of every viewer each interval). A
 writer likes videos those pages show at RATE writes/s through the same URL. Through a
 round-robin balancer over replicas, a viewer's next poll lands on another replica than its last
 answer came from: a 410 there means that replica did not know a snapshot another one handed out.
@@ -61,9 +63,11 @@ def request(connection_box, base, method, path, body=None, headers=None):
     return 0, b"", None
 
 
-def viewer_loop(base, viewer, interval, clock, counts, videos, ready):
+def viewer_loop(base, viewer, interval, clock, counts, videos, ready, lockstep):
     """Fetches the feed, says it is ready, then polls until clock["deadline"] (set once every
-    viewer is ready)."""
+    viewer is ready). With an interval, a viewer's first poll comes at a random point of its
+    first interval (independent phones are not in step), unless `lockstep`: then every viewer
+    polls at the same instants, a burst of all of them each interval."""
     box = [None]
     status, data, _ = request(box, base, "GET", f"/v1/users/{viewer}/feed")
     if status != 200:
@@ -78,6 +82,8 @@ def viewer_loop(base, viewer, interval, clock, counts, videos, ready):
     snapshot = page["snapshot"]
     ready.release()
     clock["go"].wait()
+    if interval > 0 and not lockstep:
+        time.sleep(random.Random(viewer).uniform(0, interval))
     while time.monotonic() < clock["deadline"]:
         started = time.monotonic()
         status, data, _ = request(box, base, "GET", f"/v1/users/{viewer}/feed/delta?since={snapshot}")
@@ -130,6 +136,7 @@ def main():
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--rate", type=float, default=15.0)
     parser.add_argument("--admin-token", required=True)
+    parser.add_argument("--lockstep", action="store_true", help="every viewer polls at the same instants (a burst each interval)")
     arguments = parser.parse_args()
     counts = Counts()
     videos = []
@@ -137,7 +144,7 @@ def main():
     clock = {"go": threading.Event(), "deadline": 0.0}
     threads = [
         threading.Thread(
-            target=viewer_loop, args=(arguments.url, arguments.first_viewer + index, arguments.interval, clock, counts, videos, ready),
+            target=viewer_loop, args=(arguments.url, arguments.first_viewer + index, arguments.interval, clock, counts, videos, ready, arguments.lockstep),
             daemon=True)
         for index in range(arguments.viewers)
     ]
