@@ -396,12 +396,16 @@ public final class FeedService: Sendable {
     }
 
     /// Stores every snapshot in memory again, against new bases, at the maintenance thread's
-    /// next passes (5,000 a pass, the most recently served first): for a store that lost them. PostgreSQL keeps snapshots unlogged, so a crash of
-    /// PostgreSQL empties them (and may lose the bases of its last few hundred milliseconds);
-    /// without this, every client whose next request lands on another replica would get a 410
-    /// and fetch its whole feed again, all of them at once. The server calls it each time its
-    /// change listener connects again. Hand-off passes (answers waiting for their snapshot) do
-    /// not take these: no answer waits for them.
+    /// next passes (5,000 a pass, the most recently served first): for a store that lost them.
+    /// PostgreSQL keeps snapshots unlogged, so a crash of PostgreSQL empties them (and may lose
+    /// the bases of its last few hundred milliseconds); without this, every client whose next
+    /// request lands on another replica would get a 410 and fetch its whole feed again, all of
+    /// them at once. The server calls it each time its change listener connects again.
+    ///
+    /// An answer's hand-off pass never carries them; an answer whose hand-off comes while a
+    /// maintenance pass runs waits for that pass, which they make at most 5,000 snapshots
+    /// longer. The snapshot book's lock is held while every snapshot in memory is listed and
+    /// sorted by when it was served (once per reconnection).
     public func storeSnapshotsAgain() {
         persisting.withLock { $0.removeAll() }
         book.withLock { $0.storeAllAgain() }
