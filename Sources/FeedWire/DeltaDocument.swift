@@ -229,7 +229,7 @@ public struct DeltaDocument: Sendable {
         json.raw("\"version\":")
         json.string(patch.version)
         json.raw(",\"patch\":")
-        json.raw(bytes: patch.mergePatch.serialized())
+        json.raw(bytes: patch.mergePatchJSON)
     }
 
     // MARK: sequential

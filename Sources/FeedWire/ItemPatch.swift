@@ -31,12 +31,18 @@ public struct ItemPatch: Hashable, Sendable {
     /// The item's version after the patch, 16 hex digits.
     public var version: String
     /// The changed fields, in the order of their paths.
-    public var changes: [Change]
+    public let changes: [Change]
+    /// ``mergePatch`` serialized, made once: a like on an item many pages show is one patch,
+    /// written into every viewer's delta.
+    public let mergePatchJSON: [UInt8]
 
     /// Creates a patch.
     public init(version: String, changes: [Change]) {
         self.version = version
         self.changes = changes
+        var root = JSONValue.object([:])
+        for change in changes { root.setting(change.value, at: change.path[...]) }
+        mergePatchJSON = root.serialized()
     }
 
     /// The patch from one rendering of an item to another, or nil when the whole item should
@@ -49,7 +55,7 @@ public struct ItemPatch: Hashable, Sendable {
         else { return nil }
         self.init(version: new.versionText, changes: changes)
         // The patch and the version it carries against the item without its size.
-        guard mergePatch.serialized().count + 16 < new.json.count else { return nil }
+        guard mergePatchJSON.count + 16 < new.json.count else { return nil }
     }
 
     /// The changes as an RFC 7396 merge patch of the item's `data`.

@@ -50,6 +50,10 @@ struct ItemPatchTests {
 
         let counted = try #require(ItemPatch(from: old, to: rendered(Clip(likeCount: 5, viewCount: 91))))
         #expect(counted.changes.map(\.path) == [["video", "like_count"], ["video", "view_count"]])
+        // The bytes every delta writes are made once, and are the merge patch's, however the
+        // patch was made.
+        #expect(counted.mergePatchJSON == Array(#"{"video":{"like_count":5,"view_count":91}}"#.utf8))
+        #expect(ItemPatch(version: counted.version, mergePatch: counted.mergePatch)?.mergePatchJSON == counted.mergePatchJSON)
 
         let avatar = try #require(ItemPatch(from: old, to: rendered(Clip(), author: Author(avatarURL: "https://a/7.jpg"))))
         #expect(avatar.changes == [ItemPatch.Change(path: ["author", "avatar_url"], value: "https://a/7.jpg")])
