@@ -43,26 +43,25 @@ public struct StableHasher: Sendable {
     /// `first.combine(text)` then `second.combine(text)`, in one pass over the text's bytes (two
     /// independent hashes of the same input, as a snapshot id takes).
     public static func combine(_ text: String, into first: inout StableHasher, _ second: inout StableHasher) {
-        withUTF8(of: text) { bytes in
-            var (a, b) = (first.state, second.state)
-            for byte in bytes {
-                a = (a ^ UInt64(byte)) &* prime
-                b = (b ^ UInt64(byte)) &* prime
-            }
-            (first.state, second.state) = (a, b)
-        }
-        first.combine(UInt8(0xFF))
-        second.combine(UInt8(0xFF))
+        withUTF8(of: text) { combine(bytes: $0, into: &first, &second) }
     }
 
     /// `combine(_:into:_:)` of `value`'s 16 lowercase hex digits, without making the text.
     public static func combineHex16(_ value: UInt64, into first: inout StableHasher, _ second: inout StableHasher) {
+        var digits: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &digits) { raw in
+            let buffer = raw.bindMemory(to: UInt8.self)
+            writeHex16(value, into: buffer)
+            combine(bytes: UnsafeBufferPointer(buffer), into: &first, &second)
+        }
+    }
+
+    /// Both hashes over `bytes`, then the separator.
+    private static func combine(bytes: UnsafeBufferPointer<UInt8>, into first: inout StableHasher, _ second: inout StableHasher) {
         var (a, b) = (first.state, second.state)
-        for index in 0..<16 {
-            let nibble = UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * index)) & 0xF
-            let byte = UInt64(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
-            a = (a ^ byte) &* prime
-            b = (b ^ byte) &* prime
+        for byte in bytes {
+            a = (a ^ UInt64(byte)) &* prime
+            b = (b ^ UInt64(byte)) &* prime
         }
         (first.state, second.state) = (a, b)
         first.combine(UInt8(0xFF))

@@ -1,3 +1,4 @@
+import Deterministic
 public import JSONBytes
 
 // The objects the API answers with, each written in one place: the user, video and ad objects
