@@ -40,9 +40,7 @@ public struct ItemPatch: Hashable, Sendable {
     public init(version: String, changes: [Change]) {
         self.version = version
         self.changes = changes
-        var root = JSONValue.object([:])
-        for change in changes { root.setting(change.value, at: change.path[...]) }
-        mergePatchJSON = root.serialized()
+        mergePatchJSON = Self.mergePatch(of: changes).serialized()
     }
 
     /// The patch from one rendering of an item to another, or nil when the whole item should
@@ -59,7 +57,9 @@ public struct ItemPatch: Hashable, Sendable {
     }
 
     /// The changes as an RFC 7396 merge patch of the item's `data`.
-    public var mergePatch: JSONValue {
+    public var mergePatch: JSONValue { Self.mergePatch(of: changes) }
+
+    private static func mergePatch(of changes: [Change]) -> JSONValue {
         var root = JSONValue.object([:])
         for change in changes { root.setting(change.value, at: change.path[...]) }
         return root
