@@ -404,11 +404,14 @@ public final class FeedService: Sendable {
     ///
     /// An answer's hand-off pass never carries them; an answer whose hand-off comes while a
     /// maintenance pass runs waits for that pass, which they make at most 5,000 snapshots
-    /// longer. The snapshot book's lock is held while every snapshot in memory is listed and
-    /// sorted by when it was served (once per reconnection).
+    /// longer. As when trimming memory, they are listed under the book's lock, sorted outside
+    /// it and queued a run at a time: serving waits for one run at most.
     public func storeSnapshotsAgain() {
         persisting.withLock { $0.removeAll() }
-        book.withLock { $0.storeAllAgain() }
+        let listed = book.withLock { $0.snapshotsToStoreAgain() }.sorted { $0.servedAt > $1.servedAt }
+        for start in stride(from: 0, to: listed.count, by: Self.lockedRun) {
+            book.withLock { $0.storeAgain(listed[start..<min(start + Self.lockedRun, listed.count)]) }
+        }
     }
 
     /// A stored structure read back: the full form as it is, the delta form against its base

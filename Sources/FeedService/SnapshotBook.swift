@@ -74,8 +74,8 @@ package struct SnapshotBook {
     private(set) var viewers: [Int64: [Entry]] = [:]
     package private(set) var bytes = 0
     private(set) var pending = Pending()
-    /// Snapshots to store again (``storeAllAgain()``), and their keys, most recently served
-    /// first, from `againNext` on.
+    /// Snapshots to store again (``storeAgain(_:)``), and their keys in the order they were
+    /// queued (most recently served first), from `againNext` on.
     private var again: [Key: (structure: SnapshotStructure, servedAt: Int64)] = [:]
     private var againOrder: [Key] = []
     private var againNext = 0
@@ -162,7 +162,7 @@ package struct SnapshotBook {
 
     /// Hands the queued writes to the persister and starts a new queue.
     ///
-    /// With them, up to `restoring` of the snapshots to store again (``storeAllAgain()``), the
+    /// With them, up to `restoring` of the snapshots to store again (``storeAgain(_:)``), the
     /// most recently served first: a pass stays about as large as the snapshots of a busy
     /// second, and the maintenance thread stores the rest at its next passes.
     package mutating func takePending(restoring limit: Int = 5_000) -> Pending {
@@ -182,18 +182,29 @@ package struct SnapshotBook {
         return taken
     }
 
-    /// Queues every snapshot in memory to be stored again, for a store that lost what it held
-    /// (PostgreSQL's unlogged snapshots after a crash of PostgreSQL). Only ``takePending(restoring:)``
-    /// hands them out (the maintenance thread's passes), never ``takePendingUpserts()`` (an
-    /// answer's hand-off): no answer's pass grows by them.
-    package mutating func storeAllAgain() {
+    /// Every snapshot in memory, in no order, for a store that lost what it held (PostgreSQL's
+    /// unlogged snapshots after a crash of PostgreSQL). The caller sorts them outside the lock,
+    /// most recently served first, and hands them to ``storeAgain(_:)`` a run at a time.
+    package func snapshotsToStoreAgain() -> [ListedSnapshot] {
+        var listed: [ListedSnapshot] = []
+        listed.reserveCapacity(viewers.values.reduce(0) { $0 + $1.count })
         for (viewer, entries) in viewers {
-            for entry in entries {
-                again[Key(viewer: viewer, id: entry.id)] = (entry.structure, entry.servedAt)
-            }
+            for entry in entries { listed.append(ListedSnapshot(servedAt: entry.servedAt, viewer: viewer, id: entry.id)) }
         }
-        againOrder = again.sorted { $0.value.servedAt > $1.value.servedAt }.map(\.key)
-        againNext = 0
+        return listed
+    }
+
+    /// Queues `listed` to be stored again, in that order, skipping those retired since they
+    /// were listed. Only ``takePending(restoring:)`` hands them out (the maintenance thread's
+    /// passes), never ``takePendingUpserts()`` (an answer's hand-off): no answer's pass grows by
+    /// them.
+    package mutating func storeAgain(_ listed: some Sequence<ListedSnapshot>) {
+        for snapshot in listed {
+            let key = Key(viewer: snapshot.viewer, id: snapshot.id)
+            guard again[key] == nil, let entry = viewers[snapshot.viewer]?.last(where: { $0.id == snapshot.id }) else { continue }
+            again[key] = (entry.structure, entry.servedAt)
+            againOrder.append(key)
+        }
     }
 
     /// How many snapshots are still queued to be stored again.
@@ -250,8 +261,9 @@ package struct SnapshotBook {
         pending.deletions.insert(key)
     }
 
-    /// A snapshot that shedding may drop: not its viewer's newest.
-    package struct SheddingCandidate {
+    /// A snapshot listed under the lock, to be sorted by `servedAt` outside it: one shedding
+    /// may drop (not its viewer's newest), or one to store again.
+    package struct ListedSnapshot {
         package var servedAt: Int64
         package var viewer: Int64
         package var id: String
@@ -274,11 +286,11 @@ package struct SnapshotBook {
     /// When over budget, the snapshots ``shed(_:)`` may drop, in no order; nil when under
     /// budget. The caller sorts them by `servedAt` outside the lock: under it, the sort held up
     /// every lookup (an event loop's too) for milliseconds.
-    package func sheddingCandidates() -> [SheddingCandidate]? {
+    package func sheddingCandidates() -> [ListedSnapshot]? {
         guard bytes > retention.byteBudget else { return nil }
-        var older: [SheddingCandidate] = []
+        var older: [ListedSnapshot] = []
         for (viewer, entries) in viewers where entries.count > 1 {
-            for entry in entries.dropLast() { older.append(SheddingCandidate(servedAt: entry.servedAt, viewer: viewer, id: entry.id)) }
+            for entry in entries.dropLast() { older.append(ListedSnapshot(servedAt: entry.servedAt, viewer: viewer, id: entry.id)) }
         }
         return older
     }
@@ -288,7 +300,7 @@ package struct SnapshotBook {
     /// newest snapshot is never dropped this way. Returns what it dropped: the caller frees it
     /// after releasing the lock (freeing thousands of structures under it held up every
     /// lookup, an event loop's too, for 5 to 18 ms).
-    package mutating func shed(_ candidates: ArraySlice<SheddingCandidate>) -> [Entry] {
+    package mutating func shed(_ candidates: ArraySlice<ListedSnapshot>) -> [Entry] {
         var dropped: [Entry] = []
         for candidate in candidates {
             guard isOverTarget else { break }

@@ -271,7 +271,8 @@ struct SnapshotBookTests {
         book.served(structure(viewer: 1, limit: 2), id: "b", now: 20)
         book.served(structure(viewer: 2, limit: 3), id: "c", now: 30)
         _ = book.takePending()  // stored
-        book.storeAllAgain()  // the store lost them
+        // The store lost them: listed, sorted and queued as the service does.
+        book.storeAgain(book.snapshotsToStoreAgain().sorted { $0.servedAt > $1.servedAt })
         #expect(book.takePendingUpserts().isEmpty, "an answer's hand-off pass does not take them")
         book.served(structure(viewer: 1, limit: 3), id: "d", now: 40)  // retention (2 a viewer) drops "a"
         for viewer in Int64(3)...12 { book.served(structure(viewer: viewer, limit: 3), id: "s\(viewer)", now: 50 + viewer) }
