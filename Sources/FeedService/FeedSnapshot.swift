@@ -185,74 +185,100 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
 
     /// The snapshot id: 32 hex digits hashing the viewer, the parameters and every section and
     /// item id and version. Equal feeds for the same viewer have equal ids.
+    ///
+    /// Two 64-bit hashes, each of the prefix (viewer, parameters, hint) followed by every
+    /// section's own hash: a page with one item patched hashes that item's section again and
+    /// folds the section hashes, instead of hashing every item after it (a like on a video
+    /// most pages show did that for every page, 10 % of the live thread's fan-out).
     public var id: String { idHashes().id }
 
-    /// The id's two hashes where each section starts, and where the page ends (the id): a page
-    /// patched in place hashes again only from its first changed section.
+    /// The hashes behind a snapshot id: the prefix's, each section's, and the id's.
     package struct IDHashes: Sendable {
-        /// The two states before section i at 2i and 2i + 1; the last two are the id's.
-        fileprivate var states: [UInt64]
+        /// The viewer's, parameters' and hint's two hashes.
+        fileprivate var prefix: (UInt64, UInt64)
+        /// Section i's two hashes at 2i and 2i + 1.
+        fileprivate var sections: [UInt64]
+        /// The id's two hashes.
+        fileprivate var ending: (UInt64, UInt64) = (0, 0)
 
         /// The snapshot id these hashes end in.
-        package var id: String { hex16(states[states.count - 2]) + hex16(states[states.count - 1]) }
+        package var id: String { hex16(ending.0) + hex16(ending.1) }
+
+        fileprivate init(prefix: (UInt64, UInt64), sections: [UInt64]) {
+            self.prefix = prefix
+            self.sections = sections
+            fold()
+        }
+
+        /// The id's hashes from the prefix's and the sections'.
+        private mutating func fold() {
+            var first = StableHasher(state: prefix.0)
+            var second = StableHasher(state: prefix.1)
+            for index in stride(from: 0, to: sections.count, by: 2) {
+                first.combine(sections[index])
+                second.combine(sections[index + 1])
+            }
+            first.combine(Int64(sections.count / 2))
+            second.combine(Int64(sections.count / 2))
+            ending = (first.state, second.state)
+        }
     }
 
-    /// The id's hashes. With `earlier`, the hashes of a structure with the same viewer,
-    /// parameters, hint and section count whose sections before `firstChanged` are these ones,
-    /// hashing starts at that section (the same result as from the start).
-    package func idHashes(reusing earlier: IDHashes? = nil, unchangedBefore firstChanged: Int = 0) -> IDHashes {
-        var first: StableHasher
-        var second: StableHasher
-        var states: [UInt64]
-        let start: Int
-        if let earlier, earlier.states.count == 2 * (sections.count + 1), firstChanged <= sections.count {
-            start = firstChanged
-            states = earlier.states
-            first = StableHasher(state: states[2 * start])
-            second = StableHasher(state: states[2 * start + 1])
-        } else {
-            start = 0
-            states = [UInt64](repeating: 0, count: 2 * (sections.count + 1))
-            first = StableHasher(seed: 1)
-            second = StableHasher(seed: 2)
-            hashPrefix(&first, &second)
+    /// The id's hashes, every section hashed.
+    package func idHashes() -> IDHashes {
+        var first = StableHasher(seed: 1)
+        var second = StableHasher(seed: 2)
+        hashPrefix(&first, &second)
+        var hashes = [UInt64](repeating: 0, count: 2 * sections.count)
+        for index in sections.indices {
+            (hashes[2 * index], hashes[2 * index + 1]) = sectionHashes(sections[index])
         }
+        return IDHashes(prefix: (first.state, second.state), sections: hashes)
+    }
+
+    /// The id's hashes from `earlier`, those of a structure with the same viewer, parameters,
+    /// hint and section count whose sections other than `changed` are these ones: only the
+    /// changed sections are hashed again (the same result as ``idHashes()``). Hashes of another
+    /// section count are not reused.
+    package func idHashes(reusing earlier: IDHashes, changed: some Sequence<Int>) -> IDHashes {
+        guard earlier.sections.count == 2 * sections.count else { return idHashes() }
+        var hashes = earlier.sections
+        for index in changed {
+            (hashes[2 * index], hashes[2 * index + 1]) = sectionHashes(sections[index])
+        }
+        return IDHashes(prefix: earlier.prefix, sections: hashes)
+    }
+
+    /// A section's two hashes: its id, kind, items (ids and versions), header and footer.
+    private func sectionHashes(_ section: Section) -> (UInt64, UInt64) {
+        var first = StableHasher(seed: 3)
+        var second = StableHasher(seed: 4)
         func combine(_ text: String) {
             StableHasher.combine(text, into: &first, &second)
         }
-        func combine(_ value: Int64) {
-            first.combine(value)
-            second.combine(value)
-        }
-        // A version is hashed as its text was (ids stay what they were), without making it.
+        // A version is hashed as its 16 hex digits, without making the text.
         func combine(version: UInt64) {
             StableHasher.combineHex16(version, into: &first, &second)
         }
-        for index in start..<sections.count {
-            states[2 * index] = first.state
-            states[2 * index + 1] = second.state
-            let section = sections[index]
-            combine(section.id)
-            combine(section.kind)
-            combine(Int64(section.items.count))
-            for item in section.items {
-                combine(item.id)
-                combine(version: item.version)
-            }
-            if let header = section.header {
-                combine("header")
-                combine(header.id)
-                combine(version: header.version)
-            }
-            if let footer = section.footer {
-                combine("footer")
-                combine(footer.id)
-                combine(version: footer.version)
-            }
+        combine(section.id)
+        combine(section.kind)
+        first.combine(Int64(section.items.count))
+        second.combine(Int64(section.items.count))
+        for item in section.items {
+            combine(item.id)
+            combine(version: item.version)
         }
-        states[2 * sections.count] = first.state
-        states[2 * sections.count + 1] = second.state
-        return IDHashes(states: states)
+        if let header = section.header {
+            combine("header")
+            combine(header.id)
+            combine(version: header.version)
+        }
+        if let footer = section.footer {
+            combine("footer")
+            combine(footer.id)
+            combine(version: footer.version)
+        }
+        return (first.state, second.state)
     }
 
     /// What the id hashes before the sections: the viewer, the parameters and the hint.

@@ -270,7 +270,7 @@ final class PageCache: Sendable {
         var sections = page.sections
         var shapes = page.structure.sections
         var videoRefs = cached.videoRefs
-        var firstChanged = sections.count
+        var changed: [Int] = []
         for (index, records) in shift.grids.sorted(by: { $0.key < $1.key }) {
             let section = sections[index]
             var items = self.items.videos(records)
@@ -282,22 +282,23 @@ final class PageCache: Sendable {
             sections[index] = section.replacingItems(items)
             shapes[index] = SnapshotStructure.Section(sections[index])
             videoRefs[index] = refs
-            firstChanged = min(firstChanged, index)
+            changed.append(index)
         }
         if let viewer = shift.header, let index = sections.firstIndex(where: { $0.kind == .header }), !sections[index].items.isEmpty {
             sections[index] = sections[index].replacingItems([self.items.header(viewer)])
             shapes[index] = SnapshotStructure.Section(sections[index])
-            firstChanged = min(firstChanged, index)
+            changed.append(index)
         }
         if let carousel = shift.carousel, let index = sections.firstIndex(where: { $0.kind == .followSuggestions }) {
             sections[index] = sections[index].replacingItems(carousel.map(self.items.suggestion))
             shapes[index] = SnapshotStructure.Section(sections[index])
-            firstChanged = min(firstChanged, index)
+            changed.append(index)
         }
         // Every grid keeps its count of items, so the heights and the hint are the page's.
         let structure = SnapshotStructure(
             viewer: page.structure.viewer, parameters: page.structure.parameters, sections: shapes, prefetch: page.structure.prefetch)
-        let idHashes = structure.idHashes(reusing: cached.idHashes, unchangedBefore: firstChanged)
+        let idHashes = structure.idHashes(reusing: cached.idHashes, changed: changed)
+        assert(idHashes.id == structure.id, "a shifted page's id differs from its hash from the start")
         let rendered = RenderedFeed(snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor, structure: structure)
         return CachedPage(
             page: rendered, validatedAt: shift.sequence, dependencies: shift.dependencies, videoRefs: videoRefs,
@@ -311,7 +312,7 @@ final class PageCache: Sendable {
         var sections = page.sections
         // The structure shares the shapes of the sections left as they were.
         var shapes = page.structure.sections
-        var firstChanged = page.sections.count
+        var changed: [Int] = []
         // Only the sections a patch touches are copied: a like changes one item of a page.
         var videoItems = patch.videoItems[...]
         // Where an item's version changed: what a client one patch behind is sent.
@@ -351,14 +352,14 @@ final class PageCache: Sendable {
                 let section = page.sections[sectionIndex]
                 sections[sectionIndex] = section.replacingItems(items)
                 shapes[sectionIndex] = SnapshotStructure.Section(sections[sectionIndex])
-                firstChanged = min(firstChanged, sectionIndex)
+                changed.append(sectionIndex)
             }
         }
         // Items patched in place: the sections' heights, so the hint, are the page's.
         let structure = SnapshotStructure(
             viewer: page.structure.viewer, parameters: page.structure.parameters, sections: shapes, prefetch: page.structure.prefetch)
-        // The id is hashed again from the first section that changed.
-        let idHashes = structure.idHashes(reusing: cached.idHashes, unchangedBefore: firstChanged)
+        // Only the sections that changed are hashed again.
+        let idHashes = structure.idHashes(reusing: cached.idHashes, changed: changed)
         assert(idHashes.id == structure.id, "a patched page's id differs from its hash from the start")
         updated.sort { ($0.section, $0.item) < ($1.section, $1.item) }
         let rendered = RenderedFeed(

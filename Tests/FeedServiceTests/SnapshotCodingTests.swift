@@ -16,25 +16,30 @@ private let base = structure([("header", [("header", "00000000000000aa")]), ("gr
 
 @Suite("Snapshot coding")
 struct SnapshotCodingTests {
-    @Test("A page patched in place hashes its id again from its first changed section, to the id hashed from the start")
-    func patchedIDsResumeFromTheFirstChangedSection() {
+    @Test("A page patched in place hashes only its changed sections again, to the id hashed from the start")
+    func patchedIDsHashOnlyTheChangedSections() {
         let hashes = base.idHashes()
         #expect(hashes.id == base.id)
         for section in base.sections.indices {
             var patched = base
             patched.sections[section].items[0].version = 0x0123456789abcdef
-            let resumed = patched.idHashes(reusing: hashes, unchangedBefore: section)
+            let resumed = patched.idHashes(reusing: hashes, changed: [section])
             #expect(resumed.id == patched.id && resumed.id != base.id, "section \(section)")
-            // And the next patch resumes from these.
+            // And the next patch, of two sections apart, resumes from these.
             var again = patched
+            again.sections[0].items[0].version = 0xfedcba9876543210
             again.sections[again.sections.count - 1].items[1].version = 0xfedcba9876543210
-            #expect(again.idHashes(reusing: resumed, unchangedBefore: again.sections.count - 1).id == again.id)
+            #expect(again.idHashes(reusing: resumed, changed: [0, again.sections.count - 1]).id == again.id)
         }
-        #expect(base.idHashes(reusing: hashes, unchangedBefore: base.sections.count).id == base.id)
+        #expect(base.idHashes(reusing: hashes, changed: []).id == base.id)
         // Hashes of a page with another section count are not reused.
         var longer = base
         longer.sections.append(longer.sections[1])
-        #expect(longer.idHashes(reusing: hashes, unchangedBefore: 1).id == longer.id)
+        #expect(longer.idHashes(reusing: hashes, changed: []).id == longer.id)
+        // Sections that swap places make another id.
+        var swapped = base
+        swapped.sections.swapAt(1, 2)
+        #expect(swapped.id != base.id)
     }
 
     @Test("A snapshot one version away from its base is a few bytes and decodes back to itself")
