@@ -33,11 +33,29 @@ struct ByteBoundedCache<Key: Hashable, Value> {
     }
 
     /// Stores `value` at `cost` bytes (a value larger than the whole budget is not kept, unless
-    /// its key is pinned).
-    mutating func insert(_ value: Value, for key: Key, cost: Int) {
-        let pinned = pins[key] != nil
-        if let old = storage.removeValue(forKey: key) {
-            if pinned { pinnedCost -= old.cost } else { totalCost -= old.cost }
+    /// its key is pinned), unless `keepsCurrent` says the value stored for `key` stays.
+    ///
+    /// A value replacing another takes its slot: the key is hashed once (a page patched by a
+    /// write replaces itself, once per page the write reaches).
+    mutating func insert(_ value: Value, for key: Key, cost: Int, unless keepsCurrent: (Value) -> Bool = { _ in false }) {
+        let pinned = !pins.isEmpty && pins[key] != nil
+        if let slot = storage.index(forKey: key) {
+            let old = storage.values[slot]
+            if keepsCurrent(old.value) { return }
+            if pinned {
+                storage.values[slot] = Entry(value: value, cost: cost)
+                pinnedCost += cost - old.cost
+                return
+            }
+            totalCost -= old.cost
+            guard cost <= budget else {
+                storage.remove(at: slot)
+                return
+            }
+            storage.values[slot] = Entry(value: value, cost: cost)
+            totalCost += cost
+            if totalCost > budget { evict(downTo: budget / 8 * 7) }
+            return
         }
         if pinned {
             storage[key] = Entry(value: value, cost: cost)

@@ -94,8 +94,7 @@ final class PageCache: Sendable {
     /// known current further on by now (another thread patched or revalidated it meanwhile).
     private func keep(_ updated: CachedPage, for key: PageKey, replacing oldValidatedAt: Int64) {
         cache.withLock { cache in
-            if let current = cache.value(for: key), current.validatedAt > oldValidatedAt { return }
-            cache.insert(updated, for: key, cost: updated.cost)
+            cache.insert(updated, for: key, cost: updated.cost, unless: { $0.validatedAt > oldValidatedAt })
         }
     }
 

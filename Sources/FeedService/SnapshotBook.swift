@@ -42,6 +42,10 @@ package struct SnapshotBook {
 
     package struct Entry {
         package internal(set) var id: String
+        /// The id's first bytes (``tag(of:)``), kept beside the entry: a viewer's entries are
+        /// searched by id on every poll, and comparing the ids themselves read each one's
+        /// storage, one cache miss per entry.
+        let tag: UInt64
         var structure: SnapshotStructure
         var servedAt: Int64
         /// The serve time the store has (or will have once `pending` is written).
@@ -86,13 +90,28 @@ package struct SnapshotBook {
         self.retention = retention
     }
 
+    /// Up to the first 8 bytes of `id`, for comparing ids without reading their storage (a
+    /// snapshot id's first 16 hex digits, which differ between any two of a viewer's snapshots
+    /// but once in billions).
+    static func tag(of id: String) -> UInt64 {
+        var tag: UInt64 = 0
+        for byte in id.utf8.prefix(8) { tag = tag << 8 | UInt64(byte) }
+        return tag
+    }
+
     /// `structure` (whose id is `id`) was just handed to its viewer at `now`.
     package mutating func served(_ structure: SnapshotStructure, id: String, now: Int64) {
         let viewer = structure.viewer
-        var entries = viewers.removeValue(forKey: viewer) ?? []
+        // The viewer's entries are moved out of the dictionary and back by their slot: one hash
+        // lookup, where taking them out and putting them back took two and moved neighbours.
+        // (`retire` does not touch `viewers`, so the slot stays valid.)
+        let slot = viewers.index(forKey: viewer)
+        var entries: [Entry] = []
+        if let slot { swap(&entries, &viewers.values[slot]) }
         let key = Key(viewer: viewer, id: id)
+        let tag = SnapshotBook.tag(of: id)
         // From the newest: a snapshot served again is most often the viewer's latest.
-        if let index = entries.lastIndex(where: { $0.id == id }) {
+        if let index = entries.lastIndex(where: { $0.tag == tag && $0.id == id }) {
             var entry = entries.remove(at: index)
             entry.servedAt = now
             if now - entry.storedServedAt >= max(1, retention.maxAge / 16) {
@@ -102,7 +121,7 @@ package struct SnapshotBook {
             entries.append(entry)
         } else {
             let size = SnapshotBook.size(of: structure)
-            entries.append(Entry(id: id, structure: structure, servedAt: now, storedServedAt: now, bytes: size))
+            entries.append(Entry(id: id, tag: SnapshotBook.tag(of: id), structure: structure, servedAt: now, storedServedAt: now, bytes: size))
             bytes += size
             pending.upserts[key] = (structure, now)
             pending.deletions.remove(key)
@@ -117,14 +136,19 @@ package struct SnapshotBook {
         while entries.count > retention.perViewer {
             retire(entries.removeFirst(), viewer: viewer)
         }
-        viewers[viewer] = entries
+        if let slot {
+            swap(&entries, &viewers.values[slot])
+        } else {
+            viewers[viewer] = entries
+        }
     }
 
     /// The snapshot `id` of `viewer` at `now`, enforcing retention.
     package mutating func lookup(viewer: Int64, id: String, now: Int64) -> Lookup {
         let key = Key(viewer: viewer, id: id)
         // From the newest: clients ask with the snapshot they were given last.
-        guard var entries = viewers[viewer], let index = entries.lastIndex(where: { $0.id == id }) else {
+        let tag = SnapshotBook.tag(of: id)
+        guard var entries = viewers[viewer], let index = entries.lastIndex(where: { $0.tag == tag && $0.id == id }) else {
             if pending.deletions.contains(key) { return .expired }
             // Shed from memory before the persister wrote it: the queue still holds it.
             if let queued = pending.upserts[key] ?? again[key] {
@@ -150,7 +174,7 @@ package struct SnapshotBook {
         guard !entries.contains(where: { $0.id == id }) else { return }
         guard entries.count < retention.perViewer else { return }
         let size = SnapshotBook.size(of: structure)
-        entries.insert(Entry(id: id, structure: structure, servedAt: servedAt, storedServedAt: servedAt, bytes: size), at: 0)
+        entries.insert(Entry(id: id, tag: SnapshotBook.tag(of: id), structure: structure, servedAt: servedAt, storedServedAt: servedAt, bytes: size), at: 0)
         bytes += size
         viewers[viewer] = entries
     }
