@@ -100,13 +100,51 @@ struct FeedDependencies: Sendable {
             var mutuals: Int64 = 0
             for followee in followees where view.follows(followee, id) { mutuals += 1 }
             return mutuals >= suggestionFloor.mutualCount ? .refreshSuggestions : .none
-        case let .follow(follower, _, _):
+        case let .follow(follower, followee, _):
             if follower == viewer { return .recompose }
             // A followee's follows count only as mutual followees of the carousel's candidates:
             // whether the carousel is there at all does not depend on them.
-            guard followees.contains(follower) else { return .none }
-            return suggestionsOnPage ? .refreshSuggestions : .none
+            guard followees.contains(follower), suggestionsOnPage else { return .none }
+            return mutualsEffect(of: followee, view: view)
         }
+    }
+
+    /// A followee followed or unfollowed `user`: `user`'s mutual followee count moved, and only
+    /// theirs. A card that keeps its place is patched (its count is on it); someone unseen who
+    /// stays behind the last card of a full carousel changes nothing; anything else asks for
+    /// the carousel again. Counted from `view` (the index now), so several follows of one user
+    /// in a batch give the same count, whatever their order.
+    private mutating func mutualsEffect(of user: Int64, view: IndexView) -> Effect {
+        // The viewer and whom they follow are not candidates.
+        guard user != viewer, !followees.contains(user) else { return .none }
+        var mutuals: Int64 = 0
+        for followee in followees where view.follows(followee, user) { mutuals += 1 }
+        if let index = suggestionOrder.firstIndex(where: { $0.id == user }) {
+            let moved = (mutuals: mutuals, rank: suggestionOrder[index].rank)
+            if index > 0, !Self.ranksBefore(card(index - 1), moved) { return .refreshSuggestions }
+            if index + 1 < suggestionOrder.count {
+                guard Self.ranksBefore(moved, card(index + 1)) else { return .refreshSuggestions }
+            } else if suggestionFloor != nil, mutuals < suggestionOrder[index].mutuals {
+                // The last card of a full carousel ranking lower may be overtaken by someone unseen.
+                return .refreshSuggestions
+            }
+            suggestionOrder[index].mutuals = mutuals
+            return .patchSuggestion(user)
+        }
+        // A carousel that is not full shows every candidate: one it lacks is not a user now.
+        guard suggestionFloor != nil, !suggestionOrder.isEmpty else { return .refreshSuggestions }
+        guard let record = view.user(user) else { return .none }
+        return Self.ranksBefore((mutuals, FollowerRankKey(record.value)), card(suggestionOrder.count - 1)) ? .refreshSuggestions : .none
+    }
+
+    /// Card `index`'s place in the carousel's order.
+    private func card(_ index: Int) -> (mutuals: Int64, rank: FollowerRankKey) {
+        (suggestionOrder[index].mutuals, suggestionOrder[index].rank)
+    }
+
+    /// The carousel's order: more mutual followees first, then the better follower rank.
+    private static func ranksBefore(_ lhs: (mutuals: Int64, rank: FollowerRankKey), _ rhs: (mutuals: Int64, rank: FollowerRankKey)) -> Bool {
+        lhs.mutuals != rhs.mutuals ? lhs.mutuals > rhs.mutuals : lhs.rank < rhs.rank
     }
 
     private mutating func videoEffect(id: Int64, author: Int64, before: PopularityKey?, after: PopularityKey?) -> Effect {
@@ -174,14 +212,10 @@ struct FeedDependencies: Sendable {
     /// ask for the carousel again.
     private mutating func suggestionEffect(id: Int64, after: FollowerRankKey?) -> Effect {
         guard let after, let index = suggestionOrder.firstIndex(where: { $0.id == id }) else { return .recompose }
-        let mutuals = suggestionOrder[index].mutuals
-        func ranksBefore(_ lhs: (mutuals: Int64, rank: FollowerRankKey), _ rhs: (mutuals: Int64, rank: FollowerRankKey)) -> Bool {
-            lhs.mutuals != rhs.mutuals ? lhs.mutuals > rhs.mutuals : lhs.rank < rhs.rank
-        }
-        let moved = (mutuals, after)
-        if index > 0, !ranksBefore((suggestionOrder[index - 1].mutuals, suggestionOrder[index - 1].rank), moved) { return .refreshSuggestions }
+        let moved = (mutuals: suggestionOrder[index].mutuals, rank: after)
+        if index > 0, !Self.ranksBefore(card(index - 1), moved) { return .refreshSuggestions }
         if index + 1 < suggestionOrder.count {
-            guard ranksBefore(moved, (suggestionOrder[index + 1].mutuals, suggestionOrder[index + 1].rank)) else { return .refreshSuggestions }
+            guard Self.ranksBefore(moved, card(index + 1)) else { return .refreshSuggestions }
         } else if suggestionFloor != nil, suggestionOrder[index].rank < after {
             // The last card of a full carousel ranking lower may be overtaken by someone unseen.
             return .refreshSuggestions

@@ -470,6 +470,10 @@ public final class FeedService: Sendable {
     /// shifted for new videos at the top (grids shown again) since the start.
     package var pageWork: (composed: UInt64, patched: UInt64, shifted: UInt64) { pages.work }
 
+    /// How many carousels were ranked again for pages kept current (a followee's follow that
+    /// could reorder them) since the start.
+    package var carouselsRanked: UInt64 { pages.carouselsRanked }
+
     /// Bytes held by each cache now (for metrics and the memory benchmark).
     public var cacheBytes: (pages: Int, items: Int, deltas: Int, snapshots: Int) {
         (pages.bytes, items.bytes, deltas.withLock { $0.totalCost }, book.withLock { $0.bytes })

@@ -21,6 +21,8 @@ final class PageCache: Sendable {
     private let composed = Atomic<UInt64>(0)
     private let patched = Atomic<UInt64>(0)
     private let shifted = Atomic<UInt64>(0)
+    /// Carousels ranked again for pages kept current (not counting compositions).
+    private let ranked = Atomic<UInt64>(0)
 
     init(index: FeedIndex, items: ItemCache, budget: Int) {
         self.index = index
@@ -32,6 +34,9 @@ final class PageCache: Sendable {
     var work: (composed: UInt64, patched: UInt64, shifted: UInt64) {
         (composed.load(ordering: .relaxed), patched.load(ordering: .relaxed), shifted.load(ordering: .relaxed))
     }
+
+    /// How many carousels were ranked again for pages kept current so far.
+    var carouselsRanked: UInt64 { ranked.load(ordering: .relaxed) }
 
     /// Bytes the cached pages hold beyond their shared item bytes (an estimate), held pages
     /// included.
@@ -235,6 +240,7 @@ final class PageCache: Sendable {
     private func rankCarousel(
         of cached: CachedPage, dependencies: inout FeedDependencies, region: [VideoRef], view: IndexView
     ) -> [Suggestion]? {
+        ranked.add(1, ordering: .relaxed)
         let carousel = view.followSuggestions(for: cached.page.structure.viewer, limit: FeedComposer.maxSuggestions)
         guard carousel.count == dependencies.suggestionOrder.count else { return nil }
         dependencies.refresh(carousel, region: region)

@@ -1,5 +1,6 @@
 import FeedStore
 import FeedWire
+import JSONBytes
 import StoreOracle
 import Testing
 
@@ -125,6 +126,72 @@ struct PageShiftTests {
                 #expect(applied == (try FeedDocument(parsing: after.document.bytes)), "round \(round)")
             }
         }
+    }
+
+    /// The carousel's cards on `page`: each user and their mutual followee count, in order.
+    func cards(on page: RenderedFeed) throws -> [(user: Int64, mutuals: Int64)] {
+        let document = try FeedDocument(parsing: page.document.bytes)
+        let carousel = try #require(document.sections.first { $0.id == "suggestions" })
+        var cards: [(user: Int64, mutuals: Int64)] = []
+        for item in carousel.items {
+            let user = try #require(item.id.split(separator: ":").last.flatMap { Int64($0) })
+            switch item.data["mutual_followees"] {
+            case .int(let mutuals)?: cards.append((user, mutuals))
+            default: Issue.record("no mutual count on \(item.id)")
+            }
+        }
+        return cards
+    }
+
+    /// The first of `followees` who does not follow `user`.
+    func followee(_ followees: [Int64], notFollowing user: Int64, in service: FeedService) throws -> Int64? {
+        for followee in followees where try !service.store.read({ try $0.followees(of: followee) }).contains(user) { return followee }
+        return nil
+    }
+
+    @Test("A followee's follow of the carousel's first user patches that card's mutual count without ranking the carousel again")
+    func followOfAShownUserKeepingTheOrderPatchesTheCard() throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        let page = try service.feed(viewer: 1, parameters: parameters)
+        let first = try #require(try cards(on: page).first)
+        let followees = try service.store.read { try $0.followees(of: 1) }
+        let fan = try #require(try followee(followees, notFollowing: first.user, in: service))
+        let (before, ranked) = (service.pageWork, service.carouselsRanked)
+        _ = try service.write { store throws(FeedStoreError) in _ = try store.follow(follower: fan, followee: first.user) }
+        let after = try service.feed(viewer: 1, parameters: parameters)
+        #expect(try cards(on: after).first?.user == first.user)
+        #expect(try cards(on: after).first?.mutuals == first.mutuals + 1)
+        #expect(service.carouselsRanked == ranked, "the first card stays first: nothing to rank")
+        #expect(service.pageWork.composed == before.composed)
+        #expect(service.pageWork.patched == before.patched + 1)
+        #expect(after.document.bytes == (try fresh(service, viewer: 1, parameters: parameters)).document.bytes)
+    }
+
+    @Test("A followee's follow of someone the carousel does not show, who stays behind its last card, leaves the page as it was")
+    func followOfAnUnseenUserBehindTheLastCardChangesNothing() throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        let page = try service.feed(viewer: 1, parameters: parameters)
+        let shown = try cards(on: page)
+        try #require(shown.count == FeedComposer.maxSuggestions, "a full carousel")
+        let last = try #require(shown.last)
+        let followees = try service.store.read { try $0.followees(of: 1) }
+        let followed = Set(followees)
+        let shownUsers = Set(shown.map(\.user))
+        var followeesOf: [Int64: Set<Int64>] = [:]
+        for followee in followees { followeesOf[followee] = Set(try service.store.read { try $0.followees(of: followee) }) }
+        func mutuals(_ user: Int64) -> Int64 { Int64(followees.count { followeesOf[$0]?.contains(user) == true }) }
+        // The unseen candidate with the fewest mutual followees, one more still behind the last card.
+        let unseen = try #require((2...40).map(Int64.init).filter { !followed.contains($0) && !shownUsers.contains($0) }.min { mutuals($0) < mutuals($1) })
+        try #require(mutuals(unseen) + 1 < last.mutuals)
+        let fan = try #require(try followee(followees, notFollowing: unseen, in: service))
+        let ranked = service.carouselsRanked
+        _ = try service.write { store throws(FeedStoreError) in _ = try store.follow(follower: fan, followee: unseen) }
+        let after = try service.feed(viewer: 1, parameters: parameters)
+        #expect(after.snapshotID == page.snapshotID)
+        #expect(service.carouselsRanked == ranked, "nobody the page shows moved")
+        #expect(after.document.bytes == (try fresh(service, viewer: 1, parameters: parameters)).document.bytes)
     }
 
     @Test("Suggested users gaining followers move through the carousel without composing the page, with or without a new video")
