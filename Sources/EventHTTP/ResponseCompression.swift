@@ -9,16 +9,24 @@ import Gzip
 /// server answers no range requests, the one place a strong validator must tell codings apart. A handler that answers the same bytes many times can hand them over compressed
 /// already (``HTTPResponse/gzippedBody``).
 public struct ResponseCompression: Sendable, Hashable {
-    /// zlib's level, 1 (fastest) … 9 (smallest); 0 turns compression off.
+    /// The level, 1 (fastest) … 9 (smallest), of bodies compressed once and kept, served many
+    /// times (``HTTPResponse/gzippedBody``: a feed page, a static file); 0 turns compression off.
     public var level: Int
+    /// The level of bodies compressed for one answer (deltas, API answers); 0 sends them as they
+    /// are. Lower than ``level`` by default: compressed on every answer, on the event loop, and
+    /// small enough that a higher level saves little (level 6 against 1: 0–4 % of a delta's
+    /// gzipped bytes, 11 % of a page's; BENCHMARKS.md).
+    public var answerLevel: Int
     /// Bodies shorter than this go as they are: below it gzip's 18 bytes of framing and the CPU
     /// are not worth what it saves (an error body of 152 B gzips to 141; a like's delta of
     /// 254 B, to about 195).
     public var minimumSize: Int
 
-    /// Compression at `level` for bodies of at least `minimumSize` bytes.
-    public init(level: Int = 6, minimumSize: Int = 200) {
+    /// Compression at `level` for kept bodies and `answerLevel` for the others, for bodies of at
+    /// least `minimumSize` bytes.
+    public init(level: Int = 6, answerLevel: Int = 1, minimumSize: Int = 200) {
         self.level = level
+        self.answerLevel = answerLevel
         self.minimumSize = minimumSize
     }
 
@@ -60,7 +68,9 @@ public struct ResponseCompression: Sendable, Hashable {
         guard isEnabled, response.body.count >= minimumSize, response.header("Content-Encoding") == nil,
             AcceptEncoding(acceptEncoding()).accepts(.gzip)
         else { return (response.body, false) }
-        guard let compressed = response.gzippedBody ?? Gzip.compress(response.body, level: level), compressed.count < response.body.count
+        let kept = response.gzippedBody
+        guard kept != nil || answerLevel > 0,
+            let compressed = kept ?? Gzip.compress(response.body, level: answerLevel), compressed.count < response.body.count
         else { return (response.body, false) }
         return (compressed, true)
     }

@@ -38,9 +38,15 @@ struct HTTPOptions: ParsableArguments {
     var shutdownGrace: Setting<Double>
 
     @Option(
-        help: "gzip level (1 fastest … 9 smallest) of answers to clients that send Accept-Encoding: gzip; 0 sends every body as it is",
+        help:
+            "gzip level (1 fastest … 9 smallest) of bodies compressed once and kept (feed pages) for clients that send Accept-Encoding: gzip; 0 sends every body as it is",
         .env("DELTAFEED_COMPRESSION_LEVEL", default: ResponseCompression().level))
     var compressionLevel: Setting<Int>
+
+    @Option(
+        help: "gzip level of bodies compressed for each answer (deltas, the other API answers, the demo files); 0 sends those as they are",
+        .env("DELTAFEED_ANSWER_COMPRESSION_LEVEL", default: ResponseCompression().answerLevel))
+    var answerCompressionLevel: Setting<Int>
 
     @Option(
         help: "Smallest body in bytes that is gzipped; shorter ones go as they are",
@@ -94,9 +100,11 @@ struct HTTPOptions: ParsableArguments {
         http.maxConnections = try maxConnections.value
         http.requestTimeout = .seconds(try requestTimeout.value)
         http.shutdownGracePeriod = .seconds(try shutdownGrace.value)
-        http.compression = ResponseCompression(level: try compressionLevel.value, minimumSize: try compressionMinBytes.value)
+        http.compression = ResponseCompression(
+            level: try compressionLevel.value, answerLevel: try answerCompressionLevel.value, minimumSize: try compressionMinBytes.value)
         try check("port", http.port, in: 0...65535)
         try check("compression-level", http.compression.level, in: 0...9)
+        try check("answer-compression-level", http.compression.answerLevel, in: 0...9)
         guard http.compression.minimumSize >= 0 else { throw ValidationError("compression-min-bytes must not be negative.") }
         try check("threads", http.threads, in: 1...256)
         guard http.maxBodySize > 0 else { throw ValidationError("max-body-bytes must be positive.") }

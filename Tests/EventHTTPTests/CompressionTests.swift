@@ -87,6 +87,27 @@ struct CompressionTests {
         }
     }
 
+    @Test("A body compressed for one answer takes the answer level; answer level 0 sends it as it is and kept bytes still go gzipped")
+    func answerLevel() throws {
+        // libdeflate marks its gzip members: XFL (byte 8) 4 for its fastest level, 0 for the
+        // middle levels.
+        for (level, flags) in [(1, 4), (6, 0)] as [(Int, UInt8)] {
+            try withCompressingServer(ResponseCompression(level: 6, answerLevel: level)) { client in
+                let response = try client.request("GET", "/doc", headers: [("Accept-Encoding", "gzip")])
+                #expect(response.header("Content-Encoding") == "gzip")
+                #expect(response.body.count > 8 && response.body[8] == flags, "answer level \(level)")
+                #expect(try Gzip.decompress(response.body, limit: 1 << 20) == document)
+            }
+        }
+        try withCompressingServer(ResponseCompression(level: 6, answerLevel: 0)) { client in
+            let response = try client.request("GET", "/doc", headers: [("Accept-Encoding", "gzip")])
+            #expect(response.header("Content-Encoding") == nil && response.body == document)
+            #expect(response.header("Vary") == "Accept-Encoding")
+            let kept = try client.request("GET", "/kept", headers: [("Accept-Encoding", "gzip")])
+            #expect(kept.header("Content-Encoding") == "gzip")
+        }
+    }
+
     @Test("Bytes a handler gzipped already are sent as they are, not compressed again")
     func keptBytesAreSent() throws {
         try withCompressingServer { client in
