@@ -116,12 +116,19 @@ final class PageCache: Sendable {
         var sequence: Int64
         var dependencies: FeedDependencies
         var region: [VideoRef]
-        /// For each page section that is a grid, the records of its videos now.
-        var grids: [Int: [(video: Revised<Video>, author: Revised<User>?)]]
+        /// For each page section that is a grid, its videos now.
+        var grids: [Int: [GridVideo]]
         /// The carousel ranked again (a followee's follows came too), when set.
         var carousel: [Suggestion]?
         /// The viewer, when their profile changed too.
         var header: Revised<User>?
+    }
+
+    /// A video of a shifted grid: the item the page showed it with, where no change touched it
+    /// or its author since, or the records to show it from.
+    private enum GridVideo {
+        case kept(section: Int, item: Int)
+        case records(video: Revised<Video>, author: Revised<User>?)
     }
 
     /// The records a patch re-renders, read under the index lock.
@@ -189,15 +196,34 @@ final class PageCache: Sendable {
                 guard let ranked = rankCarousel(of: cached, dependencies: &dependencies, region: region, view: view) else { return .recompose }
                 carousel = ranked
             }
-            var grids: [Int: [(video: Revised<Video>, author: Revised<User>?)]] = [:]
+            // Every video but the new ones moved down by as many places as there are new ones.
+            // One that no change touched since the page was checked (nor its author's profile)
+            // keeps the item the page showed it with; the others are shown from the records.
+            let inserted = keys.count
+            let chunk = FeedComposer.gridChunkSize
+            var sectionOfGrid: [Int: Int] = [:]
+            for (section, grid) in cached.gridIndices.enumerated() { if let grid { sectionOfGrid[grid] = section } }
+            func keptItem(_ ref: VideoRef, wasAt position: Int) -> GridVideo? {
+                guard position >= 0, !videoIDs.contains(ref.id), !userIDs.contains(ref.author), let section = sectionOfGrid[position / chunk]
+                else { return nil }
+                let item = position % chunk
+                guard cached.videoRefs[section].indices.contains(item), cached.videoRefs[section][item] == ref else { return nil }
+                return .kept(section: section, item: item)
+            }
+            var grids: [Int: [GridVideo]] = [:]
             for (section, grid) in cached.gridIndices.enumerated() {
                 guard let grid else { continue }
-                var records: [(video: Revised<Video>, author: Revised<User>?)] = []
-                for ref in region[min(region.count, grid * FeedComposer.gridChunkSize)..<min(region.count, (grid + 1) * FeedComposer.gridChunkSize)] {
+                var videos: [GridVideo] = []
+                for position in min(region.count, grid * chunk)..<min(region.count, (grid + 1) * chunk) {
+                    let ref = region[position]
+                    if let kept = keptItem(ref, wasAt: position - inserted) {
+                        videos.append(kept)
+                        continue
+                    }
                     guard let video = view.video(ref.id) else { return .recompose }
-                    records.append((video, view.user(ref.author)))
+                    videos.append(.records(video: video, author: view.user(ref.author)))
                 }
-                grids[section] = records
+                grids[section] = videos
             }
             return .shift(GridShift(sequence: view.sequence, dependencies: dependencies, region: region, grids: grids, carousel: carousel, header: header))
         }
@@ -276,10 +302,28 @@ final class PageCache: Sendable {
         var shapes = page.structure.sections
         var videoRefs = cached.videoRefs
         var changed: [Int] = []
-        for (index, records) in shift.grids.sorted(by: { $0.key < $1.key }) {
+        for (index, videos) in shift.grids.sorted(by: { $0.key < $1.key }) {
             let section = sections[index]
-            var items = self.items.videos(records)
-            var refs: [VideoRef?] = records.map { VideoRef(id: $0.video.value.id, author: $0.video.value.authorID) }
+            // The videos shown from their records, rendered (or found rendered) at once.
+            let records = videos.compactMap { video -> (video: Revised<Video>, author: Revised<User>?)? in
+                guard case .records(let video, let author) = video else { return nil }
+                return (video, author)
+            }
+            var rendered = (records.isEmpty ? [] : self.items.videos(records))[...]
+            var items: [FeedItem] = []
+            var refs: [VideoRef?] = []
+            items.reserveCapacity(videos.count + 1)
+            refs.reserveCapacity(videos.count + 1)
+            for video in videos {
+                switch video {
+                case .kept(let keptSection, let item):
+                    items.append(page.sections[keptSection].items[item])
+                    refs.append(cached.videoRefs[keptSection][item])
+                case .records(let record, _):
+                    items.append(rendered.removeFirst())
+                    refs.append(VideoRef(id: record.value.id, author: record.value.authorID))
+                }
+            }
             if cached.videoRefs[index].last == .some(nil), let ad = section.items.last {
                 items.append(ad)
                 refs.append(nil)

@@ -73,6 +73,27 @@ struct PageShiftTests {
         try expectShiftedOnce(service, since: before, parameters: parameters)
     }
 
+    @Test("A new video and a renamed author of videos lower on the page in one window: the grids shift and show the new name")
+    func newVideoAndRenamedAuthorInOneWindow() throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        let page = try service.feed(viewer: 1, parameters: parameters)
+        let followees = try service.store.read { try $0.followees(of: 1) }
+        // The author of the page's last video, whose items move down a place and are shown
+        // again under the new name, not kept as the page had them.
+        let shown = videoIDs(on: page)
+        let lastID = try #require(shown.last)
+        let last = try #require(try service.store.read { try $0.video(id: lastID) })
+        let before = service.pageWork
+        _ = try service.write { store throws(FeedStoreError) in
+            try store.createVideo(authorID: followees[0], title: "fresh", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+            _ = try store.updateUser(id: last.authorID, displayName: "Renamed Author")
+        }
+        try expectShiftedOnce(service, since: before, parameters: parameters)
+        let after = try service.feed(viewer: 1, parameters: parameters)
+        #expect(String(decoding: after.document.bytes, as: UTF8.self).contains("Renamed Author"))
+    }
+
     @Test("A followee's new video and another followee's follow in one window: the grids shift and the carousel is ranked again")
     func shiftAndCarouselInOneWindow() throws {
         let service = try makeService()
