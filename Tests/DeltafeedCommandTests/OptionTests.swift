@@ -53,6 +53,7 @@ struct OptionTests {
             "DELTAFEED_SHUTDOWN_GRACE": "0", "DELTAFEED_SNAPSHOTS_PER_VIEWER": "4", "DELTAFEED_SNAPSHOT_MAX_AGE_HOURS": "0.5",
             "DELTAFEED_DURABILITY": "normal", "DELTAFEED_PAGE_CACHE_MIB": "1", "DELTAFEED_ITEM_CACHE_MIB": "2", "DELTAFEED_DELTA_CACHE_MIB": "3",
             "DELTAFEED_SNAPSHOT_CACHE_MIB": "5", "DELTAFEED_STORE": "postgres://u@h:1/db", "DELTAFEED_ADMIN_TOKEN": "admin",
+            "DELTAFEED_COMPRESSION_LEVEL": "9", "DELTAFEED_ANSWER_COMPRESSION_LEVEL": "0",
         ]
         try withEnvironment(variables) {
             let serve = try Serve.parse([])
@@ -60,6 +61,7 @@ struct OptionTests {
             #expect(http.host == "0.0.0.0" && http.port == 9090 && http.threads == 3)
             #expect(http.maxBodySize == 2048 && http.maxBufferedBodyBytes == 4096 && http.maxConnections == 50)
             #expect(http.requestTimeout == .milliseconds(2500) && http.shutdownGracePeriod == .zero)
+            #expect(http.compression.level == 9 && http.compression.answerLevel == 0)
             let store = try serve.storePolicy.options()
             #expect(store.snapshotRetention.maxPerViewer == 4 && store.snapshotRetention.maxAgeMilliseconds == 1_800_000)
             #expect(store.durability == .normal)
@@ -73,6 +75,7 @@ struct OptionTests {
             let serve = try Serve.parse(["--port", "0", "--page-cache-mib", "9"])
             let http = try serve.httpOptions.configuration()
             #expect(http.host == "127.0.0.1" && http.port == 0 && http.maxBodySize == 1 << 20 && http.maxConnections == 10_000)
+            #expect(http.compression.level == 6 && http.compression.answerLevel == 1, "pages at 6, deltas at 1")
             let caches = try serve.caches.options()
             #expect(caches.pageCacheBytes == 9 << 20 && caches.deltaCacheBytes == 4 << 20)
             #expect((try serve.storePolicy.options().durability) == .full)
@@ -106,6 +109,9 @@ struct OptionTests {
         try withEnvironment([:]) {
             #expect(message { _ = try Serve.parse(["--port", "70000"]).httpOptions.configuration() } == "port must be 0…65535, not 70000.")
             #expect(message { _ = try Serve.parse(["--threads", "0"]).httpOptions.configuration() } == "threads must be 1…256, not 0.")
+            #expect(
+                message { _ = try Serve.parse(["--answer-compression-level", "12"]).httpOptions.configuration() }
+                    == "answer-compression-level must be 0…9, not 12.")
             // The variable is named even when the flag gave the value.
             #expect(
                 message { _ = try Serve.parse(["--page-cache-mib", "0"]).caches.options() } == "DELTAFEED_PAGE_CACHE_MIB: must be 1…1048576 MiB, not 0.")
