@@ -39,31 +39,22 @@ struct ByteBoundedCache<Key: Hashable, Value> {
     /// write replaces itself, once per page the write reaches).
     mutating func insert(_ value: Value, for key: Key, cost: Int, unless keepsCurrent: (Value) -> Bool = { _ in false }) {
         let pinned = !pins.isEmpty && pins[key] != nil
-        if let slot = storage.index(forKey: key) {
+        let slot = storage.index(forKey: key)
+        if let slot {
             let old = storage.values[slot]
             if keepsCurrent(old.value) { return }
-            if pinned {
-                storage.values[slot] = Entry(value: value, cost: cost)
-                pinnedCost += cost - old.cost
-                return
-            }
-            totalCost -= old.cost
-            guard cost <= budget else {
-                storage.remove(at: slot)
-                return
-            }
-            storage.values[slot] = Entry(value: value, cost: cost)
-            totalCost += cost
-            if totalCost > budget { evict(downTo: budget / 8 * 7) }
+            if pinned { pinnedCost -= old.cost } else { totalCost -= old.cost }
+        }
+        guard pinned || cost <= budget else {
+            if let slot { storage.remove(at: slot) }
             return
         }
+        let entry = Entry(value: value, cost: cost)
+        if let slot { storage.values[slot] = entry } else { storage[key] = entry }
         if pinned {
-            storage[key] = Entry(value: value, cost: cost)
             pinnedCost += cost
             return
         }
-        guard cost <= budget else { return }
-        storage[key] = Entry(value: value, cost: cost)
         totalCost += cost
         if totalCost > budget { evict(downTo: budget / 8 * 7) }
     }
