@@ -51,6 +51,16 @@ package struct SnapshotBook {
         /// The serve time the store has (or will have once `pending` is written).
         var storedServedAt: Int64
         package internal(set) var bytes: Int
+
+        /// A snapshot taken into memory, served last at `servedAt` (the time the store has too).
+        init(id: String, structure: SnapshotStructure, servedAt: Int64, bytes: Int) {
+            self.id = id
+            self.tag = SnapshotBook.tag(of: id)
+            self.structure = structure
+            self.servedAt = servedAt
+            self.storedServedAt = servedAt
+            self.bytes = bytes
+        }
     }
 
     /// What the persister must write.
@@ -91,8 +101,8 @@ package struct SnapshotBook {
     }
 
     /// Up to the first 8 bytes of `id`, for comparing ids without reading their storage (a
-    /// snapshot id's first 16 hex digits, which differ between any two of a viewer's snapshots
-    /// but once in billions).
+    /// snapshot id's first 8 hex digits: two of a viewer's snapshots share them about once in
+    /// four billion, and only then are the ids themselves compared).
     static func tag(of id: String) -> UInt64 {
         var tag: UInt64 = 0
         for byte in id.utf8.prefix(8) { tag = tag << 8 | UInt64(byte) }
@@ -109,9 +119,8 @@ package struct SnapshotBook {
         var entries: [Entry] = []
         if let slot { swap(&entries, &viewers.values[slot]) }
         let key = Key(viewer: viewer, id: id)
-        let tag = SnapshotBook.tag(of: id)
         // From the newest: a snapshot served again is most often the viewer's latest.
-        if let index = entries.lastIndex(where: { $0.tag == tag && $0.id == id }) {
+        if let index = entries.lastIndex(ofID: id) {
             var entry = entries.remove(at: index)
             entry.servedAt = now
             if now - entry.storedServedAt >= max(1, retention.maxAge / 16) {
@@ -121,7 +130,7 @@ package struct SnapshotBook {
             entries.append(entry)
         } else {
             let size = SnapshotBook.size(of: structure)
-            entries.append(Entry(id: id, tag: SnapshotBook.tag(of: id), structure: structure, servedAt: now, storedServedAt: now, bytes: size))
+            entries.append(Entry(id: id, structure: structure, servedAt: now, bytes: size))
             bytes += size
             pending.upserts[key] = (structure, now)
             pending.deletions.remove(key)
@@ -147,8 +156,7 @@ package struct SnapshotBook {
     package mutating func lookup(viewer: Int64, id: String, now: Int64) -> Lookup {
         let key = Key(viewer: viewer, id: id)
         // From the newest: clients ask with the snapshot they were given last.
-        let tag = SnapshotBook.tag(of: id)
-        guard var entries = viewers[viewer], let index = entries.lastIndex(where: { $0.tag == tag && $0.id == id }) else {
+        guard var entries = viewers[viewer], let index = entries.lastIndex(ofID: id) else {
             if pending.deletions.contains(key) { return .expired }
             // Shed from memory before the persister wrote it: the queue still holds it.
             if let queued = pending.upserts[key] ?? again[key] {
@@ -171,10 +179,10 @@ package struct SnapshotBook {
     package mutating func adopt(_ structure: SnapshotStructure, id: String, servedAt: Int64) {
         let viewer = structure.viewer
         var entries = viewers[viewer] ?? []
-        guard !entries.contains(where: { $0.id == id }) else { return }
+        guard entries.lastIndex(ofID: id) == nil else { return }
         guard entries.count < retention.perViewer else { return }
         let size = SnapshotBook.size(of: structure)
-        entries.insert(Entry(id: id, tag: SnapshotBook.tag(of: id), structure: structure, servedAt: servedAt, storedServedAt: servedAt, bytes: size), at: 0)
+        entries.insert(Entry(id: id, structure: structure, servedAt: servedAt, bytes: size), at: 0)
         bytes += size
         viewers[viewer] = entries
     }
@@ -225,7 +233,8 @@ package struct SnapshotBook {
     package mutating func storeAgain(_ listed: some Sequence<ListedSnapshot>) {
         for snapshot in listed {
             let key = Key(viewer: snapshot.viewer, id: snapshot.id)
-            guard again[key] == nil, let entry = viewers[snapshot.viewer]?.last(where: { $0.id == snapshot.id }) else { continue }
+            guard again[key] == nil, let entries = viewers[snapshot.viewer], let index = entries.lastIndex(ofID: snapshot.id) else { continue }
+            let entry = entries[index]
             again[key] = (entry.structure, entry.servedAt)
             againOrder.append(key)
         }
@@ -331,7 +340,7 @@ package struct SnapshotBook {
             // Removed in place: a copy taken out of the dictionary while it still holds the array
             // would copy every entry for each one removed.
             let found = viewers[candidate.viewer].flatMap { entries -> Int? in
-                guard let index = entries.firstIndex(where: { $0.id == candidate.id }), index < entries.count - 1,
+                guard let index = entries.lastIndex(ofID: candidate.id), index < entries.count - 1,
                     entries[index].servedAt == candidate.servedAt
                 else { return nil }
                 return index
@@ -371,5 +380,14 @@ package struct SnapshotBook {
             size += section.items.count * 64
         }
         return size
+    }
+}
+
+extension Array where Element == SnapshotBook.Entry {
+    /// Where the entry of snapshot `id` is, searched from the newest (clients ask with the
+    /// snapshot they were given last); a viewer holds each id once.
+    func lastIndex(ofID id: String) -> Int? {
+        let tag = SnapshotBook.tag(of: id)
+        return lastIndex { $0.tag == tag && $0.id == id }
     }
 }
