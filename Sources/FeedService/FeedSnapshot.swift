@@ -192,26 +192,15 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     /// most pages show did that for every page, 10 % of the live thread's fan-out).
     public var id: String { idHashes().id }
 
-    /// The hashes behind a snapshot id: the prefix's, each section's, and the id's.
+    /// The hashes behind a snapshot id: the prefix's and each section's.
     package struct IDHashes: Sendable {
         /// The viewer's, parameters' and hint's two hashes.
         fileprivate var prefix: (UInt64, UInt64)
         /// Section i's two hashes at 2i and 2i + 1.
         fileprivate var sections: [UInt64]
-        /// The id's two hashes.
-        fileprivate var ending: (UInt64, UInt64) = (0, 0)
 
-        /// The snapshot id these hashes end in.
-        package var id: String { hex16(ending.0) + hex16(ending.1) }
-
-        fileprivate init(prefix: (UInt64, UInt64), sections: [UInt64]) {
-            self.prefix = prefix
-            self.sections = sections
-            fold()
-        }
-
-        /// The id's hashes from the prefix's and the sections'.
-        private mutating func fold() {
+        /// The snapshot id: the prefix's hashes followed by the sections', and their count.
+        package var id: String {
             var first = StableHasher(state: prefix.0)
             var second = StableHasher(state: prefix.1)
             for index in stride(from: 0, to: sections.count, by: 2) {
@@ -220,7 +209,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
             }
             first.combine(Int64(sections.count / 2))
             second.combine(Int64(sections.count / 2))
-            ending = (first.state, second.state)
+            return hex16(first.state) + hex16(second.state)
         }
     }
 
