@@ -13,6 +13,18 @@ public struct IndexView {
     /// remembers all of them (assume anything changed).
     public func changes(after sequence: Int64) -> [IndexChange]? { ring.changes(after: sequence) }
 
+    /// The changes applied after `sequence` and up to `last`, oldest first, or nil when the
+    /// index no longer remembers all of them.
+    public func changes(after sequence: Int64, through last: Int64) -> [IndexChange]? { ring.changes(after: sequence, through: last) }
+
+    /// The ordinals of the changes the index remembers: each change applied is numbered, from
+    /// 0, and keeps its number (``change(ordinal:)``).
+    public var changeOrdinals: Range<Int64> { ring.oldestOrdinal..<ring.nextOrdinal }
+
+    /// The change numbered `ordinal` and the sequence it was applied at, or nil when the index
+    /// no longer remembers it.
+    public func change(ordinal: Int64) -> (sequence: Int64, change: IndexChange)? { ring.change(ordinal: ordinal) }
+
     /// The change-log position this view reflects.
     public var sequence: Int64 { state.sequence }
 

@@ -27,9 +27,21 @@ struct ByteBoundedCache<Key: Hashable, Value> {
         self.budget = max(0, budget)
     }
 
+    /// How many entries it holds, pinned or not.
+    var count: Int { storage.count }
+
     /// The value for `key`.
     func value(for key: Key) -> Value? {
         storage[key]?.value
+    }
+
+    /// What an ``insert(_:for:cost:unless:)`` did.
+    struct Insertion {
+        /// Whether the value was stored.
+        var stored: Bool
+        /// The keys whose entries left the cache: evicted to make room, or the key itself when
+        /// its new value was too large to keep.
+        var removed: [Key]
     }
 
     /// Stores `value` at `cost` bytes (a value larger than the whole budget is not kept, unless
@@ -37,26 +49,30 @@ struct ByteBoundedCache<Key: Hashable, Value> {
     ///
     /// A value replacing another takes its slot: the key is hashed once (a page patched by a
     /// write replaces itself, once per page the write reaches).
-    mutating func insert(_ value: Value, for key: Key, cost: Int, unless keepsCurrent: (Value) -> Bool = { _ in false }) {
+    @discardableResult
+    mutating func insert(_ value: Value, for key: Key, cost: Int, unless keepsCurrent: (Value) -> Bool = { _ in false }) -> Insertion {
         let pinned = !pins.isEmpty && pins[key] != nil
         let slot = storage.index(forKey: key)
         if let slot {
             let old = storage.values[slot]
-            if keepsCurrent(old.value) { return }
+            if keepsCurrent(old.value) { return Insertion(stored: false, removed: []) }
             if pinned { pinnedCost -= old.cost } else { totalCost -= old.cost }
         }
         guard pinned || cost <= budget else {
-            if let slot { storage.remove(at: slot) }
-            return
+            if let slot {
+                storage.remove(at: slot)
+                return Insertion(stored: false, removed: [key])
+            }
+            return Insertion(stored: false, removed: [])
         }
         let entry = Entry(value: value, cost: cost)
         if let slot { storage.values[slot] = entry } else { storage[key] = entry }
         if pinned {
             pinnedCost += cost
-            return
+            return Insertion(stored: true, removed: [])
         }
         totalCost += cost
-        if totalCost > budget { evict(downTo: budget / 8 * 7) }
+        return Insertion(stored: true, removed: totalCost > budget ? evict(downTo: budget / 8 * 7) : [])
     }
 
     /// Keeps the entry of `key` (present or inserted later) until as many ``unpin(_:)`` calls.
@@ -70,24 +86,28 @@ struct ByteBoundedCache<Key: Hashable, Value> {
     }
 
     /// Undoes one ``pin(_:)``: after the last, the entry counts against the budget again.
-    mutating func unpin(_ key: Key) {
-        guard let count = pins[key] else { return }
+    /// Returns the keys whose entries left the cache (this one, if it is too large to keep
+    /// unpinned, or others evicted to make room).
+    @discardableResult
+    mutating func unpin(_ key: Key) -> [Key] {
+        guard let count = pins[key] else { return [] }
         guard count == 1 else {
             pins[key] = count - 1
-            return
+            return []
         }
         pins[key] = nil
-        guard let entry = storage[key] else { return }
+        guard let entry = storage[key] else { return [] }
         pinnedCost -= entry.cost
         guard entry.cost <= budget else {
             storage[key] = nil
-            return
+            return [key]
         }
         totalCost += entry.cost
-        if totalCost > budget { evict(downTo: budget / 8 * 7) }
+        return totalCost > budget ? evict(downTo: budget / 8 * 7) : []
     }
 
-    private mutating func evict(downTo target: Int) {
+    /// Evicts unpinned entries until their total cost is at most `target`; returns their keys.
+    private mutating func evict(downTo target: Int) -> [Key] {
         var victims: [Key] = []
         var freed = 0
         for (key, entry) in storage where pins.isEmpty || pins[key] == nil {
@@ -97,5 +117,6 @@ struct ByteBoundedCache<Key: Hashable, Value> {
         }
         for key in victims { storage.removeValue(forKey: key) }
         totalCost -= freed
+        return victims
     }
 }

@@ -35,6 +35,9 @@ public final class FeedService: Sendable {
         /// Snapshot structures kept in memory; past it the least recently served viewers'
         /// snapshots are read back from the store when asked for. Default 128 MiB.
         public var snapshotBytes: Int
+        /// How many changes are noted on a cached page before it reads them from the index's
+        /// log instead (``PageMarks``). Tests lower it to take that path.
+        package var notesPerPage = PageMarks.defaultMaxNotes
 
         /// Options with every default.
         public init(
@@ -76,7 +79,7 @@ public final class FeedService: Sendable {
         }
         self.options = options
         items = ItemCache(budget: options.itemCacheBytes)
-        pages = PageCache(index: self.index, items: items, budget: options.pageCacheBytes)
+        pages = PageCache(index: self.index, items: items, budget: options.pageCacheBytes, notesPerPage: options.notesPerPage)
         deltas = Mutex(ByteBoundedCache(budget: options.deltaCacheBytes))
         persisting = Mutex(SnapshotBases(budget: options.snapshotBytes / 4))
         let retention = store.options.snapshotRetention
@@ -267,7 +270,7 @@ public final class FeedService: Sendable {
             return .changed(cached)
         }
         let delta = document(from: old, oldID: oldID, format: format, current: current)
-        deltas.withLock { $0.insert(delta, for: key, cost: delta.estimatedCost) }
+        deltas.withLock { _ = $0.insert(delta, for: key, cost: delta.estimatedCost) }
         return .changed(delta)
     }
 
@@ -473,6 +476,14 @@ public final class FeedService: Sendable {
     /// How many carousels were ranked again for pages kept current (a followee's follow that
     /// could reorder them) since the start.
     package var carouselsRanked: UInt64 { pages.carouselsRanked }
+
+    /// How many index changes polls judged against their cached pages so far: those noted on
+    /// the page (``PageMarks``), not every change applied since.
+    package var changesJudged: UInt64 { pages.changesJudged }
+
+    /// How many pages are cached, and how many are registered for notes (``PageMarks``): every
+    /// cached page, no other.
+    package var pageRegistration: (cached: Int, registered: Int) { pages.registration }
 
     /// Bytes held by each cache now (for metrics and the memory benchmark).
     public var cacheBytes: (pages: Int, items: Int, deltas: Int, snapshots: Int) {

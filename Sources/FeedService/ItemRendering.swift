@@ -59,7 +59,7 @@ package final class ItemCache: Sendable {
         let key = PatchKey(old: old.version, new: new.version)
         if let hit = patches.withLock({ $0.value(for: key) }) { return hit }
         let patch = ItemPatch(from: old, to: new)
-        patches.withLock { $0.insert(patch, for: key, cost: 160 + (patch?.changes.count ?? 0) * 96) }
+        patches.withLock { _ = $0.insert(patch, for: key, cost: 160 + (patch?.changes.count ?? 0) * 96) }
         return patch
     }
 
@@ -80,7 +80,7 @@ package final class ItemCache: Sendable {
     private func cached(_ key: Key, stamp: Stamp, render: () -> FeedItem) -> FeedItem {
         if let hit = cache.withLock({ $0.value(for: key) }), hit.stamp == stamp { return hit.item }
         let item = render()
-        cache.withLock { $0.insert(Cached(stamp: stamp, item: item), for: key, cost: item.json.count + 96) }
+        cache.withLock { _ = $0.insert(Cached(stamp: stamp, item: item), for: key, cost: item.json.count + 96) }
         keep(CollectionOfOne(item))
         return item
     }

@@ -8,13 +8,15 @@ import Synchronization
 /// kept current against the index's changes rather than thrown away.
 ///
 /// A request revalidates the cached page against the index changes applied since it was last
-/// known current: a change that touches nothing the page shows costs a lookup; a change that
-/// only edits what some items show re-renders those items in place; anything else (an item
-/// added, removed or moved, a change the log no longer holds) composes the page again.
+/// known current that may touch it (``PageMarks`` notes them page by page, so a poll does not
+/// look at everyone else's writes): a change that touches nothing the page shows costs a
+/// lookup; a change that only edits what some items show re-renders those items in place;
+/// anything else (an item added, removed or moved, a change the log no longer holds) composes
+/// the page again.
 final class PageCache: Sendable {
     private let index: FeedIndex
     private let items: ItemCache
-    private let cache: Mutex<ByteBoundedCache<PageKey, CachedPage>>
+    private let pages: Mutex<Pages>
     /// Numbers the compositions (a page shifted for new videos counts as one: what it shows changed).
     private let compositions = Atomic<UInt64>(0)
     /// Pages composed from the index, patched in place, and shifted for new videos at the top.
@@ -23,11 +25,29 @@ final class PageCache: Sendable {
     private let shifted = Atomic<UInt64>(0)
     /// Carousels ranked again for pages kept current (not counting compositions).
     private let ranked = Atomic<UInt64>(0)
+    /// Index changes judged against cached pages (``FeedDependencies/effect(of:view:)``).
+    private let judged = Atomic<UInt64>(0)
 
-    init(index: FeedIndex, items: ItemCache, budget: Int) {
+    /// The cached pages and the changes noted on each, under one lock: a page is cached and
+    /// registered for notes in one step, and leaves both in one step.
+    private struct Pages {
+        var cache: ByteBoundedCache<PageKey, CachedPage>
+        var marks: PageMarks
+
+        /// Caches `page` (unless `keepsCurrent` says the cached one stays) and registers it for
+        /// notes; forgets the notes of every page that left the cache.
+        mutating func insert(_ page: CachedPage, for key: PageKey, unless keepsCurrent: (CachedPage) -> Bool = { _ in false }) {
+            let insertion = cache.insert(page, for: key, cost: page.cost, unless: keepsCurrent)
+            if insertion.stored { marks.register(key, stamp: page.interestStamp) { PageInterests(page.dependencies) } }
+            for removed in insertion.removed { marks.remove(removed) }
+        }
+    }
+
+    init(index: FeedIndex, items: ItemCache, budget: Int, notesPerPage: Int = PageMarks.defaultMaxNotes) {
         self.index = index
         self.items = items
-        cache = Mutex(ByteBoundedCache(budget: budget))
+        let marks = index.read { view in PageMarks(from: view, maxNotes: notesPerPage) }
+        pages = Mutex(Pages(cache: ByteBoundedCache(budget: budget), marks: marks))
     }
 
     /// How many pages were composed, patched in place and shifted for new videos so far.
@@ -38,19 +58,27 @@ final class PageCache: Sendable {
     /// How many carousels were ranked again for pages kept current so far.
     var carouselsRanked: UInt64 { ranked.load(ordering: .relaxed) }
 
+    /// How many index changes were judged against cached pages so far.
+    var changesJudged: UInt64 { judged.load(ordering: .relaxed) }
+
     /// Bytes the cached pages hold beyond their shared item bytes (an estimate), held pages
     /// included.
-    var bytes: Int { cache.withLock { $0.totalCost + $0.pinnedCost } }
+    var bytes: Int { pages.withLock { $0.cache.totalCost + $0.cache.pinnedCost } }
+
+    /// How many pages are cached, and how many registered for notes (the same, always).
+    var registration: (cached: Int, registered: Int) { pages.withLock { ($0.cache.count, $0.marks.count) } }
 
     /// Keeps the page of `viewer` with `parameters` out of eviction until ``release(viewer:parameters:)``
     /// (as many times as it was held).
     func hold(viewer: Int64, parameters: FeedParameters) {
-        cache.withLock { $0.pin(PageKey(viewer: viewer, parameters: parameters)) }
+        pages.withLock { $0.cache.pin(PageKey(viewer: viewer, parameters: parameters)) }
     }
 
     /// Undoes one ``hold(viewer:parameters:)``.
     func release(viewer: Int64, parameters: FeedParameters) {
-        cache.withLock { $0.unpin(PageKey(viewer: viewer, parameters: parameters)) }
+        pages.withLock { pages in
+            for removed in pages.cache.unpin(PageKey(viewer: viewer, parameters: parameters)) { pages.marks.remove(removed) }
+        }
     }
 
     /// The page as it is now: the cached one if no change since touches it, the cached one with
@@ -63,7 +91,7 @@ final class PageCache: Sendable {
     func entry(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
         if let page = cachedEntry(viewer: viewer, parameters: parameters) { return page }
         let page = try compose(viewer: viewer, parameters: parameters)
-        cache.withLock { $0.insert(page, for: PageKey(viewer: viewer, parameters: parameters), cost: page.cost) }
+        pages.withLock { $0.insert(page, for: PageKey(viewer: viewer, parameters: parameters)) }
         composed.add(1, ordering: .relaxed)
         return page
     }
@@ -73,9 +101,18 @@ final class PageCache: Sendable {
     /// an event loop leaves it to a pool (``FeedService/delta(viewer:since:format:composing:)``).
     func cachedEntry(viewer: Int64, parameters: FeedParameters) -> CachedPage? {
         let key = PageKey(viewer: viewer, parameters: parameters)
-        guard let cached = cache.withLock({ $0.value(for: key) }) else { return nil }
+        guard let cached = pages.withLock({ $0.cache.value(for: key) }) else { return nil }
         let validatedAt = cached.validatedAt
-        switch index.read({ view in revalidate(cached, validatedAt: validatedAt, view: view) }) {
+        let revalidation = index.read { view -> Revalidation in
+            if validatedAt == view.sequence { return .current(view.sequence) }
+            let changes = pages.withLock { pages in
+                pages.marks.catchUp(view)
+                return pages.marks.changes(for: key, stamp: cached.interestStamp, after: validatedAt, view: view)
+            }
+            guard let changes else { return .recompose }
+            return revalidate(cached, against: changes, view: view)
+        }
+        switch revalidation {
         case .current(let sequence):
             // The same page, known current further on (the entry, or one that replaced it).
             cached.raiseValidatedAt(to: sequence)
@@ -98,9 +135,7 @@ final class PageCache: Sendable {
     /// Keeps `updated`, made from an entry current at `oldValidatedAt`, unless the entry is
     /// known current further on by now (another thread patched or revalidated it meanwhile).
     private func keep(_ updated: CachedPage, for key: PageKey, replacing oldValidatedAt: Int64) {
-        cache.withLock { cache in
-            cache.insert(updated, for: key, cost: updated.cost, unless: { $0.validatedAt > oldValidatedAt })
-        }
+        pages.withLock { $0.insert(updated, for: key, unless: { $0.validatedAt > oldValidatedAt }) }
     }
 
     private enum Revalidation {
@@ -144,10 +179,10 @@ final class PageCache: Sendable {
         var carousel: [Suggestion]?
     }
 
-    /// Judges the changes since `cached` was last known current (under the index's lock).
-    private func revalidate(_ cached: CachedPage, validatedAt: Int64, view: IndexView) -> Revalidation {
-        if validatedAt == view.sequence { return .current(view.sequence) }
-        guard let changes = view.changes(after: validatedAt) else { return .recompose }
+    /// Judges `changes`, those since `cached` was last known current that may touch it, oldest
+    /// first (under the index's lock).
+    private func revalidate(_ cached: CachedPage, against changes: [IndexChange], view: IndexView) -> Revalidation {
+        judged.add(UInt64(changes.count), ordering: .relaxed)
         var dependencies = cached.dependencies
         var videoIDs: Set<Int64> = []
         var userIDs: Set<Int64> = []
@@ -486,7 +521,7 @@ final class CachedPage: Sendable {
 
     /// What ``PageInterests`` of this page depend on.
     var interestStamp: PageInterests.Stamp {
-        PageInterests.Stamp(composition: composition, popularThreshold: dependencies.regionPopular.last?.key)
+        PageInterests.Stamp(dependencies, composition: composition)
     }
 
     /// An estimate of the memory it holds beyond the shared item bytes.

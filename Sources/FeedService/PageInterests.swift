@@ -35,13 +35,28 @@ public struct PageInterests: Sendable, Equatable {
         anyNewVideo = dependencies.pageIsLast
         anyUserAddedOrRemoved = dependencies.suggestionsOffPage || (dependencies.suggestionsOnPage && dependencies.suggestionFloor == nil)
         popularThreshold = dependencies.regionPopular.last?.key
-        suggestionFloor = dependencies.suggestionsOnPage ? dependencies.suggestionFloor.map { FollowerRankKey($0.user.value) } : nil
+        suggestionFloor = Self.suggestionFloor(of: dependencies)
     }
 
-    /// What a page's interests depend on: they are the same while this is.
+    /// What a page's interests depend on: they are the same while this is. A composition fixes
+    /// everything but the two thresholds, which patches move: the region's last popular video
+    /// (a like on it) and the carousel's last card (the carousel ranked again into the same
+    /// users, its last one with another follower count).
     public struct Stamp: Hashable, Sendable {
         let composition: UInt64
         let popularThreshold: PopularityKey?
+        let suggestionFloor: FollowerRankKey?
+
+        init(_ dependencies: FeedDependencies, composition: UInt64) {
+            self.composition = composition
+            popularThreshold = dependencies.regionPopular.last?.key
+            suggestionFloor = PageInterests.suggestionFloor(of: dependencies)
+        }
+    }
+
+    /// The follower rank of the last card of the full carousel on the page; nil if none.
+    static func suggestionFloor(of dependencies: FeedDependencies) -> FollowerRankKey? {
+        dependencies.suggestionsOnPage ? dependencies.suggestionFloor.map { FollowerRankKey($0.user.value) } : nil
     }
 }
 
@@ -76,17 +91,18 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
 
     /// Registers `member` as showing what `interests` name, replacing what it was registered
     /// with. Costs the difference between the two: a page whose ids stayed the same (a like
-    /// moved its last popular video's rank) touches no list.
-    public mutating func update(_ member: Member, _ new: PageInterests) {
+    /// moved its last popular video's rank) touches no list. Returns the member's slot.
+    @discardableResult
+    public mutating func update(_ member: Member, _ new: PageInterests) -> Int32 {
         let slot: Int32
         if let existing = slots[member] {
             slot = existing
             guard let old = interests[Int(slot)] else {
                 add(new, slot: slot)
-                return
+                return slot
             }
             if old != new { replace(old, with: new, slot: slot) }
-            return
+            return slot
         } else if let free = freeSlots.popLast() {
             slot = free
             slots[member] = slot
@@ -98,59 +114,76 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
             interests.append(nil)
         }
         add(new, slot: slot)
+        return slot
     }
 
-    /// Forgets `member`.
-    public mutating func remove(_ member: Member) {
-        guard let slot = slots.removeValue(forKey: member) else { return }
+    /// Forgets `member`; returns the slot it had, which a later ``update(_:_:)`` may reuse.
+    @discardableResult
+    public mutating func remove(_ member: Member) -> Int32? {
+        guard let slot = slots.removeValue(forKey: member) else { return nil }
         if let old = interests[Int(slot)] { remove(old, slot: slot) }
         members[Int(slot)] = nil
         freeSlots.append(slot)
+        return slot
     }
 
     /// The members that `changes` may touch; every member when a change may touch anything (a
     /// reload, the ads). A superset: members whose page does not change may be among them.
     public func members(touchedBy changes: [IndexChange]) -> Set<Member> {
         var touched: Set<Int32> = []
-        func take(_ slots: [Int32]?) {
-            if let slots { touched.formUnion(slots) }
-        }
         for change in changes {
-            switch change {
-            case .reset, .ads:
-                return Set(slots.keys)
-            case let .video(id, author, before, after):
-                take(byVideo[id])
-                if before == nil {
-                    take(byAuthor[author])
-                    touched.formUnion(anyNewVideo)
-                }
-                if let after {
-                    // Pages whose region ends after this video's rank: it may climb into them.
-                    let start = popular.partitioningIndex { after < $0.key }
-                    for entry in popular[start...] { touched.insert(entry.slot) }
-                }
-            case let .user(id, before, after, _):
-                take(byUser[id])
-                if before == nil || after == nil { touched.formUnion(anyUserAddedOrRemoved) }
-                if let after {
-                    // Carousels whose last card ranks after this user: they may enter it,
-                    // unless they are the viewer or someone the viewer follows (never suggested).
-                    let start = floors.partitioningIndex { after < $0.key }
-                    for entry in floors[start...] {
-                        guard let page = interests[Int(entry.slot)], page.viewer != id, !page.authors.containsSorted(id) else { continue }
-                        touched.insert(entry.slot)
-                    }
-                }
-            case let .follow(follower, _, _):
-                take(byFollower[follower])
-            }
+            if case .reset = change { return Set(slots.keys) }
+            if case .ads = change { return Set(slots.keys) }
+            forEachSlot(touchedBy: change) { touched.insert($0) }
         }
         var result = Set<Member>(minimumCapacity: touched.count)
         for slot in touched {
             if let member = members[Int(slot)] { result.insert(member) }
         }
         return result
+    }
+
+    /// The slot `member` is registered in (``update(_:_:)`` returns it too): slots are numbered
+    /// from 0, so a caller can keep its own per-member state in an array beside the index.
+    public func slot(of member: Member) -> Int32? { slots[member] }
+
+    /// Calls `body` with the slot of every member `change` may touch (every member for a reload
+    /// or the ads); a slot may come more than once.
+    public func forEachSlot(touchedBy change: IndexChange, _ body: (Int32) -> Void) {
+        func take(_ slots: [Int32]?) {
+            for slot in slots ?? [] { body(slot) }
+        }
+        switch change {
+        case .reset, .ads:
+            for slot in slots.values { body(slot) }
+        case let .video(id, author, before, after):
+            take(byVideo[id])
+            if before == nil {
+                take(byAuthor[author])
+                for slot in anyNewVideo { body(slot) }
+            }
+            if let after {
+                // Pages whose region ends after this video's rank: it may climb into them.
+                let start = popular.partitioningIndex { after < $0.key }
+                for entry in popular[start...] { body(entry.slot) }
+            }
+        case let .user(id, before, after, _):
+            take(byUser[id])
+            if before == nil || after == nil {
+                for slot in anyUserAddedOrRemoved { body(slot) }
+            }
+            if let after {
+                // Carousels whose last card ranks after this user: they may enter it, unless
+                // they are the viewer or someone the viewer follows (never suggested).
+                let start = floors.partitioningIndex { after < $0.key }
+                for entry in floors[start...] {
+                    guard let page = interests[Int(entry.slot)], page.viewer != id, !page.authors.containsSorted(id) else { continue }
+                    body(entry.slot)
+                }
+            }
+        case let .follow(follower, _, _):
+            take(byFollower[follower])
+        }
     }
 
     /// Moves `slot` from `old` to `new`, touching only the ids and thresholds that differ.

@@ -83,6 +83,27 @@ struct IndexStructureTests {
         #expect(ring.changes(after: 12) == [.ads, .reset, .reset, .reset])
         #expect(ring.changes(after: 16) == [])
     }
+
+    @Test("Change ring numbers its changes for good, and fetches them by number while it holds them")
+    func changeRingOrdinals() {
+        var ring = ChangeRing(capacity: 4, startingAt: 10)
+        #expect(ring.oldestOrdinal == 0 && ring.nextOrdinal == 0)
+        ring.append(.ads, sequence: 11)
+        ring.append(.video(id: 1, author: 2, before: nil, after: nil), sequence: 12)
+        ring.append(.video(id: 3, author: 2, before: nil, after: nil), sequence: 12)
+        #expect(ring.change(ordinal: 1)?.sequence == 12)
+        #expect(ring.change(ordinal: 2)?.change == .video(id: 3, author: 2, before: nil, after: nil))
+        #expect(ring.change(ordinal: 3) == nil, "not appended yet")
+        #expect(ring.changes(after: 10, through: 11) == [.ads])
+        for sequence: Int64 in 13...15 { ring.append(.reset, sequence: sequence) }
+        #expect(ring.oldestOrdinal == 2 && ring.nextOrdinal == 6)
+        #expect(ring.change(ordinal: 1) == nil, "evicted")
+        #expect(ring.change(ordinal: 5)?.sequence == 15)
+        ring.reset(to: 20)
+        #expect(ring.change(ordinal: 5) == nil, "forgotten by the reset")
+        ring.append(.ads, sequence: 21)
+        #expect(ring.oldestOrdinal == 6 && ring.change(ordinal: 6)?.sequence == 21, "numbers go on after a reset")
+    }
 }
 
 @Suite("FeedIndex follows the store")

@@ -17,7 +17,26 @@ struct IndexPropertyTests {
     func servedFeedsEqualSQLCompositionAfterEveryWrite(seed: UInt64) throws {
         let store = try SQLiteFeedStore.temporary()
         try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: seed, followsPerUser: 2...8))
-        let service = try FeedService(store: store)
+        try expectServedFeedsFollowRandomWrites(service: try FeedService(store: store), store: store, seed: seed)
+    }
+
+    /// The same with every fallback of the notes taken often: an index that remembers few
+    /// changes (pages read past it are composed again), pages noted more than 3 times reading
+    /// the log instead, and a page cache small enough to evict (its pages' notes go with them).
+    @Test("Served feeds equal SQL composition when the index forgets changes, notes overflow and pages are evicted", arguments: [14, 15] as [UInt64])
+    func servedFeedsEqualSQLCompositionUnderTightLimits(seed: UInt64) throws {
+        let store = try SQLiteFeedStore.temporary()
+        try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: seed, followsPerUser: 2...8))
+        var options = FeedService.Options(pageCacheBytes: 96 << 10)
+        options.notesPerPage = 3
+        let service = try FeedService(store: store, index: try FeedIndex(loadingFrom: store, changeMemory: 40), options: options)
+        try expectServedFeedsFollowRandomWrites(service: service, store: store, seed: seed)
+        let registration = service.pageRegistration
+        #expect(registration.cached < 36, "some pages were evicted")
+        #expect(registration.registered == registration.cached, "an evicted page's notes went with it")
+    }
+
+    private func expectServedFeedsFollowRandomWrites(service: FeedService, store: SQLiteFeedStore, seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         var writer = RandomWriter(store: store, seed: seed)
         let viewers = Array(Int64(1)...Int64(12))
