@@ -2,7 +2,11 @@ public import FeedWire
 import ListDiff
 
 /// A composed page.
-public struct RenderedFeed: Sendable {
+///
+/// A class with only constant properties, so it behaves as a value: each poll and each live
+/// event takes the page out of the cache, and a copy of a struct retained each of its arrays and
+/// strings.
+public final class RenderedFeed: Sendable {
     /// Its snapshot id (also the HTTP ETag).
     public let snapshotID: String
     /// The sections of the page.
@@ -14,7 +18,15 @@ public struct RenderedFeed: Sendable {
     /// When the page is an earlier page with items rendered again in place (a write changed
     /// what they show): that page's snapshot and where the items' versions changed. A client
     /// holding that snapshot is sent those items without a diff.
-    var patchedFrom: Patched? = nil
+    let patchedFrom: Patched?
+
+    init(snapshotID: String, sections: [FeedSection], nextCursor: String?, structure: SnapshotStructure, patchedFrom: Patched? = nil) {
+        self.snapshotID = snapshotID
+        self.sections = sections
+        self.nextCursor = nextCursor
+        self.structure = structure
+        self.patchedFrom = patchedFrom
+    }
 
     /// An earlier page and the items that changed since, in place.
     struct Patched: Sendable {

@@ -182,6 +182,8 @@ final class PageCache: Sendable {
     /// Judges `changes`, those since `cached` was last known current that may touch it, oldest
     /// first (under the index's lock).
     private func revalidate(_ cached: CachedPage, against changes: [IndexChange], view: IndexView) -> Revalidation {
+        // Most polls: no change since may touch the page (and its dependencies are not copied).
+        if changes.isEmpty { return .current(view.sequence) }
         judged.add(UInt64(changes.count), ordering: .relaxed)
         var dependencies = cached.dependencies
         var videoIDs: Set<Int64> = []
