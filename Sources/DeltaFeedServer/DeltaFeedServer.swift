@@ -187,7 +187,9 @@ public struct DeltaFeedServerConfiguration: Sendable {
 extension DeltaFeedServer {
     /// `deltafeed_pages_total{how="composed|patched|shifted"}`: how the pages answers needed
     /// were made (composed from the index, patched in place, or their grids shifted for new
-    /// videos at the top), from the service's counts when `/metrics` is rendered.
+    /// videos at the top); `deltafeed_changes_judged_total`: index changes judged against cached
+    /// pages (those noted on each page, not every change since). From the service's counts when
+    /// `/metrics` is rendered.
     fileprivate static func pageWorkMetrics(_ service: FeedService, _ registry: PrometheusCollectorRegistry) -> @Sendable () -> Void {
         let descriptor = MetricNameDescriptor(
             namespace: "deltafeed", metricName: "pages", unitName: "total",
@@ -195,14 +197,20 @@ extension DeltaFeedServer {
         let composed = registry.makeCounter(descriptor: descriptor, labels: [("how", "composed")])
         let patched = registry.makeCounter(descriptor: descriptor, labels: [("how", "patched")])
         let shifted = registry.makeCounter(descriptor: descriptor, labels: [("how", "shifted")])
-        let reported = Mutex<(composed: UInt64, patched: UInt64, shifted: UInt64)>((0, 0, 0))
+        let judged = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "changes_judged", unitName: "total",
+                helpText: "Index changes judged against cached pages: those that may touch each page"))
+        let reported = Mutex<(composed: UInt64, patched: UInt64, shifted: UInt64, judged: UInt64)>((0, 0, 0, 0))
         return {
             let work = service.pageWork
+            let changesJudged = service.changesJudged
             reported.withLock { last in
                 composed.increment(by: Int64(work.composed - last.composed))
                 patched.increment(by: Int64(work.patched - last.patched))
                 shifted.increment(by: Int64(work.shifted - last.shifted))
-                last = work
+                judged.increment(by: Int64(changesJudged - last.judged))
+                last = (work.composed, work.patched, work.shifted, changesJudged)
             }
         }
     }

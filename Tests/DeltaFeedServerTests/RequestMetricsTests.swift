@@ -5,7 +5,7 @@ import Testing
 /// Prometheus shows them.
 @Suite("Request metrics on /metrics")
 struct RequestMetricsTests {
-    @Test("How the pages of answers were made is counted: composed, patched in place, shifted for a new video")
+    @Test("How the pages of answers were made is counted (composed, patched in place, shifted for a new video), and the changes judged")
     func pageWorkIsCounted() throws {
         let server = try TestServer()
         defer { server.stop() }
@@ -16,6 +16,8 @@ struct RequestMetricsTests {
                 let line = #"deltafeed_pages_total{how=""# + how + #""}"#
                 found[how] = text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.dropFirst(line.count + 1)) }
             }
+            let judged = "deltafeed_changes_judged_total"
+            found["judged"] = text.split(separator: "\n").first { $0.hasPrefix(judged + " ") }.flatMap { Double($0.dropFirst(judged.count + 1)) }
             return found
         }
         let query = "/v1/users/4/feed?limit=12"
@@ -28,6 +30,7 @@ struct RequestMetricsTests {
         let video = try #require(document.sections.flatMap(\.items).first { $0.kind == "video" })
         #expect(try server.request("PATCH", "/v1/videos/\(video.id.dropFirst("video:".count))", raw: #"{"like_count":4321}"#).status == 200)
         #expect(try server.request("GET", query, token: nil).status == 200)
+        #expect(try values()["judged"] == 1, "the like was the one change judged against the page")
         // The page's first video is the newest of a followee's.
         let author = try #require(video.data["author"]?["id"]?.int64Value)
         #expect(

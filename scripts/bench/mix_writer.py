@@ -6,7 +6,10 @@ authors, 20 % follow/unfollow (unfollowing pairs it followed). Writes are schedu
 times whatever the answers, over several keep-alive connections, so a slow answer does not
 lower the offered rate. Prints one line: offered, acknowledged (2xx), refused (409), errors by
 status, acknowledged per second and the latency p50/p99 of acknowledged writes.
-Usage: mix_writer.py PORT TOKEN RATE SECONDS USERS
+With MODE "elsewhere" (the sixth argument; default "mix") every write is instead a new title for
+a video that none of the sampled feeds shows: writes no poll's page depends on, to show that what a
+poll costs does not grow with them.
+Usage: mix_writer.py PORT TOKEN RATE SECONDS USERS [MODE]
 """
 import http.client
 import json
@@ -17,6 +20,10 @@ import threading
 import time
 
 port, token, rate, seconds, users = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+mode = sys.argv[6] if len(sys.argv) > 6 else "mix"
+if mode not in ("mix", "elsewhere"):
+    print(f"WRITER error=unknown mode {mode}")
+    sys.exit(1)
 headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 rng = random.Random(7)
 
@@ -50,7 +57,17 @@ lock = threading.Lock()
 results = {"acked": 0, "refused": 0, "errors": {}, "latencies": []}
 
 
+def unseen_video():
+    """A video none of the sampled feeds shows."""
+    while True:
+        video = rng.randrange(1, 40_000)
+        if video not in like_counts:
+            return video
+
+
 def next_write(n):
+    if mode == "elsewhere":
+        return "PATCH", f"/v1/videos/{unseen_video()}", json.dumps({"title": f"Retitled {n}"})
     kind = rng.random()
     if kind < 0.6:
         video = rng.choice(videos)
