@@ -12,10 +12,12 @@ import SystemCalls
 ///
 /// One thread does the work; the event loops only hand streams over and write the bytes.
 ///
-/// - **Fan-out in proportion to the change.** Each stream's page is registered in an
-///   ``FeedService/InterestIndex`` by what it shows. When the index applies changes
-///   (``FeedService/FeedService/onAdvance(_:)``), the thread looks up the pages they may touch
-///   and checks only the streams showing those: a write no live viewer sees costs a few lookups.
+/// - **Fan-out in proportion to the change.** Each stream holds its page in the service's page
+///   cache, where the page is registered by what it shows and each change is noted on the pages
+///   it may touch (``FeedService/PageMarks``). When the index applies changes
+///   (``FeedService/FeedService/onAdvance(_:)``), the thread asks which held pages were noted
+///   (``FeedService/FeedService/heldPagesTouched()``) and checks only the streams showing those:
+///   a write no live viewer sees costs a few lookups.
 /// - **One event in flight per stream.** A stream is sent its next event only once its last one
 ///   reached the socket (``EventHTTP/ResponseStream/isWritable``). A slow reader queues
 ///   nothing: when it catches up it gets one delta from what it last received to the feed then.
@@ -90,12 +92,8 @@ package final class LiveStreams: @unchecked Sendable {
     // The thread's.
     private var streams: [UInt64: Stream] = [:]
     private var pages: [Page: [UInt64]] = [:]
-    private var interests = InterestIndex<Page>()
-    /// What each page's registered interests were taken from.
-    private var stamps: [Page: PageInterests.Stamp] = [:]
-    /// Streams owed a check, and the index position the last fan-out covered.
+    /// Streams owed a check.
     private var dirty: Set<UInt64> = []
-    private var fannedTo: Int64
     private var nextHeartbeatScan: ContinuousClock.Instant
     /// Events on their way to the loops: handed over in batches (see `send`).
     private var batch = ResponseStreamBatch()
@@ -114,7 +112,6 @@ package final class LiveStreams: @unchecked Sendable {
         self.service = service
         self.handOff = handOff
         self.limits = limits
-        fannedTo = service.index.sequence
         nextHeartbeatScan = clock.now
         openGauge = registry.makeGauge(
             descriptor: MetricNameDescriptor(namespace: "deltafeed", metricName: "live_streams", unitName: "open", helpText: "Live feed streams open"))
@@ -278,7 +275,7 @@ package final class LiveStreams: @unchecked Sendable {
                 dirty.remove(id)
                 forget(stream)
             }
-            if changed { fanOut(from: fannedTo) }
+            if changed { markTouchedStreams() }
             wakeAt = sendOwedEvents()
             sendHeartbeats()
             flush()
@@ -293,29 +290,18 @@ package final class LiveStreams: @unchecked Sendable {
         ids.removeAll { $0 == stream.id }
         if ids.isEmpty {
             pages[stream.page] = nil
-            stamps[stream.page] = nil
-            interests.remove(stream.page)
             service.releasePage(viewer: stream.page.viewer, parameters: stream.page.parameters)
         } else {
             pages[stream.page] = ids
         }
     }
 
-    /// Marks the streams whose pages the changes applied since `position` may touch.
-    private func fanOut(from position: Int64) {
+    /// Marks the streams whose pages the changes applied since the last fan-out may touch: the
+    /// held pages the service noted them on (``FeedService/heldPagesTouched()``).
+    private func markTouchedStreams() {
         let started = clock.now
-        // The position first: changes applied after it are looked at again next time.
-        let now = service.index.sequence
-        let touched: Set<Page>
-        if let changes = service.index.changes(after: position) {
-            touched = interests.members(touchedBy: changes)
-        } else {
-            // More changed than the index remembers: every page may have.
-            touched = Set(pages.keys)
-        }
-        fannedTo = now
-        for page in touched {
-            for id in pages[page] ?? [] where !dirty.insert(id).inserted {
+        for (viewer, parameters) in service.heldPagesTouched() {
+            for id in pages[Page(viewer: viewer, parameters: parameters)] ?? [] where !dirty.insert(id).inserted {
                 coalesced.increment()
             }
         }
@@ -372,15 +358,14 @@ package final class LiveStreams: @unchecked Sendable {
                 stream.resumeFrom = nil
             }
             guard let held = stream.held else { return }
-            var look = try service.liveDelta(viewer: viewer, since: held, format: stream.format, known: stamps[stream.page])
-            if look == nil {
+            var outcome = try service.liveDelta(viewer: viewer, since: held, format: stream.format)
+            if outcome == nil {
                 // Not in memory: read it back from the store (this thread may block), then look.
                 _ = try service.deltaReadingStorage(viewer: viewer, since: held, format: stream.format)
-                look = try service.liveDelta(viewer: viewer, since: held, format: stream.format, known: stamps[stream.page])
+                outcome = try service.liveDelta(viewer: viewer, since: held, format: stream.format)
             }
-            guard let look else { throw FeedError.snapshotUnknown(held) }
-            register(look, for: stream.page)
-            guard case .changed(let delta) = look.outcome else { return }
+            guard let outcome else { throw FeedError.snapshotUnknown(held) }
+            guard case .changed(let delta) = outcome else { return }
             send(stream, event: "delta", id: delta.snapshot, data: delta.bytes)
             stream.held = delta.snapshot
             deltaEvents.increment()
@@ -404,20 +389,11 @@ package final class LiveStreams: @unchecked Sendable {
     }
 
     private func reset(_ stream: Stream) throws {
-        let look = try service.livePage(viewer: stream.page.viewer, parameters: stream.page.parameters, known: stamps[stream.page])
-        register(look, for: stream.page)
-        guard let page = look.page else { return }
+        let page = try service.livePage(viewer: stream.page.viewer, parameters: stream.page.parameters)
         send(stream, event: "reset", id: page.snapshotID, data: page.document.bytes)
         stream.held = page.snapshotID
         stream.resumeFrom = nil
         resetEvents.increment()
-    }
-
-    /// Registers what the page the stream's client now holds shows: a later change is judged
-    /// against that page, the one the client has, never one it has not seen yet.
-    private func register(_ look: LiveLook, for page: Page) {
-        if let current = look.interests { interests.update(page, current) }
-        stamps[page] = look.stamp
     }
 
     private func send(_ stream: Stream, event: String, id: String, data: [UInt8]) {

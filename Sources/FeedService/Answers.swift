@@ -82,15 +82,3 @@ public enum DeltaOutcome: Sendable {
         return nil
     }
 }
-
-/// What a live stream learns from one look at its page (``FeedService/liveDelta(viewer:since:format:known:)``).
-public struct LiveLook: Sendable {
-    /// The delta from the client's snapshot (for a page: unchanged, naming it).
-    public let outcome: DeltaOutcome
-    /// The whole page, when asked for one.
-    public let page: RenderedFeed?
-    /// What the page's interests depend on now.
-    public let stamp: PageInterests.Stamp
-    /// What the page shows, unless the stamp is the one the caller knew.
-    public let interests: PageInterests?
-}

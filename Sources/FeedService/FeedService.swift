@@ -137,13 +137,12 @@ public final class FeedService: Sendable {
         return page
     }
 
-    /// What a live stream needs after a change: the delta from `since` to the page now, and
-    /// what that same page shows (``PageInterests``, unless `known` says it is what the caller
-    /// registered already), so the caller registers the page the client will hold. Nil when
-    /// `since` is not in memory (``deltaReadingStorage(viewer:since:format:)`` brings it back).
+    /// What a live stream needs after a change: the delta from `since` to the page now. Nil
+    /// when `since` is not in memory (``deltaReadingStorage(viewer:since:format:)`` brings it
+    /// back).
     ///
     /// - Throws: ``FeedError/snapshotUnknown(_:)``, ``FeedError/viewerNotFound(_:)``.
-    public func liveDelta(viewer: Int64, since: String, format: DeltaFormat, known: PageInterests.Stamp?) throws(FeedError) -> LiveLook? {
+    public func liveDelta(viewer: Int64, since: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome? {
         guard SnapshotStructure.isWellFormedID(since) else { throw .snapshotUnknown(since) }
         let now = self.now
         let old: SnapshotStructure
@@ -155,22 +154,29 @@ public final class FeedService: Sendable {
         let entry = try pages.entry(viewer: old.viewer, parameters: old.parameters)
         remember(entry.page)
         // Not kept in the delta cache: each stream asks for its own delta once.
-        let outcome = delta(from: old, oldID: since, format: format, current: entry.page, caching: false)
-        let stamp = entry.interestStamp
-        return LiveLook(outcome: outcome, page: nil, stamp: stamp, interests: stamp == known ? nil : PageInterests(entry.dependencies))
+        return delta(from: old, oldID: since, format: format, current: entry.page, caching: false)
     }
 
-    /// The page for a live stream that starts over (a reset), with what it shows; see
-    /// ``liveDelta(viewer:since:format:known:)``.
+    /// The page for a live stream that starts over (a reset), remembered as handed out.
     ///
     /// - Throws: ``FeedError/viewerNotFound(_:)``.
-    public func livePage(viewer: Int64, parameters: FeedParameters, known: PageInterests.Stamp?) throws(FeedError) -> LiveLook {
+    public func livePage(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> RenderedFeed {
         let entry = try pages.entry(viewer: viewer, parameters: parameters)
         remember(entry.page)
-        let stamp = entry.interestStamp
-        return LiveLook(
-            outcome: .unchanged(snapshotID: entry.page.snapshotID), page: entry.page, stamp: stamp,
-            interests: stamp == known ? nil : PageInterests(entry.dependencies))
+        return entry.page
+    }
+
+    /// The held pages (``holdPage(viewer:parameters:)``) that a change applied since the last
+    /// call may have touched: a superset (the changes noted on them, ``PageMarks``), in no
+    /// order. A change that touches no held page adds nothing, whatever the number of pages
+    /// held. The live streams check only these pages' streams.
+    public func heldPagesTouched() -> [(viewer: Int64, parameters: FeedParameters)] {
+        pages.heldPagesTouched().map { ($0.viewer, $0.parameters) }
+    }
+
+    /// What the page of `viewer` with `parameters` shows, as registered for notes (tests).
+    package func interests(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> PageInterests {
+        PageInterests(try pages.entry(viewer: viewer, parameters: parameters).dependencies)
     }
 
     /// Keeps the page of `viewer` with `parameters` composed and current until as many

@@ -38,7 +38,9 @@ final class PageCache: Sendable {
         /// notes; forgets the notes of every page that left the cache.
         mutating func insert(_ page: CachedPage, for key: PageKey, unless keepsCurrent: (CachedPage) -> Bool = { _ in false }) {
             let insertion = cache.insert(page, for: key, cost: page.cost, unless: keepsCurrent)
-            if insertion.stored { marks.register(key, stamp: page.interestStamp) { PageInterests(page.dependencies) } }
+            if insertion.stored {
+                marks.register(key, validatedAt: page.validatedAt, stamp: page.interestStamp) { PageInterests(page.dependencies) }
+            }
             for removed in insertion.removed { marks.remove(removed) }
         }
     }
@@ -71,14 +73,25 @@ final class PageCache: Sendable {
     /// Keeps the page of `viewer` with `parameters` out of eviction until ``release(viewer:parameters:)``
     /// (as many times as it was held).
     func hold(viewer: Int64, parameters: FeedParameters) {
-        pages.withLock { $0.cache.pin(PageKey(viewer: viewer, parameters: parameters)) }
+        let key = PageKey(viewer: viewer, parameters: parameters)
+        pages.withLock { pages in
+            pages.cache.pin(key)
+            pages.marks.hold(key)
+        }
     }
 
     /// Undoes one ``hold(viewer:parameters:)``.
     func release(viewer: Int64, parameters: FeedParameters) {
+        let key = PageKey(viewer: viewer, parameters: parameters)
         pages.withLock { pages in
-            for removed in pages.cache.unpin(PageKey(viewer: viewer, parameters: parameters)) { pages.marks.remove(removed) }
+            pages.marks.release(key)
+            for removed in pages.cache.unpin(key) { pages.marks.remove(removed) }
         }
+    }
+
+    /// The held pages a change may have touched since the last call (``PageMarks/takeTouchedHeld(_:)``).
+    func heldPagesTouched() -> Set<PageKey> {
+        index.read { view in pages.withLock { $0.marks.takeTouchedHeld(view) } }
     }
 
     /// The page as it is now: the cached one if no change since touches it, the cached one with

@@ -143,6 +143,11 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
         return result
     }
 
+    /// The member registered in `slot`, if any.
+    public func member(at slot: Int32) -> Member? {
+        Int(slot) < members.count ? members[Int(slot)] : nil
+    }
+
     /// The slot `member` is registered in (``update(_:_:)`` returns it too): slots are numbered
     /// from 0, so a caller can keep its own per-member state in an array beside the index.
     public func slot(of member: Member) -> Int32? { slots[member] }

@@ -16,6 +16,10 @@ import FeedIndex
 /// from before its interests were registered, any the index forgot before they were noted, and
 /// a page whose interests are not the ones registered (an older entry a concurrent poll holds).
 ///
+/// The live streams use the same notes: a page a stream holds (``hold(_:)``) is reported by
+/// ``takeTouchedHeld(_:)`` once a change is noted on it (or may have been missed), so the live
+/// thread checks only the streams a change may touch without registering the pages itself.
+///
 /// Not thread-safe: ``PageCache`` keeps it under the lock of its cache, so registering a page and
 /// caching it are one step.
 struct PageMarks {
@@ -28,9 +32,11 @@ struct PageMarks {
         var notedAfter: Int64
         /// The changes that may touch the page, oldest first, by sequence and ordinal.
         var noted: [(sequence: Int64, ordinal: Int64)] = []
+        /// A live stream holds the page.
+        var held: Bool
 
+        /// Notes a change (a change may reach a page by several of its interests: once).
         mutating func note(_ ordinal: Int64, at sequence: Int64, keeping maxNotes: Int) {
-            // A change may reach a page by several of its interests.
             if noted.last?.ordinal == ordinal { return }
             if noted.count == maxNotes {
                 // Too many: from here on the page reads them from the log.
@@ -65,6 +71,11 @@ struct PageMarks {
     /// noted them. Every page reads them from the log (which has forgotten them too: it is
     /// composed again).
     private var forgottenThrough: Int64
+    /// Pages live streams hold, each with how many holds.
+    private var heldKeys: [PageKey: Int] = [:]
+    /// Held pages noted on (or registered past changes they were not noted) since the last
+    /// ``takeTouchedHeld(_:)``.
+    private var touchedHeld: Set<PageKey> = []
 
     /// Notes start with the next change `view`'s index applies.
     init(from view: IndexView, maxNotes: Int = PageMarks.defaultMaxNotes) {
@@ -77,14 +88,17 @@ struct PageMarks {
     /// Pages registered.
     var count: Int { interests.count }
 
-    /// Registers the page `key` as one whose interests have `stamp` (``CachedPage/interestStamp``);
-    /// `interests` is asked only when the stamp is not the one registered. Changes after
-    /// ``notedThrough`` are noted against them from now on.
-    mutating func register(_ key: PageKey, stamp: PageInterests.Stamp, interests make: () -> PageInterests) {
+    /// Registers the page `key`, current at `validatedAt`, as one whose interests have `stamp`
+    /// (``CachedPage/interestStamp``); `interests` is asked only when the stamp is not the one
+    /// registered. Changes after ``notedThrough`` are noted against them from now on; a held
+    /// page that may have missed changes before is reported touched.
+    mutating func register(_ key: PageKey, validatedAt: Int64, stamp: PageInterests.Stamp, interests make: () -> PageInterests) {
         if let slot = interests.slot(of: key), marks[Int(slot)]?.stamp == stamp { return }
         let slot = Int(interests.update(key, make()))
         if slot == marks.count { marks.append(nil) }
-        marks[slot] = Mark(stamp: stamp, notedAfter: notedThrough)
+        let held = heldKeys[key] != nil
+        marks[slot] = Mark(stamp: stamp, notedAfter: notedThrough, held: held)
+        if held, validatedAt < notedThrough { touchedHeld.insert(key) }
     }
 
     /// Forgets the page `key` (it left the cache).
@@ -93,12 +107,40 @@ struct PageMarks {
         marks[Int(slot)] = nil
     }
 
+    /// A live stream holds the page `key`: from now on ``takeTouchedHeld(_:)`` reports it when a
+    /// change is noted on it.
+    mutating func hold(_ key: PageKey) {
+        heldKeys[key, default: 0] += 1
+        if let slot = interests.slot(of: key) { marks[Int(slot)]?.held = true }
+    }
+
+    /// Undoes one ``hold(_:)``.
+    mutating func release(_ key: PageKey) {
+        guard let count = heldKeys[key] else { return }
+        guard count == 1 else {
+            heldKeys[key] = count - 1
+            return
+        }
+        heldKeys[key] = nil
+        touchedHeld.remove(key)
+        if let slot = interests.slot(of: key) { marks[Int(slot)]?.held = false }
+    }
+
+    /// The held pages a change may have touched since the last call: noted on, or registered
+    /// past changes they were not noted. Notes the changes `view`'s index applied first.
+    mutating func takeTouchedHeld(_ view: IndexView) -> Set<PageKey> {
+        catchUp(view)
+        defer { touchedHeld.removeAll(keepingCapacity: true) }
+        return touchedHeld
+    }
+
     /// Notes every change `view`'s index applied since the last call on the pages it may touch.
     mutating func catchUp(_ view: IndexView) {
         let ordinals = view.changeOrdinals
         if nextOrdinal < ordinals.lowerBound {
-            // Applied and forgotten before anyone noted them.
+            // Applied and forgotten before anyone noted them: any held page may have changed.
             forgottenThrough = view.sequence
+            touchedHeld.formUnion(heldKeys.keys)
         } else {
             for ordinal in nextOrdinal..<ordinals.upperBound {
                 guard let (sequence, change) = view.change(ordinal: ordinal) else { continue }
@@ -112,6 +154,7 @@ struct PageMarks {
     private mutating func note(_ ordinal: Int64, at sequence: Int64, on slot: Int) {
         // In place (the optional chain modifies the array's element): no copy of the list.
         marks[slot]?.note(ordinal, at: sequence, keeping: maxNotes)
+        if marks[slot]?.held == true, let key = interests.member(at: Int32(slot)) { touchedHeld.insert(key) }
     }
 
     /// The changes applied after `validatedAt` that may touch the page `key`, whose cached entry

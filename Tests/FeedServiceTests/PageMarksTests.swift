@@ -44,6 +44,34 @@ struct PageMarksTests {
         #expect(liked.snapshotID == (try FeedService(store: service.store).feed(viewer: 1, parameters: parameters)).snapshotID)
     }
 
+    @Test("A held page is reported once a change is noted on it, and only then; a released page no more")
+    func heldPagesAreReportedWhenTouched() throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        service.holdPage(viewer: 1, parameters: parameters)
+        let page = try service.livePage(viewer: 1, parameters: parameters)
+        _ = service.heldPagesTouched()
+        let stranger = try service.write { store throws(FeedStoreError) in
+            try store.createUser(handle: "stranger", displayName: "Stranger")
+        }
+        let video = try service.write { store throws(FeedStoreError) in
+            try store.createVideo(authorID: stranger.id, title: "unseen", thumbnailURL: "https://x.example/u.jpg", durationSeconds: 5)
+        }
+        _ = service.heldPagesTouched()
+        for round in 0..<20 {
+            _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video.id, title: "unseen \(round)") }
+        }
+        #expect(service.heldPagesTouched().isEmpty, "writes no held page shows touch none")
+        let shown = try #require(page.sections.flatMap(\.items).first { $0.id.hasPrefix("video:") }.flatMap { Int64($0.id.dropFirst(6)) })
+        _ = try service.write { store throws(FeedStoreError) in try store.addToVideoCounts(id: shown, likes: 1) }
+        let touched = service.heldPagesTouched()
+        #expect(touched.count == 1 && touched.first?.viewer == 1 && touched.first?.parameters == parameters)
+        #expect(service.heldPagesTouched().isEmpty, "reported once")
+        service.releasePage(viewer: 1, parameters: parameters)
+        _ = try service.write { store throws(FeedStoreError) in try store.addToVideoCounts(id: shown, likes: 1) }
+        #expect(service.heldPagesTouched().isEmpty, "a released page is no longer reported")
+    }
+
     /// The carousel's last card loses a follower and stays last: the carousel is ranked again into
     /// the same users, so the page keeps its composition, but the rank a newcomer must beat is now
     /// lower. A user between the old and the new rank who gains a follower enters the carousel.
