@@ -1,5 +1,4 @@
 import EventHTTP
-import FeedIndex
 import FeedService
 import FeedWire
 import Foundation
@@ -14,7 +13,7 @@ import SystemCalls
 ///
 /// - **Fan-out in proportion to the change.** Each stream holds its page in the service's page
 ///   cache, where the page is registered by what it shows and each change is noted on the pages
-///   it may touch (``FeedService/PageMarks``). When the index applies changes
+///   it may touch (FeedService's `PageMarks`). When the index applies changes
 ///   (``FeedService/FeedService/onAdvance(_:)``), the thread asks which held pages were noted
 ///   (``FeedService/FeedService/heldPagesTouched()``) and checks only the streams showing those:
 ///   a write no live viewer sees costs a few lookups.

@@ -42,7 +42,7 @@ public struct PageInterests: Sendable, Equatable {
     /// everything but the two thresholds, which patches move: the region's last popular video
     /// (a like on it) and the carousel's last card (the carousel ranked again into the same
     /// users, its last one with another follower count).
-    public struct Stamp: Hashable, Sendable {
+    struct Stamp: Hashable, Sendable {
         let composition: UInt64
         let popularThreshold: PopularityKey?
         let suggestionFloor: FollowerRankKey?
@@ -125,22 +125,6 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
         members[Int(slot)] = nil
         freeSlots.append(slot)
         return slot
-    }
-
-    /// The members that `changes` may touch; every member when a change may touch anything (a
-    /// reload, the ads). A superset: members whose page does not change may be among them.
-    public func members(touchedBy changes: [IndexChange]) -> Set<Member> {
-        var touched: Set<Int32> = []
-        for change in changes {
-            if case .reset = change { return Set(slots.keys) }
-            if case .ads = change { return Set(slots.keys) }
-            forEachSlot(touchedBy: change) { touched.insert($0) }
-        }
-        var result = Set<Member>(minimumCapacity: touched.count)
-        for slot in touched {
-            if let member = members[Int(slot)] { result.insert(member) }
-        }
-        return result
     }
 
     /// The member registered in `slot`, if any.

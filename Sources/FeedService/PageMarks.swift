@@ -130,8 +130,9 @@ struct PageMarks {
     /// past changes they were not noted. Notes the changes `view`'s index applied first.
     mutating func takeTouchedHeld(_ view: IndexView) -> Set<PageKey> {
         catchUp(view)
-        defer { touchedHeld.removeAll(keepingCapacity: true) }
-        return touchedHeld
+        let touched = touchedHeld
+        touchedHeld = []
+        return touched
     }
 
     /// Notes every change `view`'s index applied since the last call on the pages it may touch.

@@ -102,3 +102,16 @@ struct InterestIndexTests {
         #expect(far.isEmpty)
     }
 }
+
+extension InterestIndex {
+    /// The members `changes` may touch (each slot ``forEachSlot(touchedBy:_:)`` names, once).
+    func members(touchedBy changes: [IndexChange]) -> Set<Member> {
+        var touched: Set<Member> = []
+        for change in changes {
+            forEachSlot(touchedBy: change) { slot in
+                if let member = member(at: slot) { touched.insert(member) }
+            }
+        }
+        return touched
+    }
+}
