@@ -5,7 +5,8 @@ import SystemCalls
 
 /// The service's background upkeep, on one thread of its own, so none of it runs on a request:
 /// - every `catchUpInterval`, apply change-log entries written by other processes (writes made
-///   through ``FeedService/write(_:)`` are applied at once) and trim snapshot memory to its budget;
+///   through ``FeedService/write(_:)`` are applied at once), note the changes on the cached pages
+///   they may touch, and trim snapshot memory to its budget;
 /// - every `persistInterval`, write the snapshots handed out since to the store, in one batch;
 /// - every `pruneInterval`, drop expired snapshots (memory and store) and trim the change log.
 ///
@@ -59,6 +60,7 @@ public final class FeedMaintenance: Sendable {
             if now >= nextCatchUp {
                 service.trimSnapshotMemory()
                 attempt("catching up with the change log") { () throws(FeedStoreError) in try service.catchUp() }
+                service.noteChanges()
                 nextCatchUp = now + intervals.catchUp
             }
             if now >= nextPersist {

@@ -438,6 +438,14 @@ public final class FeedService: Sendable {
         return try? SnapshotCoding.decode(bytes, base: base)
     }
 
+    /// Notes the changes the index applied since on the cached pages they may touch
+    /// (``PageMarks``). Requests note what they need themselves; the maintenance thread calls
+    /// this several times a second so that a request after a quiet spell, on an event loop,
+    /// does not find a long backlog to note.
+    public func noteChanges() {
+        pages.noteChanges()
+    }
+
     /// Frees snapshot memory past its budget (older snapshots first; they stay in the store).
     /// The maintenance thread calls it several times a second, so serving never sorts.
     public func trimSnapshotMemory() {
@@ -486,6 +494,9 @@ public final class FeedService: Sendable {
     /// How many index changes polls judged against their cached pages so far: those noted on
     /// the page (``PageMarks``), not every change applied since.
     package var changesJudged: UInt64 { pages.changesJudged }
+
+    /// Every change the index applied up to this sequence is noted on the cached pages.
+    package var changesNotedThrough: Int64 { pages.notedThrough }
 
     /// How many pages are cached, and how many are registered for notes (``PageMarks``): every
     /// cached page, no other.

@@ -89,6 +89,14 @@ final class PageCache: Sendable {
         }
     }
 
+    /// Every change the index applied up to this sequence is noted on the cached pages.
+    var notedThrough: Int64 { pages.withLock { $0.marks.notedThrough } }
+
+    /// Notes the changes the index applied since on the cached pages they may touch.
+    func noteChanges() {
+        index.read { view in pages.withLock { $0.marks.catchUp(view) } }
+    }
+
     /// The held pages a change may have touched since the last call (``PageMarks/takeTouchedHeld(_:)``).
     func heldPagesTouched() -> Set<PageKey> {
         index.read { view in pages.withLock { $0.marks.takeTouchedHeld(view) } }

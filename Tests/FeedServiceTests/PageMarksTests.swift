@@ -1,4 +1,5 @@
 import FeedIndex
+import Foundation
 import FeedStore
 import FeedWire
 import StoreOracle
@@ -70,6 +71,26 @@ struct PageMarksTests {
         service.releasePage(viewer: 1, parameters: parameters)
         _ = try service.write { store throws(FeedStoreError) in try store.addToVideoCounts(id: shown, likes: 1) }
         #expect(service.heldPagesTouched().isEmpty, "a released page is no longer reported")
+    }
+
+    @Test("The maintenance thread notes changes with no request asking, so a poll after a quiet spell finds no backlog")
+    func maintenanceNotesChanges() throws {
+        let service = try makeService()
+        _ = try service.feed(viewer: 1, parameters: FeedParameters(limit: 12))
+        var intervals = FeedMaintenance.Intervals()
+        intervals.catchUp = .milliseconds(20)
+        let maintenance = FeedMaintenance(service: service, intervals: intervals) { _ in }
+        defer { maintenance.stop() }
+        // Written as another process would: the maintenance thread applies them, and no request follows.
+        for round in 0..<5 {
+            _ = try service.store.updateUser(id: 2, displayName: "Quiet \(round)")
+        }
+        let target = service.store.changeVersion
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while service.changesNotedThrough < target, clock.now < deadline { usleep(10_000) }
+        #expect(service.index.sequence == target)
+        #expect(service.changesNotedThrough == target)
     }
 
     /// The carousel's last card loses a follower and stays last: the carousel is ranked again into
