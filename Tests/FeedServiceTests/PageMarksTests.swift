@@ -1,7 +1,7 @@
 import FeedIndex
-import Foundation
 import FeedStore
 import FeedWire
+import Foundation
 import StoreOracle
 import Testing
 
