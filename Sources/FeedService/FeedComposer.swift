@@ -57,18 +57,19 @@ package struct FeedComposer {
         }
 
         /// For each page section, for each item, the video it shows (nil for other items).
-        var videoRefs: [[VideoRef?]] {
-            page.map { section in
-                switch section {
-                case .grid(_, let videos, let ad):
-                    let refs: [VideoRef?] = videos.map { VideoRef(id: $0.video.value.id, author: $0.video.value.authorID) }
-                    return ad == nil ? refs : refs + [nil]
-                case .suggestions(let suggestions):
-                    return Array(repeating: nil, count: suggestions.count)
-                case .header, .empty, .ad:
-                    return [nil]
-                }
-            }
+        var videoRefs: SectionVideos {
+            SectionVideos(
+                page.lazy.map { section -> [VideoRef?] in
+                    switch section {
+                    case .grid(_, let videos, let ad):
+                        let refs: [VideoRef?] = videos.map { VideoRef(id: $0.video.value.id, author: $0.video.value.authorID) }
+                        return ad == nil ? refs : refs + [nil]
+                    case .suggestions(let suggestions):
+                        return Array(repeating: nil, count: suggestions.count)
+                    case .header, .empty, .ad:
+                        return [nil]
+                    }
+                })
         }
     }
 

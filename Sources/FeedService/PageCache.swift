@@ -206,6 +206,7 @@ final class PageCache: Sendable {
         // Most polls: no change since may touch the page (and its dependencies are not copied).
         if changes.isEmpty { return .current(view.sequence) }
         judged.add(UInt64(changes.count), ordering: .relaxed)
+        cached.fetchArrays()
         var dependencies = cached.dependencies
         var videoIDs: Set<Int64> = []
         var userIDs: Set<Int64> = []
@@ -265,7 +266,7 @@ final class PageCache: Sendable {
                 guard position >= 0, !videoIDs.contains(ref.id), !userIDs.contains(ref.author), let section = sectionOfGrid[position / chunk]
                 else { return nil }
                 let item = position % chunk
-                guard cached.videoRefs[section].indices.contains(item), cached.videoRefs[section][item] == ref else { return nil }
+                guard cached.videoRefs.video(section: section, item: item) == ref else { return nil }
                 return .kept(section: section, item: item)
             }
             var grids: [Int: [GridVideo]] = [:]
@@ -296,8 +297,8 @@ final class PageCache: Sendable {
         // less than hashing it into the sets.
         let few = videoIDs.count + userIDs.count <= 8
         let (fewVideos, fewUsers) = few ? (Array(videoIDs), Array(userIDs)) : ([], [])
-        for (sectionIndex, section) in cached.videoRefs.enumerated() {
-            for (itemIndex, ref) in section.enumerated() {
+        for sectionIndex in 0..<cached.videoRefs.sectionCount {
+            for (itemIndex, ref) in cached.videoRefs.items(of: sectionIndex).enumerated() {
                 guard let ref,
                     few
                         ? fewVideos.contains(ref.id) || fewUsers.contains(ref.author)
@@ -376,19 +377,19 @@ final class PageCache: Sendable {
                 switch video {
                 case .kept(let keptSection, let item):
                     items.append(page.sections[keptSection].items[item])
-                    refs.append(cached.videoRefs[keptSection][item])
+                    refs.append(cached.videoRefs.video(section: keptSection, item: item))
                 case .records(let record, _):
                     items.append(rendered.removeFirst())
                     refs.append(VideoRef(id: record.value.id, author: record.value.authorID))
                 }
             }
-            if cached.videoRefs[index].last == .some(nil), let ad = section.items.last {
+            if cached.videoRefs.items(of: index).last == .some(nil), let ad = section.items.last {
                 items.append(ad)
                 refs.append(nil)
             }
             sections[index] = section.replacingItems(items)
             shapes[index] = SnapshotStructure.Section(sections[index])
-            videoRefs[index] = refs
+            videoRefs.replace(section: index, with: refs)
             changed.append(index)
         }
         if let viewer = shift.header, let index = sections.firstIndex(where: { $0.kind == .header }), !sections[index].items.isEmpty {
@@ -507,7 +508,7 @@ final class CachedPage: Sendable {
     private let validated: Atomic<Int64>
     let dependencies: FeedDependencies
     /// For each section of the page, for each item, the video it shows (nil for other items).
-    let videoRefs: [[VideoRef?]]
+    let videoRefs: SectionVideos
     /// Which composition this is (patches keep it): what a page shows changes only with a new
     /// composition, or with its last popular video's rank.
     let composition: UInt64
@@ -520,7 +521,7 @@ final class CachedPage: Sendable {
     let feedCount: Int
 
     init(
-        page: RenderedFeed, validatedAt: Int64, dependencies: FeedDependencies, videoRefs: [[VideoRef?]], composition: UInt64,
+        page: RenderedFeed, validatedAt: Int64, dependencies: FeedDependencies, videoRefs: SectionVideos, composition: UInt64,
         idHashes: SnapshotStructure.IDHashes, regionOrder: [VideoRef], gridIndices: [Int?], feedCount: Int
     ) {
         self.page = page
@@ -540,6 +541,25 @@ final class CachedPage: Sendable {
     /// Records that the page is current at `sequence` too (no change since touched it).
     func raiseValidatedAt(to sequence: Int64) {
         validated.max(sequence, ordering: .acquiringAndReleasing)
+    }
+
+    /// Reads a word of each of the page's arrays at once, before a patch copies the page.
+    ///
+    /// A change touches pages nobody asked for since their last change (a like on a popular
+    /// video: thousands of them, one after another), so their arrays are out of the processor's
+    /// caches. A copy counts up each array's references with an atomic instruction, and those do
+    /// not overlap: each waited for its own miss, about thirty in a row per page. Plain reads,
+    /// all issued together, fetch the lines side by side first.
+    func fetchArrays() {
+        var words = dependencies.feedVideos.count &+ dependencies.regionVideos.count &+ dependencies.regionPopular.count
+        words &+= dependencies.shownUsers.count &+ dependencies.suggestionOrder.count &+ dependencies.followees.count
+        words &+= regionOrder.count &+ gridIndices.count &+ videoRefs.sectionCount
+        let sections = page.structure.sections.count
+        for index in 0..<min(sections, page.sections.count) {
+            words &+= page.sections[index].items.count &+ page.structure.sections[index].items.count
+        }
+        // Never true (counts are not negative): it keeps the reads from being optimised away.
+        if words == Int.min { preconditionFailure("negative counts") }
     }
 
     /// What ``PageInterests`` of this page depend on.
@@ -563,6 +583,19 @@ final class CachedPage: Sendable {
 struct PageKey: Hashable {
     let viewer: Int64
     let parameters: FeedParameters
+
+    /// Two words instead of seven fields: a key is hashed several times per poll and per live
+    /// event (the cache, the notes, the held pages). Equal keys still compare field by field.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(viewer)
+        var word = UInt64(truncatingIfNeeded: parameters.limit)
+        word = word &* 31 &+ UInt64(truncatingIfNeeded: parameters.offset)
+        word = word &* 4_099 &+ UInt64(truncatingIfNeeded: parameters.width ?? -1)
+        word = word &* 4_099 &+ UInt64(truncatingIfNeeded: parameters.viewport ?? -1)
+        word = word &* 1_021 &+ UInt64(truncatingIfNeeded: parameters.kinds.rawValue)
+        word = word &* 3 &+ (parameters.stackAds ? 1 : 0)
+        hasher.combine(word)
+    }
 }
 
 extension FeedSection {

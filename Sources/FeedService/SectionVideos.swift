@@ -1,0 +1,51 @@
+import FeedIndex
+
+/// For each section of a cached page, for each of its items, the video it shows (nil for the
+/// other items): all in one array, with where each section ends.
+///
+/// A poll or live event that a write may touch looks through every video of its page. As an
+/// array per section that read a dozen small arrays, each a cache miss in a page nobody had
+/// asked for since (a like on a popular video touches thousands of pages one after another);
+/// one array is read in a few consecutive lines.
+struct SectionVideos: Sendable, Equatable {
+    private var refs: [VideoRef?]
+    /// Section i's items are `refs[ends[i - 1] ..< ends[i]]` (from 0 for the first).
+    private var ends: [Int]
+
+    init(_ sections: some Sequence<[VideoRef?]>) {
+        refs = []
+        ends = []
+        for section in sections {
+            refs.append(contentsOf: section)
+            ends.append(refs.count)
+        }
+    }
+
+    /// How many sections the page has.
+    var sectionCount: Int { ends.count }
+
+    /// The videos of section `section`'s items, in order (indexed from its start index).
+    func items(of section: Int) -> ArraySlice<VideoRef?> {
+        refs[(section == 0 ? 0 : ends[section - 1])..<ends[section]]
+    }
+
+    /// The video item `item` of section `section` shows; nil for another kind of item or a
+    /// position the section does not have.
+    func video(section: Int, item: Int) -> VideoRef? {
+        guard ends.indices.contains(section) else { return nil }
+        let items = self.items(of: section)
+        guard item >= 0, item < items.count else { return nil }
+        return items[items.startIndex + item]
+    }
+
+    /// Section `section` showing `items` instead.
+    mutating func replace(section: Int, with items: [VideoRef?]) {
+        let start = section == 0 ? 0 : ends[section - 1]
+        let old = ends[section] - start
+        refs.replaceSubrange(start..<ends[section], with: items)
+        let moved = items.count - old
+        if moved != 0 {
+            for later in section..<ends.count { ends[later] += moved }
+        }
+    }
+}

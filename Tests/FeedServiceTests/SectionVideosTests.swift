@@ -1,0 +1,42 @@
+import FeedIndex
+import Testing
+
+@testable import FeedService
+
+/// A cached page's videos by section and item, kept in one array (``SectionVideos``): what a
+/// patch or a shift looks up must be what the sections show.
+@Suite("A page's videos by section and item")
+struct SectionVideosTests {
+    let a = VideoRef(id: 1, author: 10)
+    let b = VideoRef(id: 2, author: 20)
+    let c = VideoRef(id: 3, author: 30)
+
+    @Test("Each section's items are its own, and positions it lacks have no video")
+    func sectionsKeepTheirItems() {
+        let videos = SectionVideos([[a, b], [nil], [], [c, nil]])
+        #expect(videos.sectionCount == 4)
+        #expect(Array(videos.items(of: 0)) == [a, b])
+        #expect(Array(videos.items(of: 1)) == [nil])
+        #expect(videos.items(of: 2).isEmpty)
+        #expect(Array(videos.items(of: 3)) == [c, nil])
+        #expect(videos.video(section: 0, item: 1) == b)
+        #expect(videos.video(section: 3, item: 0) == c)
+        #expect(videos.video(section: 3, item: 1) == nil)
+        #expect(videos.video(section: 0, item: 2) == nil)
+        #expect(videos.video(section: 0, item: -1) == nil)
+        #expect(videos.video(section: 4, item: 0) == nil)
+    }
+
+    @Test("A section shown with more or fewer items moves the sections after it, not those before")
+    func replacingASectionMovesTheRest() {
+        var videos = SectionVideos([[a], [b], [c]])
+        videos.replace(section: 1, with: [c, a, nil])
+        #expect(videos == SectionVideos([[a], [c, a, nil], [c]]))
+        #expect(videos.video(section: 2, item: 0) == c)
+        videos.replace(section: 0, with: [])
+        #expect(videos == SectionVideos([[], [c, a, nil], [c]]))
+        videos.replace(section: 2, with: [b, b])
+        #expect(videos == SectionVideos([[], [c, a, nil], [b, b]]))
+        #expect(videos.video(section: 1, item: 2) == nil)
+    }
+}
