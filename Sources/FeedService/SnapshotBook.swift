@@ -1,3 +1,5 @@
+import FeedStore
+
 /// The snapshots handed out, in memory: what a delta is computed against. A pure state machine
 /// (time is passed in), guarded by the service's lock and tested without a store.
 ///
@@ -38,11 +40,19 @@ package struct SnapshotBook {
             self.viewer = viewer
             self.id = id
         }
+
+        /// The viewer and the id's first 8 bytes (``SnapshotTag``: random hex digits),
+        /// not the whole id: every snapshot handed out is queued under its key. Equal keys still
+        /// compare the whole id.
+        package func hash(into hasher: inout Hasher) {
+            hasher.combine(viewer)
+            hasher.combine(SnapshotTag.of(id))
+        }
     }
 
     package struct Entry {
         package internal(set) var id: String
-        /// The id's first bytes (``tag(of:)``), kept beside the entry: a viewer's entries are
+        /// The id's first bytes (``SnapshotTag``), kept beside the entry: a viewer's entries are
         /// searched by id on every poll, and comparing the ids themselves read each one's
         /// storage, one cache miss per entry.
         let tag: UInt64
@@ -55,7 +65,7 @@ package struct SnapshotBook {
         /// A snapshot taken into memory, served last at `servedAt` (the time the store has too).
         init(id: String, structure: SnapshotStructure, servedAt: Int64, bytes: Int) {
             self.id = id
-            self.tag = SnapshotBook.tag(of: id)
+            self.tag = SnapshotTag.of(id)
             self.structure = structure
             self.servedAt = servedAt
             self.storedServedAt = servedAt
@@ -98,15 +108,6 @@ package struct SnapshotBook {
 
     package init(retention: Retention) {
         self.retention = retention
-    }
-
-    /// Up to the first 8 bytes of `id`, for comparing ids without reading their storage (a
-    /// snapshot id's first 8 hex digits: two of a viewer's snapshots share them about once in
-    /// four billion, and only then are the ids themselves compared).
-    static func tag(of id: String) -> UInt64 {
-        var tag: UInt64 = 0
-        for byte in id.utf8.prefix(8) { tag = tag << 8 | UInt64(byte) }
-        return tag
     }
 
     /// `structure` (whose id is `id`) was just handed to its viewer at `now`.
@@ -387,7 +388,7 @@ extension Array where Element == SnapshotBook.Entry {
     /// Where the entry of snapshot `id` is, searched from the newest (clients ask with the
     /// snapshot they were given last); a viewer holds each id once.
     func lastIndex(ofID id: String) -> Int? {
-        let tag = SnapshotBook.tag(of: id)
+        let tag = SnapshotTag.of(id)
         return lastIndex { $0.tag == tag && $0.id == id }
     }
 }

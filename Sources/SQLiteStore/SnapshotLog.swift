@@ -57,12 +57,26 @@ package final class SnapshotLog: @unchecked Sendable {
 extension SnapshotLog {
     /// One entry of the directory: where the bytes of a snapshot or base are.
     package struct Entry: Equatable, Sendable {
-        package var id: String
+        package let id: String
+        /// The id's first bytes (``FeedStore/SnapshotTag``): a viewer's list is searched by id
+        /// for every snapshot a batch stores or removes, and the tags spare reading each id.
+        let tag: UInt64
         package var createdAt: Int64
         /// Breaks ties of `createdAt`: the later written is the newer.
         package var order: UInt64
         /// The row that holds it.
         package var seq: Int64
+
+        package init(id: String, createdAt: Int64, order: UInt64, seq: Int64) {
+            self.id = id
+            self.tag = SnapshotTag.of(id)
+            self.createdAt = createdAt
+            self.order = order
+            self.seq = seq
+        }
+
+        /// Whether this is the entry of `id`, whose tag is `tag`.
+        func has(_ id: String, tag: UInt64) -> Bool { self.tag == tag && self.id == id }
     }
 
     /// What the directory knows of a row.
@@ -91,7 +105,8 @@ extension SnapshotLog {
 
         /// The current entry of `viewer`'s `id`, or nil.
         package func entry(_ kind: Kind, viewer: Int64, id: String) -> Entry? {
-            list(kind)[viewer]?.last { $0.id == id }
+            let tag = SnapshotTag.of(id)
+            return list(kind)[viewer]?.last { $0.has(id, tag: tag) }
         }
 
         /// `viewer`'s entries of `kind`, oldest first.
@@ -126,7 +141,10 @@ extension SnapshotLog {
             nextSeq = max(nextSeq, seq + 1)
             for tombstone in directory.tombstones {
                 let removed = withList(tombstone.kind, tombstone.viewer) { list -> Bool in
-                    guard let index = list.lastIndex(where: { $0.id == tombstone.id }), list[index].seq == tombstone.target else { return false }
+                    let tag = SnapshotTag.of(tombstone.id)
+                    guard let index = list.lastIndex(where: { $0.has(tombstone.id, tag: tag) }), list[index].seq == tombstone.target else {
+                        return false
+                    }
                     list.remove(at: index)
                     return true
                 }
@@ -152,7 +170,7 @@ extension SnapshotLog {
         /// Puts `entry` in `viewer`'s list in order, taking out the entry of its id; returns that.
         private mutating func place(_ entry: Entry, _ kind: Kind, viewer: Int64) -> Entry? {
             withList(kind, viewer) { list in
-                let old = list.lastIndex { $0.id == entry.id }.map { list.remove(at: $0) }
+                let old = list.lastIndex { $0.has(entry.id, tag: entry.tag) }.map { list.remove(at: $0) }
                 Self.insertSorted(entry, into: &list)
                 return old
             }
@@ -222,7 +240,11 @@ extension SnapshotLog {
         /// `sparing`, which stays and is not counted); returns how many went.
         @discardableResult
         mutating func keepNewest(_ keep: Int, _ kind: Kind, viewer: Int64, sparing: String? = nil, in batch: inout Batch) -> Int {
-            let candidates = entries(kind, viewer: viewer).filter { $0.id != sparing }
+            var candidates = entries(kind, viewer: viewer)
+            if let sparing {
+                let tag = SnapshotTag.of(sparing)
+                candidates.removeAll { $0.has(sparing, tag: tag) }
+            }
             guard candidates.count > keep else { return 0 }
             let doomed = Set(candidates.prefix(candidates.count - max(0, keep)).map(\.order))
             return remove(kind, viewer: viewer, in: &batch) { doomed.contains($0.order) }
@@ -327,7 +349,8 @@ extension SnapshotLog {
                 makeRoom(in: &batch)
                 let target = batch.seq
                 withList(stored.kind, stored.viewer) { list in
-                    if let index = list.lastIndex(where: { $0.id == stored.id }) { list[index].seq = target }
+                    let tag = SnapshotTag.of(stored.id)
+                    if let index = list.lastIndex(where: { $0.has(stored.id, tag: tag) }) { list[index].seq = target }
                 }
                 rows[seq]?.live -= 1
                 rows[target]?.live += 1
