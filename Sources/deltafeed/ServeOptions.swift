@@ -193,7 +193,7 @@ struct CacheOptions: ParsableArguments {
     @Option(help: "MiB of rendered items kept in memory", .env("DELTAFEED_ITEM_CACHE_MIB", default: 64))
     var itemCacheMib: Setting<Int>
 
-    @Option(help: "MiB of computed deltas kept in memory", .env("DELTAFEED_DELTA_CACHE_MIB", default: 4))
+    @Option(help: "MiB of computed deltas kept in memory for clients that ask the same delta again", .env("DELTAFEED_DELTA_CACHE_MIB", default: 0))
     var deltaCacheMib: Setting<Int>
 
     @Option(help: "MiB of snapshots kept in memory; older ones are read back from the store", .env("DELTAFEED_SNAPSHOT_CACHE_MIB", default: 128))
@@ -202,14 +202,15 @@ struct CacheOptions: ParsableArguments {
     func options() throws -> FeedService.Options {
         FeedService.Options(
             pageCacheBytes: try bytes(\.pageCacheMib), itemCacheBytes: try bytes(\.itemCacheMib),
-            deltaCacheBytes: try bytes(\.deltaCacheMib), snapshotBytes: try bytes(\.snapshotCacheMib))
+            deltaCacheBytes: try bytes(\.deltaCacheMib, least: 0), snapshotBytes: try bytes(\.snapshotCacheMib))
     }
 
-    /// A budget of 1…1048576 MiB, in bytes. Its error names the variable even when the flag gave the
-    /// value, which knows none: the name comes from the options as declared, parsed from nothing.
-    private func bytes(_ budget: KeyPath<CacheOptions, Setting<Int>>) throws -> Int {
+    /// A budget of `least`…1048576 MiB, in bytes. Its error names the variable even when the flag
+    /// gave the value, which knows none: the name comes from the options as declared, parsed from
+    /// nothing.
+    private func bytes(_ budget: KeyPath<CacheOptions, Setting<Int>>, least: Int = 1) throws -> Int {
         let mib = try self[keyPath: budget].value
-        try check("\(try CacheOptions.parse([])[keyPath: budget].env):", mib, in: 1...1 << 20, unit: " MiB")
+        try check("\(try CacheOptions.parse([])[keyPath: budget].env):", mib, in: least...1 << 20, unit: " MiB")
         return mib << 20
     }
 }

@@ -77,7 +77,7 @@ struct OptionTests {
             #expect(http.host == "127.0.0.1" && http.port == 0 && http.maxBodySize == 1 << 20 && http.maxConnections == 10_000)
             #expect(http.compression.level == 6 && http.compression.answerLevel == 1, "pages at 6, deltas at 1")
             let caches = try serve.caches.options()
-            #expect(caches.pageCacheBytes == 9 << 20 && caches.deltaCacheBytes == 4 << 20)
+            #expect(caches.pageCacheBytes == 9 << 20 && caches.deltaCacheBytes == 0)
             #expect((try serve.storePolicy.options().durability) == .full)
             #expect((try serve.storage.postgresURL()) == nil)
             #expect((try serve.adminToken.valueIfSet) == nil)
@@ -141,7 +141,7 @@ struct OptionTests {
             "or the admin token (env DELTAFEED_VIEWER_SECRET, which keeps it out of the process list; default: none, feeds readable by anyone).",
             "Hours a snapshot stays usable for deltas; older ones answer 410 (env DELTAFEED_SNAPSHOT_MAX_AGE_HOURS; default 24).",
             "faster on slow disks) (env DELTAFEED_DURABILITY; default full).",
-            "MiB of computed deltas kept in memory (env DELTAFEED_DELTA_CACHE_MIB; default 4).",
+            "MiB of computed deltas kept in memory for clients that ask the same delta again (env DELTAFEED_DELTA_CACHE_MIB; default 0).",
             "notice, warning, error, critical (env DELTAFEED_LOG_LEVEL; default info).",
         ] {
             #expect(serve.contains(line), "\(line)")
