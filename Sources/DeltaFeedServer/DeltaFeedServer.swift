@@ -112,7 +112,7 @@ public final class DeltaFeedServer: Sendable {
             throw error
         }
         let logger = configuration.http.logger
-        let maintenance = FeedMaintenance(service: configuration.service) { message in
+        let maintenance = FeedMaintenance(service: configuration.service, isBusy: { [live] in live.isSending }) { message in
             logger.warning("\(message)")
         }
         return DeltaFeedServer(

@@ -73,6 +73,12 @@ package final class LiveStreams: @unchecked Sendable {
     private var unstored = false
     private let clock = ContinuousClock()
     private let condition = NSCondition()
+    /// Whether the thread is sending a change to its streams, and the stream of the last event
+    /// it handed to the loops, until that event reaches the socket (``isSending``).
+    private let sending = Atomic(false)
+    private let lastHanded = Mutex<ResponseStream?>(nil)
+    /// The thread's: the stream of the last event handed over in this round.
+    private var lastOutput: ResponseStream?
 
     // Guarded by `condition`.
     private var opened: [Stream] = []
@@ -275,13 +281,33 @@ package final class LiveStreams: @unchecked Sendable {
                 forget(stream)
             }
             if changed { markTouchedStreams() }
+            if !dirty.isEmpty { sending.store(true, ordering: .relaxed) }
             wakeAt = sendOwedEvents()
             sendHeartbeats()
             flush()
+            if let lastOutput {
+                lastHanded.withLock { $0 = lastOutput }
+                self.lastOutput = nil
+            }
+            sending.store(false, ordering: .relaxed)
 
             condition.lock()
             for viewer in gone { releaseLocked(viewer) }
         }
+    }
+
+    /// Whether the thread is sending a change to its streams now, or the loops are still writing
+    /// what it handed them (they write in order, so until the last event reaches its socket): the
+    /// maintenance thread, which runs ahead of this one (at nice 10) and alongside the loops,
+    /// lets its snapshot upkeep wait meanwhile.
+    var isSending: Bool {
+        if sending.load(ordering: .relaxed) { return true }
+        guard let output = lastHanded.withLock({ $0 }) else { return false }
+        if output.isClosed || output.isWritable {
+            lastHanded.withLock { if $0 === output { $0 = nil } }
+            return false
+        }
+        return true
     }
 
     private func forget(_ stream: Stream) {
@@ -400,6 +426,7 @@ package final class LiveStreams: @unchecked Sendable {
         stream.lastEventAt = now
         stream.lastWriteAt = now
         batch.send(LiveStreams.event(event, id: id, data: data), on: stream.output)
+        lastOutput = stream.output
         unstored = true
         if batch.count >= LiveStreams.batchSize { flush() }
     }

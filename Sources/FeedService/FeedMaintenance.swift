@@ -10,14 +10,22 @@ import SystemCalls
 /// - every `persistInterval`, write the snapshots handed out since to the store, in one batch;
 /// - every `pruneInterval`, drop expired snapshots (memory and store) and trim the change log.
 ///
+/// Storing and freeing snapshots wait while `isBusy` says latency-bound work is under way (the
+/// server's live thread sending a change to its streams), for at most `deferral`: that work runs
+/// at a lower priority than this thread, and a store pass of the last change's snapshots made a
+/// like's deliveries wait for it (BENCHMARKS, session 23).
+///
 /// ``stop()`` persists what is left, so a clean shutdown loses no snapshot; after a crash at most
-/// the last `persistInterval` of snapshots is lost (those ids answer 410).
+/// the last `persist + deferral` of snapshots is lost (those ids answer 410).
 public final class FeedMaintenance: Sendable {
     /// How often each task runs.
     public struct Intervals: Sendable {
         public var catchUp: Duration = .milliseconds(250)
         public var persist: Duration = .seconds(1)
         public var prune: Duration = .seconds(60)
+        /// How long the snapshot store pass and the memory trim may wait, past their time, while
+        /// the work `isBusy` reports runs.
+        public var deferral: Duration = .milliseconds(300)
 
         public init() {}
     }
@@ -25,13 +33,19 @@ public final class FeedMaintenance: Sendable {
     private let service: FeedService
     private let intervals: Intervals
     private let report: @Sendable (String) -> Void
+    private let isBusy: @Sendable () -> Bool
     private let stopping = Mutex(false)
     private let finished = Mutex(false)
 
-    /// Starts the upkeep thread. `report` receives one line per failure (log it).
-    public init(service: FeedService, intervals: Intervals = Intervals(), report: @escaping @Sendable (String) -> Void) {
+    /// Starts the upkeep thread. `isBusy` says whether latency-bound work is under way (called
+    /// from this thread, often: it must be cheap); `report` receives one line per failure (log it).
+    public init(
+        service: FeedService, intervals: Intervals = Intervals(), isBusy: @escaping @Sendable () -> Bool = { false },
+        report: @escaping @Sendable (String) -> Void
+    ) {
         self.service = service
         self.intervals = intervals
+        self.isBusy = isBusy
         self.report = report
         let thread = Thread { [self] in
             nameCurrentThread("df-maintenance")
@@ -55,15 +69,29 @@ public final class FeedMaintenance: Sendable {
         var nextCatchUp = clock.now
         var nextPersist = clock.now + intervals.persist
         var nextPrune = clock.now + intervals.prune
+        var nextTrim = clock.now
         while !stopping.withLock({ $0 }) {
             let now = clock.now
-            if now >= nextCatchUp {
+            // Work that may wait: due, and either nothing is busy or it has waited long enough.
+            var deferred = false
+            func mayRun(_ due: ContinuousClock.Instant) -> Bool {
+                guard now >= due else { return false }
+                if now < due + intervals.deferral && isBusy() {
+                    deferred = true
+                    return false
+                }
+                return true
+            }
+            if mayRun(nextTrim) {
                 service.trimSnapshotMemory()
+                nextTrim = now + intervals.catchUp
+            }
+            if now >= nextCatchUp {
                 attempt("catching up with the change log") { () throws(FeedStoreError) in try service.catchUp() }
                 service.noteChanges()
                 nextCatchUp = now + intervals.catchUp
             }
-            if now >= nextPersist {
+            if mayRun(nextPersist) {
                 attempt("persisting snapshots") { () throws(FeedStoreError) in try service.persistSnapshots() }
                 nextPersist = now + intervals.persist
             }
@@ -71,7 +99,8 @@ public final class FeedMaintenance: Sendable {
                 attempt("pruning expired snapshots") { () throws(FeedStoreError) in try service.pruneExpired() }
                 nextPrune = now + intervals.prune
             }
-            usleep(20_000)
+            // Deferred work looks again soon: the busy spell may end any moment.
+            usleep(deferred ? 5_000 : 20_000)
         }
         attempt("persisting snapshots at shutdown") { () throws(FeedStoreError) in try service.persistSnapshots() }
         finished.withLock { $0 = true }

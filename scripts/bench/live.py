@@ -470,6 +470,7 @@ def fanout(options, results):
             "last_p50": percentile(sorted(last), 50), "last_max": max(last) if last else float("nan"),
             "cpu": cpu1 - cpu0, "paused": paused, "bytes": bytes_total,
             "wire_bytes": end["wire_bytes"] - base["wire_bytes"], "write_ms": [(like["acked"] - like["sent"]) / 1e6 for like in likes],
+            "last_ms": [delay / 1e6 for delay in last],
             "metrics": metrics, "rss_open_kib": rss_open, "rss_end_kib": rss_end, "rss_peak_kib": rss_peak,
         })
     finally:
