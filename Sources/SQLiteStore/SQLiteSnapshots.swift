@@ -72,8 +72,7 @@ extension SQLiteFeedStore {
                 state.put(.snapshot, viewer: snapshot.viewerID, id: snapshot.id, createdAt: snapshot.createdAt, bytes: Array(snapshot.structure), in: &batch)
             }
             for deletion in deletions {
-                let tag = SnapshotTag.of(deletion.id)
-                state.remove(.snapshot, viewer: deletion.viewer, in: &batch) { $0.has(deletion.id, tag: tag) }
+                state.remove(.snapshot, viewer: deletion.viewer, in: &batch, where: SnapshotLog.Entry.of(deletion.id))
             }
             for viewer in prune {
                 state.keepNewest(max(1, keepPerViewer), .snapshot, viewer: viewer, in: &batch)

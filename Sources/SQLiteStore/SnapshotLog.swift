@@ -75,8 +75,11 @@ extension SnapshotLog {
             self.seq = seq
         }
 
-        /// Whether this is the entry of `id`, whose tag is `tag`.
-        func has(_ id: String, tag: UInt64) -> Bool { self.tag == tag && self.id == id }
+        /// A test for the entry of `id`: the tags first, the ids only when those match.
+        static func of(_ id: String) -> (Entry) -> Bool {
+            let tag = SnapshotTag.of(id)
+            return { $0.tag == tag && $0.id == id }
+        }
     }
 
     /// What the directory knows of a row.
@@ -105,8 +108,7 @@ extension SnapshotLog {
 
         /// The current entry of `viewer`'s `id`, or nil.
         package func entry(_ kind: Kind, viewer: Int64, id: String) -> Entry? {
-            let tag = SnapshotTag.of(id)
-            return list(kind)[viewer]?.last { $0.has(id, tag: tag) }
+            list(kind)[viewer]?.last(where: Entry.of(id))
         }
 
         /// `viewer`'s entries of `kind`, oldest first.
@@ -141,10 +143,7 @@ extension SnapshotLog {
             nextSeq = max(nextSeq, seq + 1)
             for tombstone in directory.tombstones {
                 let removed = withList(tombstone.kind, tombstone.viewer) { list -> Bool in
-                    let tag = SnapshotTag.of(tombstone.id)
-                    guard let index = list.lastIndex(where: { $0.has(tombstone.id, tag: tag) }), list[index].seq == tombstone.target else {
-                        return false
-                    }
+                    guard let index = list.lastIndex(where: Entry.of(tombstone.id)), list[index].seq == tombstone.target else { return false }
                     list.remove(at: index)
                     return true
                 }
@@ -170,7 +169,7 @@ extension SnapshotLog {
         /// Puts `entry` in `viewer`'s list in order, taking out the entry of its id; returns that.
         private mutating func place(_ entry: Entry, _ kind: Kind, viewer: Int64) -> Entry? {
             withList(kind, viewer) { list in
-                let old = list.lastIndex { $0.has(entry.id, tag: entry.tag) }.map { list.remove(at: $0) }
+                let old = list.lastIndex(where: Entry.of(entry.id)).map { list.remove(at: $0) }
                 Self.insertSorted(entry, into: &list)
                 return old
             }
@@ -241,10 +240,7 @@ extension SnapshotLog {
         @discardableResult
         mutating func keepNewest(_ keep: Int, _ kind: Kind, viewer: Int64, sparing: String? = nil, in batch: inout Batch) -> Int {
             var candidates = entries(kind, viewer: viewer)
-            if let sparing {
-                let tag = SnapshotTag.of(sparing)
-                candidates.removeAll { $0.has(sparing, tag: tag) }
-            }
+            if let sparing { candidates.removeAll(where: Entry.of(sparing)) }
             guard candidates.count > keep else { return 0 }
             let doomed = Set(candidates.prefix(candidates.count - max(0, keep)).map(\.order))
             return remove(kind, viewer: viewer, in: &batch) { doomed.contains($0.order) }
@@ -349,8 +345,7 @@ extension SnapshotLog {
                 makeRoom(in: &batch)
                 let target = batch.seq
                 withList(stored.kind, stored.viewer) { list in
-                    let tag = SnapshotTag.of(stored.id)
-                    if let index = list.lastIndex(where: { $0.has(stored.id, tag: tag) }) { list[index].seq = target }
+                    if let index = list.lastIndex(where: Entry.of(stored.id)) { list[index].seq = target }
                 }
                 rows[seq]?.live -= 1
                 rows[target]?.live += 1
