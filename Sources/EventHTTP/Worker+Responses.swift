@@ -58,6 +58,42 @@ extension Worker {
         logger.info(
             "\(escapedForLog(exchange.methodName)) \(escapedForLog(exchange.path)) \(response.status) \(response.body.count)B \(elapsed / 1000)µs",
             metadata: ["request_id": .string(exchange.requestID)])
+        if let connection = exchange.connection, connection.isOpen, !exchange.close, !draining, keepsConnection(exchange.request) {
+            writeNow(connection)
+        }
+    }
+
+    /// Whether evhttp keeps the connection of `request` open after its answer: HTTP/1.1 with
+    /// `Connection: close` neither asked nor answered (evhttp's own test, in `evhttp_send_done`).
+    private func keepsConnection(_ request: OpaquePointer) -> Bool {
+        guard cle_request_version(request) >= 0x0101 else { return false }
+        for headers in [evhttp_request_get_input_headers(request), evhttp_request_get_output_headers(request)] {
+            if let value = evhttp_find_header(headers, "Connection"), evutil_ascii_strcasecmp(value, "close") == 0 { return false }
+        }
+        return true
+    }
+
+    /// Writes the answer evhttp has just queued on `connection` to its socket now, instead of on
+    /// the loop's next turn.
+    ///
+    /// evhttp queues an answer in the connection's buffer and writes it when the loop next polls
+    /// the socket as writable: after every other request made ready by the same poll has been
+    /// handled. Under load a poll readies hundreds of requests, so every answer waited for the
+    /// whole batch. What the socket takes now leaves now; when it took everything, evhttp is told
+    /// the answer is written (its write callback, as libevent would run it), so the connection
+    /// reads its next request and the write event it asked for is withdrawn before the loop polls.
+    /// A connection that closes after its answer is left to evhttp, which frees it in that
+    /// callback: freed here, it would be gone under the evhttp frames that called the handler.
+    func writeNow(_ connection: Connection) {
+        let output = bufferevent_get_output(connection.bev)
+        guard evbuffer_get_length(output) > 0 else { return }
+        // A bufferevent freezes its output's front so that only its own write drains it.
+        evbuffer_unfreeze(output, 1)
+        let written = evbuffer_write(output, bufferevent_getfd(connection.bev))
+        evbuffer_freeze(output, 1)
+        if written > 0, evbuffer_get_length(output) == 0 {
+            bufferevent_trigger(connection.bev, Int16(EV_WRITE), 0)
+        }
     }
 
     func respond(_ handler: @escaping HTTPHandler, _ request: HTTPRequest) -> HTTPResponse {

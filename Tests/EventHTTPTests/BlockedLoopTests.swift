@@ -99,3 +99,48 @@ struct BlockedLoopTests {
         }
     }
 }
+
+/// An answer leaves when it is made, not when the loop has handled every other request the same
+/// poll readied.
+@Suite("Answers written at once")
+struct AnswersWrittenAtOnceTests {
+    /// Before: evhttp queued each answer and wrote it on the loop's next turn, so a quick answer
+    /// handled first waited for a slow handler run after it in the same turn (here 0.7 s).
+    @Test("A quick answer does not wait for a slow handler in the same turn of the loop") func aQuickAnswerDoesNotWaitForASlowHandler() throws {
+        let entered = Atomic<Bool>(false)
+        try withTestServer(
+            threads: 1,
+            routes: { router in
+                router.get("/block") { _ in
+                    entered.store(true, ordering: .releasing)
+                    usleep(300_000)
+                    return .text("unblocked")
+                }
+                router.get("/slow") { _ in
+                    usleep(700_000)
+                    return .text("slow")
+                }
+            }
+        ) { server in
+            let blocker = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 10)
+            let quick = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 10)
+            let slow = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 10)
+            #expect(blocker.send("GET /block HTTP/1.1\r\nHost: x\r\n\r\n"))
+            while !entered.load(ordering: .acquiring) { usleep(1000) }
+            // Both arrive while the loop is blocked, the quick one first: the next poll readies
+            // them in that order, and the loop handles them one after the other.
+            #expect(quick.send("GET /hello/quick HTTP/1.1\r\nHost: x\r\n\r\n"))
+            usleep(50_000)
+            #expect(slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"))
+            #expect(try blocker.readResponse().bodyText == "unblocked")
+            #expect(try quick.readResponse().bodyText == "hello quick q=-")
+            let quickAnswered = ContinuousClock.now
+            #expect(try slow.readResponse().bodyText == "slow")
+            let gap = ContinuousClock.now - quickAnswered
+            #expect(gap > .milliseconds(350), "the quick answer arrived \(gap) before the slow one: it waited for the slow handler")
+            // The connections go on: their next requests are read and answered.
+            #expect(try quick.request("GET", "/hello/again").bodyText == "hello again q=-")
+            #expect(try slow.request("GET", "/hello/later").bodyText == "hello later q=-")
+        }
+    }
+}
