@@ -85,22 +85,34 @@ struct AcceptEncoding: Sendable {
         case gzip
     }
 
-    /// q-values by lowercased coding name.
-    private var weights: [String: Double] = [:]
+    /// The q-values of the names that can accept gzip, each from its first mention.
+    private var gzip: Double?
+    private var xGzip: Double?
+    private var any: Double?
 
+    /// Reads the header's bytes in place: it comes with nearly every request, and reading it as
+    /// `Character`s (trimmed and lowercased copies of each entry) cost more than the rest of the
+    /// header's handling. A name with bytes outside ASCII cannot be one asked for, so its entry
+    /// is skipped.
     init(_ header: String?) {
         guard let header else { return }
-        for entry in header.split(separator: ",") {
-            let parts = entry.split(separator: ";")
-            guard let first = parts.first else { continue }
-            let name = first.trimmingCharacters(in: " \t").lowercased()
-            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "*" || $0 == "_" || $0 == "." }) else { continue }
+        for entry in header.utf8.split(separator: UInt8(ascii: ",")) {
+            var parts = entry.split(separator: UInt8(ascii: ";"))[...]
+            guard let first = parts.popFirst() else { continue }
+            let name = Self.trimmed(first)
+            guard !name.isEmpty, name.allSatisfy(Self.isNameByte) else { continue }
             var weight = 1.0
             var valid = true
-            for parameter in parts.dropFirst() {
-                let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: " \t").lowercased() }
-                guard pair.count == 2, pair[0] == "q", let value = Double(pair[1]), (0...1).contains(value),
-                    pair[1].allSatisfy({ $0.isNumber || $0 == "." })
+            for parameter in parts {
+                guard let equals = parameter.firstIndex(of: UInt8(ascii: "=")),
+                    Self.matches(Self.trimmed(parameter[..<equals]), "q")
+                else {
+                    valid = false
+                    break
+                }
+                let text = Self.trimmed(parameter[parameter.index(after: equals)...])
+                guard text.allSatisfy({ Self.isDigit($0) || $0 == UInt8(ascii: ".") }),
+                    let value = Double(String(decoding: text, as: UTF8.self)), (0...1).contains(value)
                 else {
                     valid = false
                     break
@@ -108,32 +120,44 @@ struct AcceptEncoding: Sendable {
                 weight = value
             }
             guard valid else { continue }
-            // The first mention of a coding counts.
-            if weights[name] == nil { weights[name] = weight }
+            if Self.matches(name, "gzip") {
+                gzip = gzip ?? weight
+            } else if Self.matches(name, "x-gzip") {
+                xGzip = xGzip ?? weight
+            } else if Self.matches(name, "*") {
+                any = any ?? weight
+            }
         }
     }
 
     func accepts(_ coding: Coding) -> Bool {
-        let names: [String] =
-            switch coding {
-            case .gzip: ["gzip", "x-gzip"]
-            }
-        for name in names { if let weight = weights[name] { return weight > 0 } }
-        if let any = weights["*"] { return any > 0 }
-        return false
+        switch coding {
+        case .gzip:
+            if let weight = gzip ?? xGzip ?? any { return weight > 0 }
+            return false
+        }
     }
-}
 
-extension String {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        var slice = Substring(self)
-        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
-        return String(slice)
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        let lowered = byte | 0x20
+        return isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lowered) || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: "*") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
     }
-}
 
-extension Substring {
-    fileprivate func trimmingCharacters(in set: String) -> String { String(self).trimmingCharacters(in: set) }
+    /// `bytes` without the spaces and tabs around them.
+    private static func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+        var bytes = bytes
+        func isBlank(_ byte: UInt8?) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while isBlank(bytes.first) { bytes = bytes.dropFirst() }
+        while isBlank(bytes.last) { bytes = bytes.dropLast() }
+        return bytes
+    }
+
+    /// Whether `bytes` are `name` (lowercase) in any case.
+    private static func matches(_ bytes: Substring.UTF8View, _ name: StaticString) -> Bool {
+        let name = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        return bytes.count == name.count && zip(bytes, name).allSatisfy { ($0 | 0x20) == $1 || $0 == $1 }
+    }
 }

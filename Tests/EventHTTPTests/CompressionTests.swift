@@ -37,6 +37,8 @@ struct CompressionTests {
             ("gzip", true), ("GZIP", true), ("x-gzip", true), ("deflate, gzip;q=0.5", true), ("*", true), ("br;q=1, *;q=0.1", true),
             ("gzip;q=0", false), ("gzip;q=0.000, *", false), ("*;q=0", false), ("identity", false), ("br, zstd", false), ("", false),
             ("gzip;q=2", false), ("gzip;q=abc", false), (";;,,", false), ("gzip;level=9", false),
+            (" GZip ;\tQ = 0.5 ", true), ("x-gzip;q=0, gzip", true), ("gzip, gzip;q=0", true), ("gzip;q=0.5;q=0", false),
+            ("gzíp, *;q=0", false), ("x-gzip;q=0, *", false),
         ])
     func negotiation(header: String, gzipped: Bool) throws {
         try withCompressingServer { client in
