@@ -10,6 +10,12 @@ local accept_encoding = os.getenv("ACCEPT_ENCODING") or "gzip"
 -- WAIT=N makes each delta request a long poll (`&wait=N`): held until the viewer's feed changes.
 local wait_suffix = (os.getenv("WAIT") and os.getenv("WAIT") ~= "0") and ("&wait=" .. os.getenv("WAIT")) or ""
 local threads = {}
+-- THINK_MS=N makes each connection wait N ms after an answer before its next request, as a phone
+-- polling at an interval does (0, the default: back to back, the server saturated).
+local think_ms = tonumber(os.getenv("THINK_MS") or "0")
+if think_ms > 0 then
+  function delay() return think_ms end
+end
 
 function setup(thread)
   thread:set("id", #threads)
