@@ -66,11 +66,12 @@ extension Worker {
     /// Whether evhttp keeps the connection of `request` open after its answer: HTTP/1.1 with
     /// `Connection: close` neither asked nor answered (evhttp's own test, in `evhttp_send_done`).
     private func keepsConnection(_ request: OpaquePointer) -> Bool {
-        guard cle_request_version(request) >= 0x0101 else { return false }
-        for headers in [evhttp_request_get_input_headers(request), evhttp_request_get_output_headers(request)] {
-            if let value = evhttp_find_header(headers, "Connection"), evutil_ascii_strcasecmp(value, "close") == 0 { return false }
+        func asksToClose(_ headers: UnsafeMutablePointer<evkeyvalq>?) -> Bool {
+            guard let value = evhttp_find_header(headers, "Connection") else { return false }
+            return evutil_ascii_strcasecmp(value, "close") == 0
         }
-        return true
+        return cle_request_version(request) >= 0x0101 && !asksToClose(evhttp_request_get_input_headers(request))
+            && !asksToClose(evhttp_request_get_output_headers(request))
     }
 
     /// Writes the answer evhttp has just queued on `connection` to its socket now, instead of on
@@ -83,7 +84,8 @@ extension Worker {
     /// the answer is written (its write callback, as libevent would run it), so the connection
     /// reads its next request and the write event it asked for is withdrawn before the loop polls.
     /// A connection that closes after its answer is left to evhttp, which frees it in that
-    /// callback: freed here, it would be gone under the evhttp frames that called the handler.
+    /// callback: run from here, that would free it while the evhttp frames that called the
+    /// handler are still running.
     func writeNow(_ connection: Connection) {
         let output = bufferevent_get_output(connection.bev)
         guard evbuffer_get_length(output) > 0 else { return }

@@ -143,4 +143,17 @@ struct AnswersWrittenAtOnceTests {
             #expect(try slow.request("GET", "/hello/later").bodyText == "hello later q=-")
         }
     }
+
+    /// Answers that end their connection are still written whole, and the connection closed
+    /// after them: a client's `Connection: close`, and HTTP/1.0 without keep-alive.
+    @Test("A client that asks to close gets its whole answer, then the close") func aClientThatAsksToCloseGetsItsAnswerThenTheClose() throws {
+        try withTestServer(threads: 1) { server in
+            for request in ["GET /hello/bye HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "GET /hello/bye HTTP/1.0\r\n\r\n"] {
+                let client = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 10)
+                #expect(client.send(request))
+                #expect(try client.readResponse().bodyText == "hello bye q=-")
+                #expect(client.waitForClose(), "the connection stayed open after \(request.prefix(30))")
+            }
+        }
+    }
 }
