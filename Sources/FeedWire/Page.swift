@@ -13,8 +13,10 @@ public struct FeedItem: Sendable, Hashable {
     public let kind: ItemKind
     /// A hash of what the item shows; equal versions mean nothing visible changed.
     public let version: UInt64
-    /// ``version`` as 16 hex digits, as it is sent (made once per rendering).
-    public let versionText: String
+    /// ``version`` as 16 hex digits, as it is sent. Made when asked (a field patch's target
+    /// version): items are copied whenever a page is patched, and a stored 16-character string
+    /// was one more heap object to retain in every copy.
+    public var versionText: String { hex16(version) }
     /// The item's JSON object, without a size.
     public let json: [UInt8]
 
@@ -27,7 +29,6 @@ public struct FeedItem: Sendable, Hashable {
         var hasher = StableHasher()
         hasher.combine(kind.rawValue)
         hasher.combine(bytes: data.bytes)
-        let versionText = hex16(hasher.state)
         var json = JSONWriter(capacity: data.bytes.count + 96)
         json.openEnvelope(id: id, kind: kind.rawValue, version: hasher.state)
         json.raw(",\"data\":")
@@ -36,7 +37,6 @@ public struct FeedItem: Sendable, Hashable {
         self.id = id
         self.kind = kind
         self.version = hasher.state
-        self.versionText = versionText
         self.json = json.bytes
     }
 
