@@ -302,12 +302,11 @@ package final class LiveStreams: @unchecked Sendable {
     /// lets its snapshot upkeep wait meanwhile.
     var isSending: Bool {
         if sending.load(ordering: .relaxed) { return true }
-        guard let output = lastHanded.withLock({ $0 }) else { return false }
-        if output.isClosed || output.isWritable {
-            lastHanded.withLock { if $0 === output { $0 = nil } }
-            return false
+        return lastHanded.withLock { output in
+            guard let stream = output else { return false }
+            if stream.isClosed || stream.isWritable { output = nil }
+            return output != nil
         }
-        return true
     }
 
     private func forget(_ stream: Stream) {

@@ -26,7 +26,12 @@ struct SectionVideos: Sendable, Equatable {
 
     /// The videos of section `section`'s items, in order (indexed from its start index).
     func items(of section: Int) -> ArraySlice<VideoRef?> {
-        refs[(section == 0 ? 0 : ends[section - 1])..<ends[section]]
+        refs[range(of: section)]
+    }
+
+    /// Where section `section`'s items are in `refs`.
+    private func range(of section: Int) -> Range<Int> {
+        (section == 0 ? 0 : ends[section - 1])..<ends[section]
     }
 
     /// The video item `item` of section `section` shows; nil for another kind of item or a
@@ -40,10 +45,9 @@ struct SectionVideos: Sendable, Equatable {
 
     /// Section `section` showing `items` instead.
     mutating func replace(section: Int, with items: [VideoRef?]) {
-        let start = section == 0 ? 0 : ends[section - 1]
-        let old = ends[section] - start
-        refs.replaceSubrange(start..<ends[section], with: items)
-        let moved = items.count - old
+        let range = range(of: section)
+        refs.replaceSubrange(range, with: items)
+        let moved = items.count - range.count
         if moved != 0 {
             for later in section..<ends.count { ends[later] += moved }
         }
