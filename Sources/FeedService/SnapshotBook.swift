@@ -156,8 +156,10 @@ package struct SnapshotBook {
     /// The snapshot `id` of `viewer` at `now`, enforcing retention.
     package mutating func lookup(viewer: Int64, id: String, now: Int64) -> Lookup {
         let key = Key(viewer: viewer, id: id)
-        // From the newest: clients ask with the snapshot they were given last.
-        guard var entries = viewers[viewer], let index = entries.lastIndex(ofID: id) else {
+        // From the newest: clients ask with the snapshot they were given last. Read in place
+        // by the viewer's slot: a copy of the entry counted its id and structure up and down
+        // on every poll and live event, on memory the caches no longer held.
+        guard let slot = viewers.index(forKey: viewer), let index = viewers.values[slot].lastIndex(ofID: id) else {
             if pending.deletions.contains(key) { return .expired }
             // Shed from memory before the persister wrote it: the queue still holds it.
             if let queued = pending.upserts[key] ?? again[key] {
@@ -165,14 +167,13 @@ package struct SnapshotBook {
             }
             return .notInMemory
         }
-        let entry = entries[index]
-        guard now - entry.servedAt <= retention.maxAge else {
-            entries.remove(at: index)
+        guard now - viewers.values[slot][index].servedAt <= retention.maxAge else {
+            let entry = viewers.values[slot].remove(at: index)
             retire(entry, viewer: viewer)
-            viewers[viewer] = entries.isEmpty ? nil : entries
+            if viewers.values[slot].isEmpty { viewers.remove(at: slot) }
             return .expired
         }
-        return .found(entry.structure)
+        return .found(viewers.values[slot][index].structure)
     }
 
     /// A snapshot read back from the store (served last at `servedAt`), taken into memory as
