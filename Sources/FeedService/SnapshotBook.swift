@@ -55,9 +55,9 @@ package struct SnapshotBook {
         /// The id's first bytes (``SnapshotTag``), kept beside the entry: a viewer's entries are
         /// searched by id on every poll, and comparing the ids themselves read each one's
         /// storage, one cache miss per entry.
-        let tag: UInt64
+        package let tag: UInt64
         var structure: SnapshotStructure
-        var servedAt: Int64
+        package internal(set) var servedAt: Int64
         /// The serve time the store has (or will have once `pending` is written).
         var storedServedAt: Int64
         package internal(set) var bytes: Int
@@ -296,12 +296,23 @@ package struct SnapshotBook {
         pending.deletions.insert(key)
     }
 
-    /// A snapshot listed under the lock, to be sorted by `servedAt` outside it: one shedding
-    /// may drop (not its viewer's newest), or one to store again.
+    /// A snapshot listed under the lock, to be sorted by `servedAt` outside it: one to store
+    /// again.
     package struct ListedSnapshot {
         package var servedAt: Int64
         package var viewer: Int64
         package var id: String
+    }
+
+    /// A snapshot shedding may drop (not its viewer's newest), listed under the lock and sorted
+    /// by `servedAt` outside it. Plain values, the id's tag instead of the id: the book holds
+    /// a hundred thousand snapshots in the live fan-out, and listing their ids counted each
+    /// one's storage up, then down when the list was freed, on memory the caches no longer held.
+    package struct SheddingCandidate {
+        package var servedAt: Int64
+        package var viewer: Int64
+        /// The id's first bytes (``Entry/tag``).
+        package var tag: UInt64
     }
 
     /// Frees memory down to three quarters of the budget: first the older snapshots of every
@@ -321,11 +332,14 @@ package struct SnapshotBook {
     /// When over budget, the snapshots ``shed(_:)`` may drop, in no order; nil when under
     /// budget. The caller sorts them by `servedAt` outside the lock: under it, the sort held up
     /// every lookup (an event loop's too) for milliseconds.
-    package func sheddingCandidates() -> [ListedSnapshot]? {
+    package func sheddingCandidates() -> [SheddingCandidate]? {
         guard bytes > retention.byteBudget else { return nil }
-        var older: [ListedSnapshot] = []
-        for (viewer, entries) in viewers where entries.count > 1 {
-            for entry in entries.dropLast() { older.append(ListedSnapshot(servedAt: entry.servedAt, viewer: viewer, id: entry.id)) }
+        var older: [SheddingCandidate] = []
+        for slot in viewers.indices {
+            let (viewer, entries) = (viewers.keys[slot], viewers.values[slot])
+            for index in entries.indices.dropLast() {
+                older.append(SheddingCandidate(servedAt: entries[index].servedAt, viewer: viewer, tag: entries[index].tag))
+            }
         }
         return older
     }
@@ -335,19 +349,19 @@ package struct SnapshotBook {
     /// newest snapshot is never dropped this way. Returns what it dropped: the caller frees it
     /// after releasing the lock (freeing thousands of structures under it held up every
     /// lookup, an event loop's too, for 5 to 18 ms).
-    package mutating func shed(_ candidates: ArraySlice<ListedSnapshot>) -> [Entry] {
+    package mutating func shed(_ candidates: ArraySlice<SheddingCandidate>) -> [Entry] {
         var dropped: [Entry] = []
         for candidate in candidates {
             guard isOverTarget else { break }
-            // Removed in place: a copy taken out of the dictionary while it still holds the array
-            // would copy every entry for each one removed.
-            let found = viewers[candidate.viewer].flatMap { entries -> Int? in
-                guard let index = entries.lastIndex(ofID: candidate.id), index < entries.count - 1,
-                    entries[index].servedAt == candidate.servedAt
-                else { return nil }
-                return index
-            }
-            guard let index = found, let entry = viewers[candidate.viewer]?.remove(at: index) else { continue }
+            // Found and removed in place by the viewer's slot: a copy taken out of the dictionary
+            // while it still holds the array would copy every entry for each one removed. The tag
+            // and the serve time name one of a viewer's few snapshots (and a snapshot dropped
+            // here stays in the store, or the persister's queue, in any case).
+            guard let slot = viewers.index(forKey: candidate.viewer),
+                let index = viewers.values[slot].lastIndex(where: { $0.tag == candidate.tag && $0.servedAt == candidate.servedAt }),
+                index < viewers.values[slot].count - 1
+            else { continue }
+            let entry = viewers.values[slot].remove(at: index)
             bytes -= entry.bytes
             dropped.append(entry)
         }

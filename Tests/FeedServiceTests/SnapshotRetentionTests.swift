@@ -330,7 +330,7 @@ struct SnapshotBookTests {
         // Listed (as the maintenance thread does under the lock), then sorted outside it while
         // viewer 1's oldest snapshot is served again: it becomes its newest.
         let candidates = try #require(book.sheddingCandidates())
-        #expect(candidates.contains { $0.viewer == 1 && $0.id == "v1r0" })
+        #expect(candidates.contains { $0.viewer == 1 && $0.tag == SnapshotTag.of("v1r0") })
         book.served(structure(viewer: 1, limit: 1), id: "v1r0", now: 100)
         _ = book.shed(candidates.sorted { $0.servedAt < $1.servedAt }[...])
         #expect(book.bytes <= 3_000 / 4 * 3)
@@ -339,6 +339,30 @@ struct SnapshotBookTests {
             #expect(book.lookup(viewer: viewer, id: "v\(viewer)r3", now: 101) == .found(structure(viewer: viewer, limit: 4)))
         }
         #expect(book.sheddingCandidates() == nil, "under budget now")
+    }
+
+    @Test("Shedding tells apart a viewer's snapshots whose ids begin alike (candidates carry the id's first bytes, not the id)")
+    func sheddingTellsApartIDsThatBeginAlike() throws {
+        var book = SnapshotBook(retention: .init(perViewer: 8, maxAge: 60_000, byteBudget: 2_500))
+        // Viewer 1's ids share their first 8 bytes, so their candidates share a tag.
+        for round in Int64(0)..<4 {
+            book.served(structure(viewer: 1, limit: Int(round) + 1), id: "samefirst-\(round)", now: round * 10 + 1)
+            book.served(structure(viewer: 2, limit: Int(round) + 1), id: "v2r\(round)", now: round * 10 + 2)
+        }
+        _ = book.takePending()
+        let candidates = try #require(book.sheddingCandidates())
+        #expect(Set(candidates.filter { $0.viewer == 1 }.map(\.tag)).count == 1, "one tag for viewer 1's older snapshots")
+        let ordered = candidates.sorted { $0.servedAt < $1.servedAt }
+        let dropped = book.shed(ordered[...])
+        #expect(book.bytes <= 2_500 / 4 * 3)
+        // Each candidate dropped is the snapshot it was listed for: the oldest first.
+        let expected = ordered.prefix(dropped.count).map { "\($0.viewer)@\($0.servedAt)" }
+        #expect(dropped.map { "\($0.id.hasPrefix("samefirst") ? 1 : 2)@\($0.servedAt)" } == expected)
+        #expect(dropped.contains { $0.id == "samefirst-0" })
+        for entry in dropped {
+            #expect(book.lookup(viewer: entry.id.hasPrefix("samefirst") ? 1 : 2, id: entry.id, now: 100) == .notInMemory)
+        }
+        #expect(book.lookup(viewer: 1, id: "samefirst-3", now: 100) == .found(structure(viewer: 1, limit: 4)), "the newest is never shed")
     }
 
     @Test("Shedding and expiry go a run at a time and hand back what they dropped, to be freed outside the lock")
@@ -353,9 +377,9 @@ struct SnapshotBookTests {
         let before = book.bytes
         let ordered = (book.sheddingCandidates() ?? []).sorted { $0.servedAt < $1.servedAt }
         let dropped = book.shed(ordered[..<2])
-        #expect(dropped.map(\.id) == ordered[..<2].map(\.id), "only the run given, oldest first")
+        #expect(dropped.map(\.tag) == ordered[..<2].map(\.tag), "only the run given, oldest first")
         #expect(book.bytes == before - dropped.reduce(0) { $0 + $1.bytes })
-        #expect(book.lookup(viewer: ordered[0].viewer, id: ordered[0].id, now: 100) == .notInMemory)
+        #expect(book.lookup(viewer: ordered[0].viewer, id: dropped[0].id, now: 100) == .notInMemory)
         // The rest, run by run, then whole viewers: under three quarters of the budget.
         var start = 2
         while start < ordered.count, book.isOverTarget {
