@@ -238,7 +238,8 @@ package enum SnapshotCoding {
             return hasher.state
         }
 
-        /// FNV-1a's low bits vary least: the high half is folded in.
+        /// The first slot to probe. FNV-1a's multiply carries each byte into the higher bits
+        /// only, so the low bits the mask keeps depend on the least: the high half is folded in.
         private static func start(_ hash: UInt64, _ mask: Int) -> Int {
             Int(truncatingIfNeeded: hash ^ (hash >> 32)) & mask
         }
