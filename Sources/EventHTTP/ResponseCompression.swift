@@ -105,7 +105,7 @@ struct AcceptEncoding: Sendable {
             var valid = true
             for parameter in parts {
                 guard let equals = parameter.firstIndex(of: UInt8(ascii: "=")),
-                    Self.matches(Self.trimmed(parameter[..<equals]), "q")
+                    Self.named(Self.trimmed(parameter[..<equals]), "q")
                 else {
                     valid = false
                     break
@@ -120,11 +120,11 @@ struct AcceptEncoding: Sendable {
                 weight = value
             }
             guard valid else { continue }
-            if Self.matches(name, "gzip") {
+            if Self.named(name, "gzip") {
                 gzip = gzip ?? weight
-            } else if Self.matches(name, "x-gzip") {
+            } else if Self.named(name, "x-gzip") {
                 xGzip = xGzip ?? weight
-            } else if Self.matches(name, "*") {
+            } else if Self.named(name, "*") {
                 any = any ?? weight
             }
         }
@@ -155,9 +155,8 @@ struct AcceptEncoding: Sendable {
         return bytes
     }
 
-    /// Whether `bytes` are `name` (lowercase) in any case.
-    private static func matches(_ bytes: Substring.UTF8View, _ name: StaticString) -> Bool {
-        let name = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        return bytes.count == name.count && zip(bytes, name).allSatisfy { ($0 | 0x20) == $1 || $0 == $1 }
+    /// Whether `bytes` are `name` in any case (short names: a small string, no allocation).
+    private static func named(_ bytes: Substring.UTF8View, _ name: String) -> Bool {
+        bytes.count == name.utf8.count && asciiCaseInsensitiveEquals(String(Substring(bytes)), name)
     }
 }

@@ -335,8 +335,7 @@ package struct SnapshotBook {
     package func sheddingCandidates() -> [SheddingCandidate]? {
         guard bytes > retention.byteBudget else { return nil }
         var older: [SheddingCandidate] = []
-        for slot in viewers.indices {
-            let (viewer, entries) = (viewers.keys[slot], viewers.values[slot])
+        for (viewer, entries) in viewers where entries.count > 1 {
             for index in entries.indices.dropLast() {
                 older.append(SheddingCandidate(servedAt: entries[index].servedAt, viewer: viewer, tag: entries[index].tag))
             }
