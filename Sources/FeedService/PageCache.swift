@@ -407,7 +407,8 @@ final class PageCache: Sendable {
             viewer: page.structure.viewer, parameters: page.structure.parameters, sections: shapes, prefetch: page.structure.prefetch)
         let idHashes = structure.idHashes(reusing: cached.idHashes, changed: changed)
         assert(idHashes.id == structure.id, "a shifted page's id differs from its hash from the start")
-        let rendered = RenderedFeed(snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor, structure: structure)
+        let rendered = RenderedFeed(
+            snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor, structure: structure, structureSize: page.structureSize)
         return CachedPage(
             page: rendered, validatedAt: shift.sequence, dependencies: shift.dependencies, videoRefs: videoRefs,
             composition: compositions.add(1, ordering: .relaxed).newValue, idHashes: idHashes, regionOrder: shift.region,
@@ -472,11 +473,13 @@ final class PageCache: Sendable {
         updated.sort { ($0.section, $0.item) < ($1.section, $1.item) }
         let rendered = RenderedFeed(
             snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor,
-            structure: structure, patchedFrom: reordered ? nil : RenderedFeed.Patched(snapshotID: page.snapshotID, updatedItems: updated))
+            structure: structure, patchedFrom: reordered ? nil : RenderedFeed.Patched(snapshotID: page.snapshotID, updatedItems: updated),
+            structureSize: page.structureSize)
+        // The same sections, items and dependencies' sizes: the same cost.
         return CachedPage(
             page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs,
             composition: reordered ? compositions.add(1, ordering: .relaxed).newValue : cached.composition, idHashes: idHashes,
-            regionOrder: cached.regionOrder, gridIndices: cached.gridIndices, feedCount: cached.feedCount)
+            regionOrder: cached.regionOrder, gridIndices: cached.gridIndices, feedCount: cached.feedCount, cost: cached.cost)
     }
 
     private func compose(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
@@ -490,7 +493,7 @@ final class PageCache: Sendable {
         assert(structure.nextCursor == nextCursor, "a delta tells the cursor's change from the snapshot's structure")
         let idHashes = structure.idHashes()
         let rendered = RenderedFeed(
-            snapshotID: idHashes.id, sections: page, nextCursor: nextCursor, structure: structure)
+            snapshotID: idHashes.id, sections: PatchedArray(page), nextCursor: nextCursor, structure: structure)
         return CachedPage(
             page: rendered, validatedAt: sequence, dependencies: selection.dependencies, videoRefs: selection.videoRefs,
             composition: compositions.add(1, ordering: .relaxed).newValue, idHashes: idHashes, regionOrder: selection.regionOrder,
@@ -522,7 +525,7 @@ final class CachedPage: Sendable {
 
     init(
         page: RenderedFeed, validatedAt: Int64, dependencies: FeedDependencies, videoRefs: SectionVideos, composition: UInt64,
-        idHashes: SnapshotStructure.IDHashes, regionOrder: [VideoRef], gridIndices: [Int?], feedCount: Int
+        idHashes: SnapshotStructure.IDHashes, regionOrder: [VideoRef], gridIndices: [Int?], feedCount: Int, cost: Int? = nil
     ) {
         self.page = page
         self.validated = Atomic(validatedAt)
@@ -533,6 +536,7 @@ final class CachedPage: Sendable {
         self.regionOrder = regionOrder
         self.gridIndices = gridIndices
         self.feedCount = feedCount
+        self.cost = cost ?? Self.cost(of: page, dependencies: dependencies, regionOrder: regionOrder)
     }
 
     /// The index position the page is known current at.
@@ -548,16 +552,13 @@ final class CachedPage: Sendable {
     /// A change touches pages nobody asked for since their last change (a like on a popular
     /// video: thousands of them, one after another), so their arrays are out of the processor's
     /// caches. A copy counts up each array's references with an atomic instruction, and those do
-    /// not overlap: each waited for its own miss, about thirty in a row per page. Plain reads,
-    /// all issued together, fetch the lines side by side first.
+    /// not overlap: each waited for its own miss, a dozen in a row per page. Plain reads, all
+    /// issued together, fetch the lines side by side first. (The sections are not read: a patch
+    /// shares those it leaves alone, see ``PatchedArray``, and never touches their items.)
     func fetchArrays() {
         var words = dependencies.feedVideos.count &+ dependencies.regionVideos.count &+ dependencies.regionPopular.count
         words &+= dependencies.shownUsers.count &+ dependencies.suggestionOrder.count &+ dependencies.followees.count
         words &+= regionOrder.count &+ gridIndices.count &+ videoRefs.sectionCount
-        let sections = page.structure.sections.count
-        for index in 0..<min(sections, page.sections.count) {
-            words &+= page.sections[index].items.count &+ page.structure.sections[index].items.count
-        }
         // Never true (counts are not negative): it keeps the reads from being optimised away.
         if words == Int.min { preconditionFailure("negative counts") }
     }
@@ -570,7 +571,9 @@ final class CachedPage: Sendable {
     /// An estimate of the memory it holds beyond the shared item bytes, its registration for
     /// notes included (``PageMarks``: its ``PageInterests`` and a slot in a list per id they
     /// name, about 20 bytes an id; about 5 KB for a page of a 240-video feed, measured as RSS).
-    var cost: Int {
+    let cost: Int
+
+    private static func cost(of page: RenderedFeed, dependencies: FeedDependencies, regionOrder: [VideoRef]) -> Int {
         var itemCount = 0
         for section in page.sections { itemCount += section.items.count }
         let interestIDs = dependencies.feedVideos.count + dependencies.shownUsers.count + dependencies.followees.count * 2

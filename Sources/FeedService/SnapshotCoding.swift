@@ -259,7 +259,29 @@ package enum SnapshotCoding {
         let baseIndex = lookup.sections
         // The base item referenced last: the next section's items most often go on from there.
         var previous: BaseLookup.Place?
-        for (position, section) in structure.sections.enumerated() {
+        // Base sections taken whole since `previous` was last set, in order: it is their last
+        // item, found only when a section written by reference needs it (a like's snapshot
+        // takes every other section whole, and never reads their items).
+        var takenWhole: [Int] = []
+        func resolvePrevious() {
+            for index in takenWhole.reversed() {
+                if let last = lookup.lastItem(ofSection: index) {
+                    previous = last
+                    break
+                }
+            }
+            takenWhole.removeAll(keepingCapacity: true)
+        }
+        for position in structure.sections.indices {
+            // A structure patched from the base (or from the same page as it) shares the
+            // sections it did not touch: those are not even read.
+            if structure.sections.sharesElement(at: position, with: base.sections) {
+                out.append(0)
+                varint(UInt64(position), to: &out)
+                takenWhole.append(position)
+                continue
+            }
+            let section = structure.sections[position]
             // Sections mostly keep their place, and a page patched since the base shares the
             // items of the sections it did not touch: those need no comparison item by item.
             let samePlace = position < base.sections.count && base.sections[position].id == section.id
@@ -268,7 +290,7 @@ package enum SnapshotCoding {
             {
                 out.append(0)
                 varint(UInt64(position), to: &out)
-                previous = lookup.lastItem(ofSection: position) ?? previous
+                takenWhole.append(position)
                 continue
             }
             if let index = samePlace ? position : baseIndex[section.id], base.sections[index].kind == section.kind,
@@ -287,9 +309,10 @@ package enum SnapshotCoding {
                     }
                 }
                 if !sameViews { views(of: section, to: &out) }
-                previous = lookup.lastItem(ofSection: index) ?? previous
+                takenWhole.append(index)
                 continue
             }
+            resolvePrevious()
             // Items taken from anywhere in the base, when at least half of them are there.
             let start = out.count
             out.append(3)
@@ -318,7 +341,8 @@ package enum SnapshotCoding {
             views(of: section, to: &out)
         }
         // ``fullSize(of:)`` is at least 8 bytes, 4 a section and 10 an item: most differences are
-        // known to be small enough without adding up their ids.
+        // known to be small enough without adding up their ids, or even counting their items.
+        guard out.count * 3 > 8 + 4 * structure.sections.count else { return out }
         let itemCount = structure.sections.reduce(0) { $0 + $1.items.count }
         guard out.count * 3 > 8 + 4 * structure.sections.count + 10 * itemCount else { return out }
         return out.count * 3 <= fullSize(of: structure) ? out : nil

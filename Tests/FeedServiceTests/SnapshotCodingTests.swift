@@ -1,5 +1,6 @@
 import Deterministic
 import FeedService
+import FeedWire
 import Foundation
 import Testing
 
