@@ -360,6 +360,9 @@ final class PageCache: Sendable {
         var sections = page.sections
         var shapes = page.structure.sections
         var videoRefs = cached.videoRefs
+        let replacing = shift.grids.count + (shift.header == nil ? 0 : 1) + (shift.carousel == nil ? 0 : 1)
+        sections.reserveReplacements(replacing)
+        shapes.reserveReplacements(replacing)
         var changed: [Int] = []
         for (index, videos) in shift.grids.sorted(by: { $0.key < $1.key }) {
             let section = sections[index]
@@ -421,8 +424,15 @@ final class PageCache: Sendable {
         var sections = page.sections
         // The structure shares the shapes of the sections left as they were.
         var shapes = page.structure.sections
+        // Only the sections a patch touches are copied (``PatchedArray``): a like changes one
+        // item of a page. A patch of many sections copies the page once.
+        var replacing = (patch.viewer == nil ? 0 : 1) + (patch.suggestions.isEmpty && patch.carousel == nil ? 0 : 1)
+        for (offset, item) in patch.videoItems.enumerated() where offset == 0 || patch.videoItems[offset - 1].section != item.section {
+            replacing += 1
+        }
+        sections.reserveReplacements(replacing)
+        shapes.reserveReplacements(replacing)
         var changed: [Int] = []
-        // Only the sections a patch touches are copied: a like changes one item of a page.
         var videoItems = patch.videoItems[...]
         // Where an item's version changed: what a client one patch behind is sent.
         var updated: [ItemPath] = []

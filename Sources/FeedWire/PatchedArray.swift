@@ -10,9 +10,18 @@
 @frozen public struct PatchedArray<Element> {
     /// The elements as they were, shared with the arrays this one was patched from.
     @usableFromInline var base: [Element]
-    /// Where elements were replaced since, ascending, each index once, and the elements there.
-    @usableFromInline var replacedIndices: [Int]
-    @usableFromInline var replacedElements: [Element]
+    /// The elements replaced since, ascending by index, each index once.
+    @usableFromInline var replaced: [Replacement]
+
+    @usableFromInline struct Replacement {
+        @usableFromInline var index: Int
+        @usableFromInline var element: Element
+
+        @inlinable init(index: Int, element: Element) {
+            self.index = index
+            self.element = element
+        }
+    }
 
     /// How many replaced elements an array keeps beside its base before folding them in.
     @inlinable public static var maxReplaced: Int { 8 }
@@ -20,15 +29,14 @@
     /// The elements of `elements`.
     @inlinable public init(_ elements: [Element]) {
         base = elements
-        replacedIndices = []
-        replacedElements = []
+        replaced = []
     }
 
     /// The elements as one plain array (the base itself when nothing was replaced).
     @inlinable public var array: [Element] {
-        guard !replacedIndices.isEmpty else { return base }
+        guard !replaced.isEmpty else { return base }
         var merged = base
-        for (index, element) in zip(replacedIndices, replacedElements) { merged[index] = element }
+        for replacement in replaced { merged[replacement.index] = replacement.element }
         return merged
     }
 
@@ -37,14 +45,20 @@
     @inlinable public func sharesElement(at position: Int, with other: PatchedArray) -> Bool {
         guard base.count == other.base.count, !base.isEmpty, position >= 0, position < base.count else { return false }
         let sameBase = base.withUnsafeBufferPointer { mine in other.base.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress } }
-        return sameBase && !replacedIndices.contains(position) && !other.replacedIndices.contains(position)
+        return sameBase && !replaced.contains { $0.index == position } && !other.replaced.contains { $0.index == position }
+    }
+
+    /// Makes room for `count` more replaced elements: folds those it has into a new base now if
+    /// they would pass ``maxReplaced`` (one copy, instead of some of them made beside the base
+    /// and then folded with it).
+    @inlinable public mutating func reserveReplacements(_ count: Int) {
+        if replaced.count + count > Self.maxReplaced { fold() }
     }
 
     /// Folds the replaced elements into a base of their own.
     @inlinable mutating func fold() {
         base = array
-        replacedIndices = []
-        replacedElements = []
+        replaced = []
     }
 }
 
@@ -55,35 +69,35 @@ extension PatchedArray: RandomAccessCollection, MutableCollection {
     @inlinable public subscript(position: Int) -> Element {
         // Read in place, as an array's subscript is: a returned copy counted up (and then down)
         // every reference the element holds at each read of one of its fields, and a `_read`
-        // coroutine was not inlined. The address is in the storage of `base` or of
-        // `replacedElements`, which this value holds, unchanged, while the access lasts.
+        // coroutine was not inlined. The address is in the storage of `base` or of `replaced`,
+        // which this value holds, unchanged, while the access lasts.
         unsafeAddress {
             precondition(position >= 0 && position < base.count, "PatchedArray index out of range")
             var offset = 0
-            while offset < replacedIndices.count, replacedIndices[offset] != position { offset += 1 }
-            if offset < replacedIndices.count {
-                return replacedElements.withUnsafeBufferPointer { $0.baseAddress! + offset }
+            while offset < replaced.count, replaced[offset].index != position { offset += 1 }
+            guard offset < replaced.count else { return base.withUnsafeBufferPointer { $0.baseAddress! + position } }
+            let field = MemoryLayout<Replacement>.offset(of: \Replacement.element)!
+            return replaced.withUnsafeBufferPointer { buffer in
+                UnsafeRawPointer(buffer.baseAddress! + offset).advanced(by: field).assumingMemoryBound(to: Element.self)
             }
-            return base.withUnsafeBufferPointer { $0.baseAddress! + position }
         }
         set {
             precondition(position >= 0 && position < base.count, "PatchedArray index out of range")
-            var at = replacedIndices.endIndex
-            for (offset, index) in replacedIndices.enumerated() where index >= position {
-                if index == position {
-                    replacedElements[offset] = newValue
+            var at = replaced.endIndex
+            for (offset, replacement) in replaced.enumerated() where replacement.index >= position {
+                if replacement.index == position {
+                    replaced[offset].element = newValue
                     return
                 }
                 at = offset
                 break
             }
-            guard replacedIndices.count < Self.maxReplaced else {
+            guard replaced.count < Self.maxReplaced else {
                 fold()
                 base[position] = newValue
                 return
             }
-            replacedIndices.insert(position, at: at)
-            replacedElements.insert(newValue, at: at)
+            replaced.insert(Replacement(index: position, element: newValue), at: at)
         }
     }
 
@@ -99,9 +113,9 @@ extension PatchedArray: RandomAccessCollection, MutableCollection {
         @inlinable public mutating func next() -> Element? {
             guard position < array.base.count else { return nil }
             defer { position += 1 }
-            if pending < array.replacedIndices.count, array.replacedIndices[pending] == position {
+            if pending < array.replaced.count, array.replaced[pending].index == position {
                 pending += 1
-                return array.replacedElements[pending - 1]
+                return array.replaced[pending - 1].element
             }
             return array.base[position]
         }
@@ -125,6 +139,7 @@ extension PatchedArray: ExpressibleByArrayLiteral {
 }
 
 extension PatchedArray: Sendable where Element: Sendable {}
+extension PatchedArray.Replacement: Sendable where Element: Sendable {}
 
 extension PatchedArray: Equatable where Element: Equatable {
     @inlinable public static func == (left: PatchedArray, right: PatchedArray) -> Bool {

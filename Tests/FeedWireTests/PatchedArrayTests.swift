@@ -76,6 +76,15 @@ struct PatchedArrayTests {
         #expect(patched[18] === original[18])
         #expect(patched.map(\.value) == (0..<20).map { $0 < PatchedArray<Box>.maxReplaced || $0 == 19 ? -$0 : $0 })
         #expect(original.map(\.value) == Array(0..<20))
+        // Room made for more replacements than it keeps folds those it has at once; room for a
+        // few more does not.
+        var few = original
+        few[0] = Box(-1)
+        few.reserveReplacements(2)
+        #expect(few.sharesElement(at: 1, with: original))
+        var many = few
+        many.reserveReplacements(PatchedArray<Box>.maxReplaced)
+        #expect(!many.sharesElement(at: 1, with: original) && many == few && many[1] === original[1])
     }
 
     @Test("Fields of an element are changed in place, through the subscript")
