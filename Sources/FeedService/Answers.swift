@@ -9,9 +9,8 @@ import ListDiff
 public final class RenderedFeed: Sendable {
     /// Its snapshot id (also the HTTP ETag).
     public let snapshotID: String
-    /// The sections of the page, shared with the page this one was patched from
-    /// (``PatchedArray``).
-    public let sections: PatchedArray<FeedSection>
+    /// The sections of the page.
+    public let sections: [FeedSection]
     /// The cursor of the next page, if any.
     public let nextCursor: String?
     /// The page's structure, as remembered for deltas.
@@ -20,21 +19,13 @@ public final class RenderedFeed: Sendable {
     /// what they show): that page's snapshot and where the items' versions changed. A client
     /// holding that snapshot is sent those items without a diff.
     let patchedFrom: Patched?
-    /// What the snapshot book counts its structure as (``SnapshotBook/size(of:)``): a page
-    /// patched or shifted keeps its sections and their item counts, so it is carried over
-    /// instead of reading every section's items again.
-    let structureSize: Int
 
-    init(
-        snapshotID: String, sections: PatchedArray<FeedSection>, nextCursor: String?, structure: SnapshotStructure, patchedFrom: Patched? = nil,
-        structureSize: Int? = nil
-    ) {
+    init(snapshotID: String, sections: [FeedSection], nextCursor: String?, structure: SnapshotStructure, patchedFrom: Patched? = nil) {
         self.snapshotID = snapshotID
         self.sections = sections
         self.nextCursor = nextCursor
         self.structure = structure
         self.patchedFrom = patchedFrom
-        self.structureSize = structureSize ?? SnapshotBook.size(of: structure)
     }
 
     /// An earlier page and the items that changed since, in place.
@@ -51,7 +42,7 @@ public final class RenderedFeed: Sendable {
     /// The page as FeedWire writes it.
     public var document: FeedPage {
         FeedPage(
-            snapshot: snapshotID, viewer: structure.viewer, sections: sections.array, nextCursor: nextCursor, layout: layout,
+            snapshot: snapshotID, viewer: structure.viewer, sections: sections, nextCursor: nextCursor, layout: layout,
             prefetch: structure.prefetchHint)
     }
 }

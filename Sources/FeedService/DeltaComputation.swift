@@ -12,7 +12,7 @@ extension DeltaDocument {
     ) {
         let new = current.structure
         let diff = SectionedDiff(
-            oldSections: old.sections.array, newSections: new.sections.array,
+            oldSections: old.sections, newSections: new.sections,
             sectionIdentifier: { $0.id },
             isSectionContentEqual: { $0.kind == $1.kind },
             items: { $0.items },

@@ -204,7 +204,7 @@ public final class FeedService: Sendable {
 
     private func remember(_ page: RenderedFeed) {
         let now = self.now
-        book.withLock { $0.served(page.structure, id: page.snapshotID, now: now, size: page.structureSize) }
+        book.withLock { $0.served(page.structure, id: page.snapshotID, now: now) }
     }
 
     // MARK: - Deltas

@@ -138,9 +138,8 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     public var viewer: Int64
     /// How the feed was asked for.
     public var parameters: FeedParameters
-    /// The sections in order, shared with the structure this one was patched from
-    /// (``PatchedArray``).
-    public var sections: PatchedArray<Section>
+    /// The sections in order.
+    public var sections: [Section]
     /// The index of the section the page's `prefetch` hint names (nil: no next page). Part of
     /// the id: whether there is a next page is not in the sections, and a page that gains or
     /// loses one (its `next_cursor` and hint) is a change a client must be told of.
@@ -148,11 +147,6 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
 
     /// Creates a structure.
     public init(viewer: Int64, parameters: FeedParameters, sections: [Section], prefetch: Int? = nil) {
-        self.init(viewer: viewer, parameters: parameters, sections: PatchedArray(sections), prefetch: prefetch)
-    }
-
-    /// Creates a structure whose sections may share storage with another's.
-    public init(viewer: Int64, parameters: FeedParameters, sections: PatchedArray<Section>, prefetch: Int? = nil) {
         self.viewer = viewer
         self.parameters = parameters
         self.sections = sections

@@ -360,9 +360,6 @@ final class PageCache: Sendable {
         var sections = page.sections
         var shapes = page.structure.sections
         var videoRefs = cached.videoRefs
-        let replacing = shift.grids.count + (shift.header == nil ? 0 : 1) + (shift.carousel == nil ? 0 : 1)
-        sections.reserveReplacements(replacing)
-        shapes.reserveReplacements(replacing)
         var changed: [Int] = []
         for (index, videos) in shift.grids.sorted(by: { $0.key < $1.key }) {
             let section = sections[index]
@@ -410,8 +407,7 @@ final class PageCache: Sendable {
             viewer: page.structure.viewer, parameters: page.structure.parameters, sections: shapes, prefetch: page.structure.prefetch)
         let idHashes = structure.idHashes(reusing: cached.idHashes, changed: changed)
         assert(idHashes.id == structure.id, "a shifted page's id differs from its hash from the start")
-        let rendered = RenderedFeed(
-            snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor, structure: structure, structureSize: page.structureSize)
+        let rendered = RenderedFeed(snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor, structure: structure)
         return CachedPage(
             page: rendered, validatedAt: shift.sequence, dependencies: shift.dependencies, videoRefs: videoRefs,
             composition: compositions.add(1, ordering: .relaxed).newValue, idHashes: idHashes, regionOrder: shift.region,
@@ -424,15 +420,8 @@ final class PageCache: Sendable {
         var sections = page.sections
         // The structure shares the shapes of the sections left as they were.
         var shapes = page.structure.sections
-        // Only the sections a patch touches are copied (``PatchedArray``): a like changes one
-        // item of a page. A patch of many sections copies the page once.
-        var replacing = (patch.viewer == nil ? 0 : 1) + (patch.suggestions.isEmpty && patch.carousel == nil ? 0 : 1)
-        for (offset, item) in patch.videoItems.enumerated() where offset == 0 || patch.videoItems[offset - 1].section != item.section {
-            replacing += 1
-        }
-        sections.reserveReplacements(replacing)
-        shapes.reserveReplacements(replacing)
         var changed: [Int] = []
+        // Only the sections a patch touches are copied: a like changes one item of a page.
         var videoItems = patch.videoItems[...]
         // Where an item's version changed: what a client one patch behind is sent.
         var updated: [ItemPath] = []
@@ -483,13 +472,11 @@ final class PageCache: Sendable {
         updated.sort { ($0.section, $0.item) < ($1.section, $1.item) }
         let rendered = RenderedFeed(
             snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor,
-            structure: structure, patchedFrom: reordered ? nil : RenderedFeed.Patched(snapshotID: page.snapshotID, updatedItems: updated),
-            structureSize: page.structureSize)
-        // The same sections, items and dependencies' sizes: the same cost.
+            structure: structure, patchedFrom: reordered ? nil : RenderedFeed.Patched(snapshotID: page.snapshotID, updatedItems: updated))
         return CachedPage(
             page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs,
             composition: reordered ? compositions.add(1, ordering: .relaxed).newValue : cached.composition, idHashes: idHashes,
-            regionOrder: cached.regionOrder, gridIndices: cached.gridIndices, feedCount: cached.feedCount, cost: cached.cost)
+            regionOrder: cached.regionOrder, gridIndices: cached.gridIndices, feedCount: cached.feedCount)
     }
 
     private func compose(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> CachedPage {
@@ -503,7 +490,7 @@ final class PageCache: Sendable {
         assert(structure.nextCursor == nextCursor, "a delta tells the cursor's change from the snapshot's structure")
         let idHashes = structure.idHashes()
         let rendered = RenderedFeed(
-            snapshotID: idHashes.id, sections: PatchedArray(page), nextCursor: nextCursor, structure: structure)
+            snapshotID: idHashes.id, sections: page, nextCursor: nextCursor, structure: structure)
         return CachedPage(
             page: rendered, validatedAt: sequence, dependencies: selection.dependencies, videoRefs: selection.videoRefs,
             composition: compositions.add(1, ordering: .relaxed).newValue, idHashes: idHashes, regionOrder: selection.regionOrder,
@@ -535,7 +522,7 @@ final class CachedPage: Sendable {
 
     init(
         page: RenderedFeed, validatedAt: Int64, dependencies: FeedDependencies, videoRefs: SectionVideos, composition: UInt64,
-        idHashes: SnapshotStructure.IDHashes, regionOrder: [VideoRef], gridIndices: [Int?], feedCount: Int, cost: Int? = nil
+        idHashes: SnapshotStructure.IDHashes, regionOrder: [VideoRef], gridIndices: [Int?], feedCount: Int
     ) {
         self.page = page
         self.validated = Atomic(validatedAt)
@@ -546,7 +533,6 @@ final class CachedPage: Sendable {
         self.regionOrder = regionOrder
         self.gridIndices = gridIndices
         self.feedCount = feedCount
-        self.cost = cost ?? Self.cost(of: page, dependencies: dependencies, regionOrder: regionOrder)
     }
 
     /// The index position the page is known current at.
@@ -562,13 +548,16 @@ final class CachedPage: Sendable {
     /// A change touches pages nobody asked for since their last change (a like on a popular
     /// video: thousands of them, one after another), so their arrays are out of the processor's
     /// caches. A copy counts up each array's references with an atomic instruction, and those do
-    /// not overlap: each waited for its own miss, a dozen in a row per page. Plain reads, all
-    /// issued together, fetch the lines side by side first. (The sections are not read: a patch
-    /// shares those it leaves alone, see ``PatchedArray``, and never touches their items.)
+    /// not overlap: each waited for its own miss, about thirty in a row per page. Plain reads,
+    /// all issued together, fetch the lines side by side first.
     func fetchArrays() {
         var words = dependencies.feedVideos.count &+ dependencies.regionVideos.count &+ dependencies.regionPopular.count
         words &+= dependencies.shownUsers.count &+ dependencies.suggestionOrder.count &+ dependencies.followees.count
         words &+= regionOrder.count &+ gridIndices.count &+ videoRefs.sectionCount
+        let sections = page.structure.sections.count
+        for index in 0..<min(sections, page.sections.count) {
+            words &+= page.sections[index].items.count &+ page.structure.sections[index].items.count
+        }
         // Never true (counts are not negative): it keeps the reads from being optimised away.
         if words == Int.min { preconditionFailure("negative counts") }
     }
@@ -581,9 +570,7 @@ final class CachedPage: Sendable {
     /// An estimate of the memory it holds beyond the shared item bytes, its registration for
     /// notes included (``PageMarks``: its ``PageInterests`` and a slot in a list per id they
     /// name, about 20 bytes an id; about 5 KB for a page of a 240-video feed, measured as RSS).
-    let cost: Int
-
-    private static func cost(of page: RenderedFeed, dependencies: FeedDependencies, regionOrder: [VideoRef]) -> Int {
+    var cost: Int {
         var itemCount = 0
         for section in page.sections { itemCount += section.items.count }
         let interestIDs = dependencies.feedVideos.count + dependencies.shownUsers.count + dependencies.followees.count * 2

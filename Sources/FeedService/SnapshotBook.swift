@@ -1,5 +1,4 @@
 import FeedStore
-import FeedWire
 
 /// The snapshots handed out, in memory: what a delta is computed against. A pure state machine
 /// (time is passed in), guarded by the service's lock and tested without a store.
@@ -111,9 +110,8 @@ package struct SnapshotBook {
         self.retention = retention
     }
 
-    /// `structure` (whose id is `id`) was just handed to its viewer at `now`; `size` is its
-    /// ``size(of:)`` when the caller knows it.
-    package mutating func served(_ structure: SnapshotStructure, id: String, now: Int64, size knownSize: Int? = nil) {
+    /// `structure` (whose id is `id`) was just handed to its viewer at `now`.
+    package mutating func served(_ structure: SnapshotStructure, id: String, now: Int64) {
         let viewer = structure.viewer
         // The viewer's entries are moved out of the dictionary and back by their slot: one hash
         // lookup, where taking them out and putting them back took two and moved neighbours.
@@ -132,7 +130,7 @@ package struct SnapshotBook {
             }
             entries.append(entry)
         } else {
-            let size = knownSize ?? SnapshotBook.size(of: structure)
+            let size = SnapshotBook.size(of: structure)
             entries.append(Entry(id: id, structure: structure, servedAt: now, bytes: size))
             bytes += size
             pending.upserts[key] = (structure, now)
@@ -204,10 +202,6 @@ package struct SnapshotBook {
     package mutating func takePending(restoring limit: Int = 5_000) -> Pending {
         var taken = pending
         pending = Pending()
-        // The next pass queues about as many: grown from empty, the queue was rehashed a dozen
-        // times over while a like reached thousands of viewers.
-        pending.upserts.reserveCapacity(taken.upserts.count)
-        pending.deletions.reserveCapacity(taken.deletions.count)
         var moved = 0
         while moved < limit, againNext < againOrder.count {
             let key = againOrder[againNext]
@@ -253,10 +247,8 @@ package struct SnapshotBook {
 
     /// Hands only the queued snapshots (not the deletions and pruning) to the persister.
     package mutating func takePendingUpserts() -> Pending {
-        let taken = Pending(upserts: pending.upserts)
-        pending.upserts = [:]
-        pending.upserts.reserveCapacity(taken.upserts.count)
-        return taken
+        defer { pending.upserts = [:] }
+        return Pending(upserts: pending.upserts)
     }
 
     /// Puts back a batch the persister could not write, under anything queued since.

@@ -126,9 +126,7 @@ package enum SnapshotCoding {
         let sections: [String: Int]
         /// Where each of the base's sections starts among all of its items.
         let sectionStarts: [Int]
-        /// The base's sections as one plain array: a base serves many snapshots, and reading
-        /// them through its ``PatchedArray`` looked through its replaced sections at each item.
-        let baseSections: [SnapshotStructure.Section]
+        private let base: SnapshotStructure
         private var itemTable: ItemTable?
 
         /// An item of the base: its section and its index there.
@@ -149,18 +147,18 @@ package enum SnapshotCoding {
             }
             self.sections = sections
             sectionStarts = starts
-            baseSections = base.sections.array
+            self.base = base
         }
 
         /// The item's position among all of the base's items.
         func position(of place: Place) -> Int { sectionStarts[place.section] + place.item }
 
         /// The base's item at `place`.
-        func item(at place: Place) -> SnapshotStructure.Item { baseSections[place.section].items[place.item] }
+        func item(at place: Place) -> SnapshotStructure.Item { base.sections[place.section].items[place.item] }
 
         /// The last item of the base's section `index`, or nil when it has none.
         func lastItem(ofSection index: Int) -> Place? {
-            baseSections[index].items.isEmpty ? nil : Place(section: index, item: baseSections[index].items.count - 1)
+            base.sections[index].items.isEmpty ? nil : Place(section: index, item: base.sections[index].items.count - 1)
         }
 
         /// Where the base item with `id` is: the one after `previous` when it has that id, else
@@ -168,13 +166,13 @@ package enum SnapshotCoding {
         func find(_ id: String, after previous: Place?) -> Place? {
             if var next = previous {
                 next.item += 1
-                while next.section < baseSections.count, next.item >= baseSections[next.section].items.count {
+                while next.section < base.sections.count, next.item >= base.sections[next.section].items.count {
                     next = Place(section: next.section + 1, item: 0)
                 }
-                if next.section < baseSections.count, baseSections[next.section].items[next.item].id == id { return next }
+                if next.section < base.sections.count, base.sections[next.section].items[next.item].id == id { return next }
             }
-            if itemTable == nil { itemTable = ItemTable(baseSections) }
-            return itemTable?.place(of: id, in: baseSections)
+            if itemTable == nil { itemTable = ItemTable(base) }
+            return itemTable?.place(of: id, in: base)
         }
     }
 
@@ -193,13 +191,13 @@ package enum SnapshotCoding {
         private var slots: [Slot]
         private let mask: Int
 
-        init(_ base: [SnapshotStructure.Section]) {
-            let count = base.reduce(0) { $0 + $1.items.count }
+        init(_ base: SnapshotStructure) {
+            let count = base.sections.reduce(0) { $0 + $1.items.count }
             var capacity = 8
             while capacity < count * 2 { capacity *= 2 }
             slots = Array(repeating: Slot(hash: 0, section: -1, item: 0), count: capacity)
             mask = capacity - 1
-            for (sectionIndex, section) in base.enumerated() {
+            for (sectionIndex, section) in base.sections.enumerated() {
                 for (itemIndex, item) in section.items.enumerated() {
                     let hash = Self.hash(item.id)
                     var index = Self.start(hash, mask)
@@ -218,7 +216,7 @@ package enum SnapshotCoding {
 
         /// The place of the first item of `base` (the structure the table was built from) with
         /// this id, nil when it has none.
-        func place(of id: String, in base: [SnapshotStructure.Section]) -> BaseLookup.Place? {
+        func place(of id: String, in base: SnapshotStructure) -> BaseLookup.Place? {
             let hash = Self.hash(id)
             var index = Self.start(hash, mask)
             while slots[index].section >= 0 {
@@ -230,8 +228,8 @@ package enum SnapshotCoding {
             return nil
         }
 
-        private static func item(at slot: Slot, in base: [SnapshotStructure.Section]) -> SnapshotStructure.Item {
-            base[Int(slot.section)].items[Int(slot.item)]
+        private static func item(at slot: Slot, in base: SnapshotStructure) -> SnapshotStructure.Item {
+            base.sections[Int(slot.section)].items[Int(slot.item)]
         }
 
         private static func hash(_ id: String) -> UInt64 {
@@ -258,50 +256,27 @@ package enum SnapshotCoding {
         parameters(structure, to: &out)
         varint(UInt64(structure.sections.count), to: &out)
         let lookup = lookup ?? BaseLookup(base)
-        let baseSections = lookup.baseSections
         let baseIndex = lookup.sections
         // The base item referenced last: the next section's items most often go on from there.
         var previous: BaseLookup.Place?
-        // Base sections taken whole since `previous` was last set, in order: it is their last
-        // item, found only when a section written by reference needs it (a like's snapshot
-        // takes every other section whole, and never reads their items).
-        var takenWhole: [Int] = []
-        func resolvePrevious() {
-            for index in takenWhole.reversed() {
-                if let last = lookup.lastItem(ofSection: index) {
-                    previous = last
-                    break
-                }
-            }
-            takenWhole.removeAll(keepingCapacity: true)
-        }
-        for position in structure.sections.indices {
-            // A structure patched from the base (or from the same page as it) shares the
-            // sections it did not touch: those are not even read.
-            if structure.sections.sharesElement(at: position, with: base.sections) {
-                out.append(0)
-                varint(UInt64(position), to: &out)
-                takenWhole.append(position)
-                continue
-            }
-            let section = structure.sections[position]
+        for (position, section) in structure.sections.enumerated() {
             // Sections mostly keep their place, and a page patched since the base shares the
             // items of the sections it did not touch: those need no comparison item by item.
-            let samePlace = position < baseSections.count && baseSections[position].id == section.id
-            if samePlace, baseSections[position].kind == section.kind, sharesStorage(baseSections[position].items, section.items),
-                section.header == baseSections[position].header, section.footer == baseSections[position].footer
+            let samePlace = position < base.sections.count && base.sections[position].id == section.id
+            if samePlace, base.sections[position].kind == section.kind, sharesStorage(base.sections[position].items, section.items),
+                section.header == base.sections[position].header, section.footer == base.sections[position].footer
             {
                 out.append(0)
                 varint(UInt64(position), to: &out)
-                takenWhole.append(position)
+                previous = lookup.lastItem(ofSection: position) ?? previous
                 continue
             }
-            if let index = samePlace ? position : baseIndex[section.id], baseSections[index].kind == section.kind,
-                baseSections[index].items.count == section.items.count,
-                zip(baseSections[index].items, section.items).allSatisfy({ $0.id == $1.id })
+            if let index = samePlace ? position : baseIndex[section.id], base.sections[index].kind == section.kind,
+                base.sections[index].items.count == section.items.count,
+                zip(base.sections[index].items, section.items).allSatisfy({ $0.id == $1.id })
             {
-                let changed = section.items.indices.filter { section.items[$0].version != baseSections[index].items[$0].version }
-                let sameViews = section.header == baseSections[index].header && section.footer == baseSections[index].footer
+                let changed = section.items.indices.filter { section.items[$0].version != base.sections[index].items[$0].version }
+                let sameViews = section.header == base.sections[index].header && section.footer == base.sections[index].footer
                 out.append((changed.isEmpty ? 0 : 1) + (sameViews ? 0 : ownViews))
                 varint(UInt64(index), to: &out)
                 if !changed.isEmpty {
@@ -312,10 +287,9 @@ package enum SnapshotCoding {
                     }
                 }
                 if !sameViews { views(of: section, to: &out) }
-                takenWhole.append(index)
+                previous = lookup.lastItem(ofSection: index) ?? previous
                 continue
             }
-            resolvePrevious()
             // Items taken from anywhere in the base, when at least half of them are there.
             let start = out.count
             out.append(3)
@@ -344,8 +318,7 @@ package enum SnapshotCoding {
             views(of: section, to: &out)
         }
         // ``fullSize(of:)`` is at least 8 bytes, 4 a section and 10 an item: most differences are
-        // known to be small enough without adding up their ids, or even counting their items.
-        guard out.count * 3 > 8 + 4 * structure.sections.count else { return out }
+        // known to be small enough without adding up their ids.
         let itemCount = structure.sections.reduce(0) { $0 + $1.items.count }
         guard out.count * 3 > 8 + 4 * structure.sections.count + 10 * itemCount else { return out }
         return out.count * 3 <= fullSize(of: structure) ? out : nil

@@ -23,7 +23,7 @@ public struct DeltaDocument: Sendable {
     /// they differ.
     public var nextCursor: (old: String?, new: String?)
     /// The new page's sections, where the payloads come from.
-    public var page: PatchedArray<FeedSection>
+    public var page: [FeedSection]
     /// Sizes items for the screen width the feed was asked with.
     public var layout: Layout?
     /// What changed from the snapshot's structure (section ids, item ids and versions) to the
@@ -79,7 +79,7 @@ public struct DeltaDocument: Sendable {
 
     /// Creates the document's description; ``bytes`` writes it.
     public init(
-        format: DeltaFormat, snapshot: String, nextCursor: (old: String?, new: String?), page: PatchedArray<FeedSection>, layout: Layout?,
+        format: DeltaFormat, snapshot: String, nextCursor: (old: String?, new: String?), page: [FeedSection], layout: Layout?,
         changes: DeltaChanges, keptSectionsWithChangedItems: [Int], itemPatches: [ItemPath: ItemPatch] = [:],
         movedItems: [ItemPath: ItemPath] = [:], supplementaryChanges: [SupplementaryUpdate] = [], changedLayouts: [Int] = [],
         prefetch: (old: Prefetch?, new: Prefetch?) = (nil, nil)

@@ -80,8 +80,8 @@ struct IndexPropertyTests {
         let all = try SQLOracle(stackAds: parameters.stackAds).compose(viewer: viewer, store: store)
         let start = min(parameters.offset, all.count)
         let expected = Array(all[start..<min(start + parameters.limit, all.count)])
-        let same = served.sections.array == expected
-        #expect(same, "viewer \(viewer) \(parameters) after write \(step + 1):\nserved   \(outline(served.sections.array))\nexpected \(outline(expected))")
+        let same = served.sections == expected
+        #expect(same, "viewer \(viewer) \(parameters) after write \(step + 1):\nserved   \(outline(served.sections))\nexpected \(outline(expected))")
         let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: expected, hasNextPage: served.nextCursor != nil)
         #expect(served.snapshotID == structure.id)
     }

@@ -1,6 +1,5 @@
 import Deterministic
 import FeedService
-import FeedWire
 import Foundation
 import Testing
 
