@@ -77,9 +77,15 @@ def peak_rss_kib(pid):
 
 def cpu_seconds(pid):
     """utime + stime of every thread of the process, in seconds (/proc/PID/stat)."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid):
+    """(utime, stime) of every thread of the process, in seconds (/proc/PID/stat): the server's
+    own code against the kernel's, which over loopback includes the receivers' TCP path."""
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICK
+    return int(fields[11]) / CLOCK_TICK, int(fields[12]) / CLOCK_TICK
 
 
 class Server:
@@ -404,7 +410,7 @@ def fanout(options, results):
         connection = http.client.HTTPConnection("127.0.0.1", options.port, timeout=10)
         likes = []
         user = options.users
-        cpu0 = cpu_seconds(server.pid)
+        split0 = cpu_split(server.pid)
         paused = 0.0
         for _ in range(options.likes):
             while True:
@@ -425,7 +431,8 @@ def fanout(options, results):
             pause_start = time.monotonic()
             time.sleep(options.like_gap)
             paused += time.monotonic() - pause_start
-        cpu1 = cpu_seconds(server.pid)
+        split1 = cpu_split(server.pid)
+        user_cpu, system_cpu = split1[0] - split0[0], split1[1] - split0[1]
         connection.close()
         time.sleep(0.5)
         server.alive()
@@ -468,7 +475,7 @@ def fanout(options, results):
             "p50": percentile(delays, 50), "p99": percentile(delays, 99), "max": delays[-1] if delays else float("nan"),
             "min": delays[0] if delays else float("nan"),
             "last_p50": percentile(sorted(last), 50), "last_max": max(last) if last else float("nan"),
-            "cpu": cpu1 - cpu0, "paused": paused, "bytes": bytes_total,
+            "cpu": user_cpu + system_cpu, "user_cpu": user_cpu, "system_cpu": system_cpu, "paused": paused, "bytes": bytes_total,
             "wire_bytes": end["wire_bytes"] - base["wire_bytes"], "write_ms": [(like["acked"] - like["sent"]) / 1e6 for like in likes],
             "last_ms": [delay / 1e6 for delay in last],
             "metrics": metrics, "rss_open_kib": rss_open, "rss_end_kib": rss_end, "rss_peak_kib": rss_peak,
@@ -1099,13 +1106,14 @@ def report(options, idle_results, fanout_results, mixed_results, cluster_results
               f"{r['showing']:,} of them; {r['likes']} likes on it, one at a time, each once the last was delivered everywhere "
               f"and {options.like_gap * 1000:.0f} ms had passed (the coalescing window). Delivery = event received − like acknowledged:")
         print()
-        print("| deliveries | missing | extra | wrong count | p50 | p99 | max | min | last stream of a like: p50 / max | server CPU per event | SSE bytes per event | write latency p50 | RSS streams open / after / peak MiB |")
+        print("| deliveries | missing | extra | wrong count | p50 | p99 | max | min | last stream of a like: p50 / max | server CPU per event (user + system) | SSE bytes per event | write latency p50 | RSS streams open / after / peak MiB |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         cpu_per_event = r["cpu"] / r["events"] if r["events"] else float("nan")
         write_ms = sorted(r["write_ms"])
         print(f"| {r['events']:,} | {r['missing']} | {r['extra'] + r['not_watched']} | {r['wrong']} | {ms(r['p50'])} ms | {ms(r['p99'])} ms | "
               f"{ms(r['max'])} ms | {ms(r['min'])} ms | {ms(r['last_p50'])} / {ms(r['last_max'])} ms | "
-              f"{1e6 * cpu_per_event:.1f} µs ({r['cpu']:.2f} s) | {r['bytes'] / max(r['events'], 1):,.0f} | {percentile(write_ms, 50):.1f} ms | "
+              f"{1e6 * cpu_per_event:.1f} µs ({r['cpu']:.2f} s; {1e6 * r['user_cpu'] / max(r['events'], 1):.1f} + "
+              f"{1e6 * r['system_cpu'] / max(r['events'], 1):.1f}) | {r['bytes'] / max(r['events'], 1):,.0f} | {percentile(write_ms, 50):.1f} ms | "
               f"{kib(r['rss_open_kib'])} / {kib(r['rss_end_kib'])} / {kib(r['rss_peak_kib'])} |")
         print()
         print(metrics_line(r["metrics"]))
