@@ -202,6 +202,10 @@ package struct SnapshotBook {
     package mutating func takePending(restoring limit: Int = 5_000) -> Pending {
         var taken = pending
         pending = Pending()
+        // The next pass queues about as many: grown from empty, the queue was rehashed a dozen
+        // times over while a like reached thousands of viewers.
+        pending.upserts.reserveCapacity(taken.upserts.count)
+        pending.deletions.reserveCapacity(taken.deletions.count)
         var moved = 0
         while moved < limit, againNext < againOrder.count {
             let key = againOrder[againNext]
@@ -247,8 +251,10 @@ package struct SnapshotBook {
 
     /// Hands only the queued snapshots (not the deletions and pruning) to the persister.
     package mutating func takePendingUpserts() -> Pending {
-        defer { pending.upserts = [:] }
-        return Pending(upserts: pending.upserts)
+        let taken = Pending(upserts: pending.upserts)
+        pending.upserts = [:]
+        pending.upserts.reserveCapacity(taken.upserts.count)
+        return taken
     }
 
     /// Puts back a batch the persister could not write, under anything queued since.
