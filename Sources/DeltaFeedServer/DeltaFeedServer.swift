@@ -112,7 +112,10 @@ public final class DeltaFeedServer: Sendable {
             throw error
         }
         let logger = configuration.http.logger
-        let maintenance = FeedMaintenance(service: configuration.service, isBusy: { [live] in live.isSending }) { message in
+        // A store pass paused for a fan-out would hold up the answers waiting for theirs.
+        let maintenance = FeedMaintenance(
+            service: configuration.service, isBusy: { [live] in live.isSending }, pausesInPasses: !configuration.storesSnapshotsBeforeAnswering
+        ) { message in
             logger.warning("\(message)")
         }
         return DeltaFeedServer(

@@ -13,10 +13,12 @@ import SystemCalls
 /// Storing and freeing snapshots wait while `isBusy` says latency-bound work is under way (the
 /// server's live thread sending a change to its streams), for at most `deferral`: that work runs
 /// at a lower priority than this thread, and a store pass of the last change's snapshots made a
-/// like's deliveries wait for it (BENCHMARKS, session 23).
+/// like's deliveries wait for it (BENCHMARKS, session 23). A pass that has started pauses too,
+/// between runs of its work, when that work begins meanwhile (for at most another `deferral` a
+/// pass; `pausesInPasses`), except in the store's own transaction.
 ///
 /// ``stop()`` persists what is left, so a clean shutdown loses no snapshot; after a crash at most
-/// the last `persist + deferral` of snapshots is lost (those ids answer 410).
+/// the last `persist + 2 × deferral` of snapshots is lost (those ids answer 410).
 public final class FeedMaintenance: Sendable {
     /// How often each task runs.
     public struct Intervals: Sendable {
@@ -34,18 +36,23 @@ public final class FeedMaintenance: Sendable {
     private let intervals: Intervals
     private let report: @Sendable (String) -> Void
     private let isBusy: @Sendable () -> Bool
+    private let pausesInPasses: Bool
     private let stopping = Mutex(false)
     private let finished = Mutex(false)
 
     /// Starts the upkeep thread. `isBusy` says whether latency-bound work is under way (called
     /// from this thread, often: it must be cheap); `report` receives one line per failure (log it).
+    /// `pausesInPasses` lets a store pass under way pause for that work too; a server whose
+    /// answers wait for store passes (``FeedService/storeHandedOutSnapshots()``) turns it off,
+    /// since a paused pass holds theirs up.
     public init(
         service: FeedService, intervals: Intervals = Intervals(), isBusy: @escaping @Sendable () -> Bool = { false },
-        report: @escaping @Sendable (String) -> Void
+        pausesInPasses: Bool = true, report: @escaping @Sendable (String) -> Void
     ) {
         self.service = service
         self.intervals = intervals
         self.isBusy = isBusy
+        self.pausesInPasses = pausesInPasses
         self.report = report
         let thread = Thread { [self] in
             nameCurrentThread("df-maintenance")
@@ -83,7 +90,7 @@ public final class FeedMaintenance: Sendable {
                 return true
             }
             if mayRun(nextTrim) {
-                service.trimSnapshotMemory()
+                service.trimSnapshotMemory(pause: pauser())
                 nextTrim = now + intervals.catchUp
             }
             if now >= nextCatchUp {
@@ -92,7 +99,8 @@ public final class FeedMaintenance: Sendable {
                 nextCatchUp = now + intervals.catchUp
             }
             if mayRun(nextPersist) {
-                attempt("persisting snapshots") { () throws(FeedStoreError) in try service.persistSnapshots() }
+                let pause = pauser()
+                attempt("persisting snapshots") { () throws(FeedStoreError) in try service.persistSnapshots(pause: pause) }
                 nextPersist = now + intervals.persist
             }
             if now >= nextPrune {
@@ -104,6 +112,17 @@ public final class FeedMaintenance: Sendable {
         }
         attempt("persisting snapshots at shutdown") { () throws(FeedStoreError) in try service.persistSnapshots() }
         finished.withLock { $0 = true }
+    }
+
+    /// What a pass calls between runs of its work: waits while `isBusy`, at most `deferral` in
+    /// all for the pass (nothing when `pausesInPasses` is off).
+    private func pauser() -> () -> Void {
+        guard pausesInPasses else { return {} }
+        let clock = ContinuousClock()
+        let deadline = clock.now + intervals.deferral
+        return { [isBusy] in
+            while isBusy(), clock.now < deadline { usleep(1_000) }
+        }
     }
 
     private func attempt(_ what: String, _ body: () throws(FeedStoreError) -> Void) {

@@ -312,17 +312,21 @@ public final class FeedService: Sendable {
     /// difference would be over a third of the full form, or when its base is older than
     /// ``FeedStore/StorageOptions/SnapshotRetention/baseUseMilliseconds``.
     ///
+    /// `pause` is called between runs of the snapshots it encodes, before the store's
+    /// transaction: the maintenance thread waits there while a fan-out is being sent (it holds
+    /// the lock of every store pass meanwhile, so only where no answer waits for a pass).
+    ///
     /// - Returns: how many rows were written or deleted.
     /// - Throws: ``FeedStore/FeedStoreError``; the batch is queued again then.
     @discardableResult
-    public func persistSnapshots(rowsPerTransaction: Int = .max) throws(FeedStoreError) -> Int {
-        try persistSnapshots(rowsPerTransaction: rowsPerTransaction, handedOutOnly: false)
+    public func persistSnapshots(rowsPerTransaction: Int = .max, pause: () -> Void = {}) throws(FeedStoreError) -> Int {
+        try persistSnapshots(rowsPerTransaction: rowsPerTransaction, handedOutOnly: false, pause: pause)
     }
 
     /// Writes the snapshots handed out since the last store pass, in one transaction, and
     /// returns once they are in the store (and any pass in progress has ended): from then on
     /// every replica on the same store reads them back. Deletions and pruning are left to
-    /// ``persistSnapshots(rowsPerTransaction:)``. The server calls it before an answer that hands
+    /// ``persistSnapshots(rowsPerTransaction:pause:)``. The server calls it before an answer that hands
     /// out a new snapshot leaves, for all the answers waiting at once (one round trip for them
     /// all). Blocking.
     ///
@@ -333,7 +337,7 @@ public final class FeedService: Sendable {
         try persistSnapshots(rowsPerTransaction: Int.max, handedOutOnly: true)
     }
 
-    private func persistSnapshots(rowsPerTransaction: Int, handedOutOnly: Bool) throws(FeedStoreError) -> Int {
+    private func persistSnapshots(rowsPerTransaction: Int, handedOutOnly: Bool, pause: () -> Void = {}) throws(FeedStoreError) -> Int {
         let retention = store.options.snapshotRetention
         let chunk = max(1, rowsPerTransaction)
         return try persisting.withLock { bases throws(FeedStoreError) -> Int in
@@ -347,7 +351,8 @@ public final class FeedService: Sendable {
             // In key order (viewer, then id), as the rows and their indexes are stored: each
             // transaction then writes one run of neighbouring pages, and the second's pages are
             // written about once, however many transactions share them.
-            for (key, value) in pending.upserts.sorted(by: { ($0.key.viewer, $0.key.id) < ($1.key.viewer, $1.key.id) }) {
+            for (offset, (key, value)) in pending.upserts.sorted(by: { ($0.key.viewer, $0.key.id) < ($1.key.viewer, $1.key.id) }).enumerated() {
+                if offset % Self.pauseEvery == Self.pauseEvery - 1 { pause() }
                 let structure = value.structure
                 let baseKey = SnapshotBases.Key(viewer: key.viewer)
                 var encoded: [UInt8]?
@@ -450,8 +455,9 @@ public final class FeedService: Sendable {
     }
 
     /// Frees snapshot memory past its budget (older snapshots first; they stay in the store).
-    /// The maintenance thread calls it several times a second, so serving never sorts.
-    public func trimSnapshotMemory() {
+    /// The maintenance thread calls it several times a second, so serving never sorts. `pause`
+    /// is called between runs, outside every lock.
+    public func trimSnapshotMemory(pause: () -> Void = {}) {
         // Listed under the lock, sorted outside it, dropped under it again a run at a time; what
         // a run dropped is freed outside the lock. Serving waits for one run at most.
         guard let candidates = book.withLock({ $0.sheddingCandidates() }) else { return }
@@ -461,18 +467,24 @@ public final class FeedService: Sendable {
             let (dropped, done) = book.withLock { book in (book.shed(ordered[start..<min(start + Self.lockedRun, ordered.count)]), !book.isOverTarget) }
             _ = dropped
             if done { return }
+            pause()
         }
         let viewers = book.withLock { $0.viewersByRecency() }.sorted { $0.servedAt < $1.servedAt }.map(\.viewer)
         for start in stride(from: 0, to: viewers.count, by: Self.lockedRun) {
             let (dropped, done) = book.withLock { book in (book.shedViewers(viewers[start..<min(start + Self.lockedRun, viewers.count)]), !book.isOverTarget) }
             _ = dropped
             if done { return }
+            pause()
         }
     }
 
     /// How many snapshots (or viewers) the maintenance thread handles per hold of the snapshot
     /// book's lock when trimming or expiring.
     static let lockedRun = 256
+
+    /// How many snapshots a store pass encodes between calls of its `pause`: about a
+    /// millisecond's work.
+    static let pauseEvery = 256
 
     /// Drops expired snapshots from memory and from the store, and trims the change log.
     /// Blocking; the maintenance thread calls it now and then.
