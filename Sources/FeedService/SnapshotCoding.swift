@@ -200,16 +200,9 @@ package enum SnapshotCoding {
             for (sectionIndex, section) in base.sections.enumerated() {
                 for (itemIndex, item) in section.items.enumerated() {
                     let hash = Self.hash(item.id)
-                    var index = Self.start(hash, mask)
-                    var known = false
-                    while slots[index].section >= 0 {
-                        if slots[index].hash == hash, Self.item(at: slots[index], in: base).id == item.id {
-                            known = true
-                            break
-                        }
-                        index = (index + 1) & mask
-                    }
-                    if !known { slots[index] = Slot(hash: hash, section: Int32(sectionIndex), item: Int32(itemIndex)) }
+                    let index = slot(of: item.id, hash: hash, in: base)
+                    // A duplicate id keeps the first item's place.
+                    if slots[index].section < 0 { slots[index] = Slot(hash: hash, section: Int32(sectionIndex), item: Int32(itemIndex)) }
                 }
             }
         }
@@ -217,15 +210,17 @@ package enum SnapshotCoding {
         /// The place of the first item of `base` (the structure the table was built from) with
         /// this id, nil when it has none.
         func place(of id: String, in base: SnapshotStructure) -> BaseLookup.Place? {
-            let hash = Self.hash(id)
+            let found = slots[slot(of: id, hash: Self.hash(id), in: base)]
+            return found.section < 0 ? nil : BaseLookup.Place(section: Int(found.section), item: Int(found.item))
+        }
+
+        /// The slot holding `id` (whose hash is `hash`), or the empty slot where it would go.
+        private func slot(of id: String, hash: UInt64, in base: SnapshotStructure) -> Int {
             var index = Self.start(hash, mask)
-            while slots[index].section >= 0 {
-                if slots[index].hash == hash, Self.item(at: slots[index], in: base).id == id {
-                    return BaseLookup.Place(section: Int(slots[index].section), item: Int(slots[index].item))
-                }
+            while slots[index].section >= 0, slots[index].hash != hash || Self.item(at: slots[index], in: base).id != id {
                 index = (index + 1) & mask
             }
-            return nil
+            return index
         }
 
         private static func item(at slot: Slot, in base: SnapshotStructure) -> SnapshotStructure.Item {
