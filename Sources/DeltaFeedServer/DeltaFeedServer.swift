@@ -114,7 +114,7 @@ public final class DeltaFeedServer: Sendable {
         let logger = configuration.http.logger
         // A store pass paused for a fan-out would hold up the answers waiting for theirs.
         let maintenance = FeedMaintenance(
-            service: configuration.service, isBusy: { [live] in live.isSending }, pausesInPasses: !configuration.storesSnapshotsBeforeAnswering
+            service: configuration.service, isBusy: { [live] in live.isSending }, answersWaitForPasses: configuration.storesSnapshotsBeforeAnswering
         ) { message in
             logger.warning("\(message)")
         }

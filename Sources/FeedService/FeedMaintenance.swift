@@ -15,7 +15,8 @@ import SystemCalls
 /// at a lower priority than this thread, and a store pass of the last change's snapshots made a
 /// like's deliveries wait for it (BENCHMARKS, session 23). A pass that has started pauses too,
 /// between runs of its work, when that work begins meanwhile (for at most another `deferral` a
-/// pass; `pausesInPasses`), except in the store's own transaction.
+/// pass), except in the store's own transaction, and unless answers wait for store passes
+/// (`answersWaitForPasses`).
 ///
 /// ``stop()`` persists what is left, so a clean shutdown loses no snapshot; after a crash at most
 /// the last `persist + 2 × deferral` of snapshots is lost (those ids answer 410).
@@ -36,23 +37,24 @@ public final class FeedMaintenance: Sendable {
     private let intervals: Intervals
     private let report: @Sendable (String) -> Void
     private let isBusy: @Sendable () -> Bool
-    private let pausesInPasses: Bool
+    private let answersWaitForPasses: Bool
     private let stopping = Mutex(false)
     private let finished = Mutex(false)
 
     /// Starts the upkeep thread. `isBusy` says whether latency-bound work is under way (called
     /// from this thread, often: it must be cheap); `report` receives one line per failure (log it).
-    /// `pausesInPasses` lets a store pass under way pause for that work too; a server whose
-    /// answers wait for store passes (``FeedService/storeHandedOutSnapshots()``) turns it off,
-    /// since a paused pass holds theirs up.
+    /// `answersWaitForPasses` is for a server whose answers wait for store passes
+    /// (``FeedService/storeHandedOutSnapshots()``): this thread's passes then hold theirs up as
+    /// little as they can. They do not pause under way, and their pruning goes in a transaction
+    /// of its own after the pass (``FeedService/persistSnapshots(rowsPerTransaction:pruningApart:pause:)``).
     public init(
         service: FeedService, intervals: Intervals = Intervals(), isBusy: @escaping @Sendable () -> Bool = { false },
-        pausesInPasses: Bool = true, report: @escaping @Sendable (String) -> Void
+        answersWaitForPasses: Bool = false, report: @escaping @Sendable (String) -> Void
     ) {
         self.service = service
         self.intervals = intervals
         self.isBusy = isBusy
-        self.pausesInPasses = pausesInPasses
+        self.answersWaitForPasses = answersWaitForPasses
         self.report = report
         let thread = Thread { [self] in
             nameCurrentThread("df-maintenance")
@@ -100,7 +102,7 @@ public final class FeedMaintenance: Sendable {
             }
             if mayRun(nextPersist) {
                 let pause = pauser()
-                attempt("persisting snapshots") { () throws(FeedStoreError) in try service.persistSnapshots(pause: pause) }
+                attempt("persisting snapshots") { () throws(FeedStoreError) in try service.persistSnapshots(pruningApart: answersWaitForPasses, pause: pause) }
                 nextPersist = now + intervals.persist
             }
             if now >= nextPrune {
@@ -115,9 +117,9 @@ public final class FeedMaintenance: Sendable {
     }
 
     /// What a pass calls between runs of its work: waits while `isBusy`, at most `deferral` in
-    /// all for the pass (nothing when `pausesInPasses` is off).
+    /// all for the pass (nothing when answers wait for passes).
     private func pauser() -> () -> Void {
-        guard pausesInPasses else { return {} }
+        guard !answersWaitForPasses else { return {} }
         let clock = ContinuousClock()
         let deadline = clock.now + intervals.deferral
         return { [isBusy] in

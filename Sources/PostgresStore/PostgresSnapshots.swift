@@ -122,15 +122,22 @@ extension PostgresFeedStore {
 
     /// Deletes the rows of `table` of the viewers `$1` (an array) beyond each one's newest `$2`
     /// by `created_at`, ties broken by `tiesBy` (the later kept).
+    ///
+    /// A row stored again while the statement runs (a snapshot served again: its upsert moves
+    /// `created_at` on) is kept: when a row it would delete was changed by a transaction that
+    /// committed meanwhile, PostgreSQL checks the condition again against the row as it is now,
+    /// and the time no longer matches the one it was ranked by. The maintenance pass prunes
+    /// outside the lock that orders this replica's store passes, and other replicas never shared
+    /// it.
     static func keepNewest(in table: String, tiesBy tieBreak: String) -> String {
         """
         DELETE FROM \(table) USING (
-            SELECT viewer_id, id FROM (
-                SELECT viewer_id, id, row_number() OVER (PARTITION BY viewer_id ORDER BY created_at DESC, \(tieBreak) DESC) AS rank
+            SELECT viewer_id, id, created_at FROM (
+                SELECT viewer_id, id, created_at, row_number() OVER (PARTITION BY viewer_id ORDER BY created_at DESC, \(tieBreak) DESC) AS rank
                 FROM \(table) WHERE viewer_id = ANY($1::bigint[])
             ) AS ranked WHERE rank > $2
         ) AS old
-        WHERE \(table).viewer_id = old.viewer_id AND \(table).id = old.id
+        WHERE \(table).viewer_id = old.viewer_id AND \(table).id = old.id AND \(table).created_at = old.created_at
         """
     }
 

@@ -135,6 +135,46 @@ struct SnapshotHandOffTests {
         #expect(next.name == "delta", "resumed on the other replica with \(next.name)")
     }
 
+    /// The defect: the maintenance thread's pass pruned the viewers' stored snapshots inside the
+    /// lock that orders store passes. On PostgreSQL that statement ranks every stored row of the
+    /// viewers pruned: 40–110 ms once a second in the polling mix at 50 writes/s, and every answer
+    /// waiting for its own pass meanwhile waited for it too (changed polls' p99 42–200 ms, 9 ms on
+    /// SQLite). Here another transaction holds a row the pruning deletes, so the pruning waits as
+    /// long as the test likes.
+    @Test("An answer's hand-off pass does not wait for the maintenance pass's pruning")
+    func handOffDoesNotWaitForPruning() throws {
+        let schema = "prune_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let seeded = try PostgresFeedStore(url: postgresURL!, schema: schema)
+        _ = try seeded.seed(DemoSeed(users: 30, videos: 200, ads: 3, seed: 5), progress: nil)
+        let store = try PostgresFeedStore(url: postgresURL!, schema: schema)
+        let service = try FeedService(store: store)
+        let perViewer = store.options.snapshotRetention.maxPerViewer
+        // Viewer 1 has more rows stored than the store keeps (other replicas store theirs too).
+        let old = (0...(2 * perViewer)).map { StoredSnapshot(id: "old\($0)", viewerID: 1, createdAt: Int64(1 + $0), structure: Data([0])) }
+        try store.persistSnapshots(upserts: old, deletions: [], prune: [], keepPerViewer: 1_000, bases: [])
+        // Viewer 1 is handed out as many new snapshots as it keeps in memory: its pruning is due.
+        for limit in 1...perViewer { _ = try service.feed(viewer: 1, parameters: FeedParameters(limit: limit)) }
+        try service.storeHandedOutSnapshots()
+
+        let other = try PostgresConnection(url: postgresURL!)
+        let otherPID = try #require(try other.execute("SELECT pg_backend_pid()").rows.first?.first ?? nil)
+        try other.execute("BEGIN")
+        try other.execute("SELECT 1 FROM \(schema).snapshots WHERE viewer_id = 1 AND id = 'old0' FOR UPDATE")
+        let pass = Thread.detachedResult { try service.persistSnapshots(pruningApart: true) }
+        let admin = try PostgresConnection(url: postgresURL!)
+        #expect(try holdsUpAnother(otherPID, admin: admin), "the pruning waits for the row")
+
+        let handedOut = try service.feed(viewer: 2, parameters: FeedParameters(limit: 5)).snapshotID
+        let handOff = Thread.detachedResult { try service.storeHandedOutSnapshots() }
+        #expect(handOff.isFinished(within: 2), "the answer's pass waited for the pruning")
+        try other.execute("ROLLBACK")
+        #expect(try handOff.value() == 1)
+        #expect(try store.snapshot(id: handedOut, viewer: 2) != nil)
+        _ = try pass.value()
+        let kept = try admin.execute("SELECT count(*) FROM \(schema).snapshots WHERE viewer_id = 1").rows
+        #expect(kept == [[String(2 * perViewer)]], "the pruning ran once the row was free")
+    }
+
     /// The defect: PostgreSQL keeps snapshots unlogged, so a crash of PostgreSQL empties them
     /// (and may lose its last bases); a replica that handed a snapshot out still held it in
     /// memory, but every other replica answered 410 for it and the client fetched its whole feed.
@@ -167,6 +207,17 @@ struct SnapshotHandOffTests {
     }
 }
 
+/// Waits until the backend `pid` holds up another backend (a lock it took that the other waits
+/// for), up to 10 s; returns whether it did.
+private func holdsUpAnother(_ pid: String, admin: PostgresConnection) throws -> Bool {
+    for _ in 0..<500 {
+        let waiting = try admin.execute("SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [pid]).rows
+        if waiting != [["0"]] { return true }
+        usleep(20_000)
+    }
+    return false
+}
+
 extension Thread {
     /// Runs `body` on a new thread; `value()` waits for its result.
     fileprivate static func detachedResult<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> DetachedResult<T> {
@@ -192,5 +243,14 @@ private final class DetachedResult<T: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         while result == nil { condition.wait() }
         return try result!.get()
+    }
+
+    /// Whether the body has returned or thrown within `seconds`.
+    func isFinished(within seconds: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil, condition.wait(until: deadline) {}
+        return result != nil
     }
 }

@@ -79,7 +79,7 @@ struct MaintenanceDeferralTests {
             intervals.deferral = .seconds(1)
             let started = clock.now
             // Busy all along: the pass starts once its deferral is up, then pauses (or not).
-            let maintenance = FeedMaintenance(service: service, intervals: intervals, isBusy: { true }, pausesInPasses: pausesInPasses) { _ in }
+            let maintenance = FeedMaintenance(service: service, intervals: intervals, isBusy: { true }, answersWaitForPasses: !pausesInPasses) { _ in }
             defer { maintenance.stop() }
             let deadline = clock.now + .seconds(10)
             while try service.store.snapshot(id: first!.id, viewer: first!.viewer) == nil, clock.now < deadline { usleep(10_000) }

@@ -2,6 +2,7 @@ import FeedStore
 import Foundation
 import PostgresStore
 import PostgresTestSupport
+import Synchronization
 import Testing
 
 @Suite("Snapshots")
@@ -171,6 +172,43 @@ struct PostgresSnapshotTests {
         let plan = try (store as! PostgresFeedStore).explain(PostgresFeedStore.pruneViewers, ["{1,2}", "4"])
         #expect(plan.contains("snapshots_pkey"), "\(plan)")
         #expect(!plan.contains("Seq Scan on snapshots"), "\(plan)")
+    }
+
+    /// The defect: count pruning ranked a viewer's rows, then deleted a row that another
+    /// transaction had stored again meanwhile (a snapshot served again: a newer time) as soon as
+    /// that one committed. The replica that served it still answered it from memory; every other
+    /// replica answered 410.
+    @Test("Count pruning leaves a row stored again while it runs")
+    func pruningKeepsARowStoredAgainMeanwhile() throws {
+        let schema = freshSchemaName()
+        let store = try PostgresFeedStore(url: postgresURL!, schema: schema, options: StorageOptions(maximumReaderCount: 1))
+        let rows = (0..<10).map { StoredSnapshot(id: "s\($0)", viewerID: 1, createdAt: Int64(1 + $0), structure: Data([1])) }
+        try store.persistSnapshots(upserts: rows, deletions: [], prune: [], keepPerViewer: 100, bases: [])
+        // Another replica stores s0 again, the oldest, and has not committed when the pruning
+        // reaches it.
+        let other = try PostgresConnection(url: postgresURL!)
+        let otherPID = try #require(try other.execute("SELECT pg_backend_pid()").rows.first?.first ?? nil)
+        try other.execute("BEGIN")
+        try other.execute(
+            "INSERT INTO \(schema).snapshots (viewer_id, id, created_at, structure) VALUES (1, 's0', 1000, '\\x01') "
+                + "ON CONFLICT (viewer_id, id) DO UPDATE SET created_at = excluded.created_at, structure = excluded.structure")
+        let pruned = Mutex<Result<Void, any Error>?>(nil)
+        Thread {
+            let result = Result<Void, any Error> { try store.persistSnapshots(upserts: [], deletions: [], prune: [1], keepPerViewer: 4, bases: []) }
+            pruned.withLock { $0 = result }
+        }.start()
+        let admin = try PostgresConnection(url: postgresURL!)
+        var waiting = false
+        for _ in 0..<500 where !waiting {
+            waiting = try admin.execute("SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [otherPID]).rows != [["0"]]
+            if !waiting { usleep(20_000) }
+        }
+        #expect(waiting, "the pruning waits for s0")
+        try other.execute("COMMIT")
+        for _ in 0..<500 where pruned.withLock({ $0 == nil }) { usleep(20_000) }
+        try #require(pruned.withLock { $0 }).get()
+        let kept = try (0..<10).filter { try store.snapshot(id: "s\($0)", viewer: 1) != nil }
+        #expect(kept == [0, 6, 7, 8, 9], "s0, stored again, is the newest now")
     }
 
     @Test("After many deletions the store vacuums its snapshot tables itself, on a thread of its own")
