@@ -78,8 +78,13 @@ public final class PostgresFeedStore: FeedStorage {
         let roundTrips = RoundTripCounter()
         let connect: @Sendable () throws -> PostgresConnection = {
             let connection = try PostgresConnection(url: conninfo, counting: roundTrips)
+            // No JIT: every statement here is short, and PostgreSQL compiles a plan whose cost
+            // estimate passes `jit_above_cost` before running it. The per-viewer pruning's
+            // estimate did (its rows per viewer are overestimated on a table this churned), and
+            // compiling took about 100 ms of a 140 ms statement that found nothing to delete
+            // (`auto_explain` in the polling mix, BENCHMARKS session 27).
             try connection.execute(
-                "SELECT set_config('synchronous_commit', $1, false), set_config('lock_timeout', $2, false), set_config('application_name', $3, false)",
+                "SELECT set_config('synchronous_commit', $1, false), set_config('lock_timeout', $2, false), set_config('application_name', $3, false), set_config('jit', 'off', false)",
                 [synchronousCommit, lockTimeout, applicationName])
             if let schema {
                 try connection.execute("SELECT set_config('search_path', $1, false)", [schema])

@@ -123,21 +123,27 @@ extension PostgresFeedStore {
     /// Deletes the rows of `table` of the viewers `$1` (an array) beyond each one's newest `$2`
     /// by `created_at`, ties broken by `tiesBy` (the later kept).
     ///
-    /// A row stored again while the statement runs (a snapshot served again: its upsert moves
-    /// `created_at` on) is kept: when a row it would delete was changed by a transaction that
-    /// committed meanwhile, PostgreSQL checks the condition again against the row as it is now,
-    /// and the time no longer matches the one it was ranked by. The maintenance pass prunes
+    /// Each viewer's rows are read through the primary key's range (`viewer_id = viewer.id`, one
+    /// viewer at a time, a few dozen rows), and the rows to delete are then taken by their tuple
+    /// id. Ranked over `viewer_id = ANY($1)` and joined back on the key, the statement let the
+    /// planner read the whole table twice: a few hundred viewers are about a tenth of its rows,
+    /// so it chose two sequential scans and a hash join, 25–150 ms once a second in the polling
+    /// mix at 50 writes/s, to find nothing to delete (BENCHMARKS, session 27).
+    ///
+    /// A row stored again while the statement runs (a snapshot served again: its upsert makes a
+    /// new version of the row) is kept: when a row it would delete was changed by a transaction
+    /// that committed meanwhile, PostgreSQL checks the condition again against the row as it is
+    /// now, and its tuple id is no longer one of those ranked. The maintenance pass prunes
     /// outside the lock that orders this replica's store passes, and other replicas never shared
     /// it.
     static func keepNewest(in table: String, tiesBy tieBreak: String) -> String {
         """
-        DELETE FROM \(table) USING (
-            SELECT viewer_id, id, created_at FROM (
-                SELECT viewer_id, id, created_at, row_number() OVER (PARTITION BY viewer_id ORDER BY created_at DESC, \(tieBreak) DESC) AS rank
-                FROM \(table) WHERE viewer_id = ANY($1::bigint[])
-            ) AS ranked WHERE rank > $2
-        ) AS old
-        WHERE \(table).viewer_id = old.viewer_id AND \(table).id = old.id AND \(table).created_at = old.created_at
+        DELETE FROM \(table) WHERE ctid = ANY(ARRAY(
+            SELECT older.row FROM unnest($1::bigint[]) AS viewer(id)
+            CROSS JOIN LATERAL (
+                SELECT ctid AS row FROM \(table) WHERE viewer_id = viewer.id ORDER BY created_at DESC, \(tieBreak) DESC OFFSET $2
+            ) AS older
+        ))
         """
     }
 

@@ -76,13 +76,18 @@ extension PostgresFeedStore {
 }
 
 extension PostgresFeedStore {
-    /// The plan PostgreSQL chooses for `sql` with `parameters`, one line per node, with
-    /// sequential scans ruled out (a test's tables are too small for an index to win on cost):
-    /// which index a statement can use.
-    package func explain(_ sql: String, _ parameters: [String?]) throws -> String {
+    /// The value of the server setting `name` in this store's sessions.
+    package func setting(_ name: String) throws -> String? {
+        try pool.withConnection { connection in try connection.execute("SELECT current_setting($1)", [name]).rows.first?.first ?? nil }
+    }
+
+    /// The plan PostgreSQL chooses for `sql` with `parameters`, one line per node. Unless
+    /// `sequentialScans`, with those ruled out (a test's tables are too small for an index to
+    /// win on cost): which index a statement can use. With them, the plan the statement gets.
+    package func explain(_ sql: String, _ parameters: [String?], sequentialScans: Bool = false) throws -> String {
         try pool.withConnection { connection in
             try connection.inTransaction("BEGIN") {
-                try connection.execute("SET LOCAL enable_seqscan = off")
+                if !sequentialScans { try connection.execute("SET LOCAL enable_seqscan = off") }
                 return try connection.execute("EXPLAIN " + sql, parameters).rows.compactMap { $0.first ?? nil }.joined(separator: "\n")
             }
         }

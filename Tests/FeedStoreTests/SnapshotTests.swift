@@ -174,6 +174,42 @@ struct PostgresSnapshotTests {
         #expect(!plan.contains("Seq Scan on snapshots"), "\(plan)")
     }
 
+    /// The defect: count pruning ranked the rows of `viewer_id = ANY($1)` and joined them back on
+    /// the key; on a table of realistic size the planner read all of it twice for that (two
+    /// sequential scans and a hash join, 25–150 ms once a second in the polling mix), though the
+    /// rows of a few hundred viewers are a few thousand.
+    @Test("Count pruning reads each viewer's rows through the primary key on a table of realistic size, and takes what it deletes by tuple id")
+    func pruningReadsViewersNotTheTable() throws {
+        let schema = freshSchemaName()
+        let store = try PostgresFeedStore(url: postgresURL!, schema: schema, options: StorageOptions(maximumReaderCount: 1))
+        // 1,000 viewers with 24 rows each, as the polling mix's table holds them.
+        var rows: [StoredSnapshot] = []
+        for viewer in 1...1_000 {
+            for index in 0..<24 { rows.append(StoredSnapshot(id: "v\(viewer)s\(index)", viewerID: Int64(viewer), createdAt: Int64(index), structure: Data([1]))) }
+        }
+        try store.persistSnapshots(upserts: rows, deletions: [], prune: [], keepPerViewer: 100, bases: [])
+        let admin = try PostgresConnection(url: postgresURL!)
+        try admin.execute("ANALYZE \(schema).snapshots")
+        // A pass's worth of viewers: a tenth of the table's.
+        let viewers = "{" + stride(from: 1, through: 1_000, by: 10).map(String.init).joined(separator: ",") + "}"
+        let plan = try store.explain(PostgresFeedStore.pruneViewers, [viewers, "32"], sequentialScans: true)
+        #expect(!plan.contains("Seq Scan on snapshots"), "\(plan)")
+        #expect(plan.contains("snapshots_pkey"), "\(plan)")
+        #expect(plan.contains("Tid Scan on snapshots"), "\(plan)")
+        try store.persistSnapshots(upserts: [], deletions: [], prune: [1, 2], keepPerViewer: 20, bases: [])
+        let kept = try (0..<24).filter { try store.snapshot(id: "v1s\($0)", viewer: 1) != nil }
+        #expect(kept == Array(4..<24))
+        #expect(try store.snapshot(id: "v3s0", viewer: 3) != nil, "viewers not pruned keep everything")
+    }
+
+    /// The defect: PostgreSQL compiled plans whose cost estimate passed `jit_above_cost` before
+    /// running them; the per-viewer pruning's did, and about 100 ms of its 140 went to compiling.
+    @Test("The store's sessions run without JIT compilation")
+    func sessionsRunWithoutJIT() throws {
+        let store = try PostgresFeedStore(url: postgresURL!, schema: freshSchemaName(), options: StorageOptions(maximumReaderCount: 1))
+        #expect(try store.setting("jit") == "off")
+    }
+
     /// The defect: count pruning ranked a viewer's rows, then deleted a row that another
     /// transaction had stored again meanwhile (a snapshot served again: a newer time) as soon as
     /// that one committed. The replica that served it still answered it from memory; every other
