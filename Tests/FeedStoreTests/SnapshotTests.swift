@@ -185,7 +185,9 @@ struct PostgresSnapshotTests {
         // 1,000 viewers with 24 rows each, as the polling mix's table holds them.
         var rows: [StoredSnapshot] = []
         for viewer in 1...1_000 {
-            for index in 0..<24 { rows.append(StoredSnapshot(id: "v\(viewer)s\(index)", viewerID: Int64(viewer), createdAt: Int64(index), structure: Data([1]))) }
+            for index in 0..<24 {
+                rows.append(StoredSnapshot(id: "v\(viewer)s\(index)", viewerID: Int64(viewer), createdAt: Int64(index), structure: Data([1])))
+            }
         }
         try store.persistSnapshots(upserts: rows, deletions: [], prune: [], keepPerViewer: 100, bases: [])
         let admin = try PostgresConnection(url: postgresURL!)
