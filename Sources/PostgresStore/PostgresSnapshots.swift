@@ -126,9 +126,9 @@ extension PostgresFeedStore {
     /// Each viewer's rows are read through the primary key's range (`viewer_id = viewer.id`, one
     /// viewer at a time, a few dozen rows), and the rows to delete are then taken by their tuple
     /// id. Ranked over `viewer_id = ANY($1)` and joined back on the key, the statement let the
-    /// planner read the whole table twice: a few hundred viewers are about a tenth of its rows,
-    /// so it chose two sequential scans and a hash join, 25–150 ms once a second in the polling
-    /// mix at 50 writes/s, to find nothing to delete (BENCHMARKS, session 27).
+    /// planner read the whole table twice (two sequential scans and a hash join) once a second in
+    /// the polling mix at 50 writes/s, to find nothing to delete; now it reads the viewers' rows
+    /// alone (BENCHMARKS, session 27).
     ///
     /// A row stored again while the statement runs (a snapshot served again: its upsert makes a
     /// new version of the row) is kept: when a row it would delete was changed by a transaction
