@@ -29,6 +29,19 @@ extension PostgresFeedStore {
             """
     }
 
+    /// What a batch's transaction sets first (sent in the same round trip as its statements):
+    /// - `synchronous_commit = off`: a snapshot row is visible to every replica once committed;
+    ///   waiting for the WAL to reach the disk as well would add a sync to every answer that
+    ///   hands one out. `snapshots` is unlogged (v6); the bases of the last few hundred
+    ///   milliseconds may be lost in a crash of PostgreSQL itself.
+    /// - `enable_seqscan = off`: every statement of a batch finds its rows by key or by viewer,
+    ///   and the plans a connection keeps for its prepared statements are made once. The bases'
+    ///   pruning, planned while `snapshot_bases` was small, kept a sequential scan of it: at
+    ///   500 writes/s, with a thousand new bases a second, 1.5 ms a call on average in every
+    ///   answer's pass that took a new base, 5.3 s of PostgreSQL's time in 15 s
+    ///   (`pg_stat_statements`, BENCHMARKS session 27).
+    package static let snapshotTransactionSettings = ["SET LOCAL synchronous_commit = off", "SET LOCAL enable_seqscan = off"]
+
     static func parameters(_ snapshot: StoredSnapshot) -> [String?] {
         [String(snapshot.viewerID), snapshot.id, String(snapshot.createdAt), ColumnValue.blob(snapshot.structure).parameter]
     }
@@ -69,11 +82,7 @@ extension PostgresFeedStore {
         // wait for this transaction (the hand-off thread's pass), and it was three round trips
         // and more (one per new base) apart.
         var statements: [(sql: String, parameters: [String?])] = []
-        // A snapshot row is visible to every replica once committed; waiting for the WAL to
-        // reach the disk as well would add a sync to every answer that hands one out.
-        // `snapshots` is unlogged (v6); the bases of the last few hundred milliseconds may be
-        // lost in a crash of PostgreSQL itself.
-        statements.append(("SET LOCAL synchronous_commit = off", []))
+        for setting in Self.snapshotTransactionSettings { statements.append((setting, [])) }
         for base in bases {
             statements.append(
                 (
@@ -136,7 +145,7 @@ extension PostgresFeedStore {
     /// now, and its tuple id is no longer one of those ranked. The maintenance pass prunes
     /// outside the lock that orders this replica's store passes, and other replicas never shared
     /// it.
-    static func keepNewest(in table: String, tiesBy tieBreak: String) -> String {
+    package static func keepNewest(in table: String, tiesBy tieBreak: String) -> String {
         """
         DELETE FROM \(table) WHERE ctid = ANY(ARRAY(
             SELECT older.row FROM unnest($1::bigint[]) AS viewer(id)

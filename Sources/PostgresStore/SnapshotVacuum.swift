@@ -81,13 +81,14 @@ extension PostgresFeedStore {
         try pool.withConnection { connection in try connection.execute("SELECT current_setting($1)", [name]).rows.first?.first ?? nil }
     }
 
-    /// The plan PostgreSQL chooses for `sql` with `parameters`, one line per node. Unless
-    /// `sequentialScans`, with those ruled out (a test's tables are too small for an index to
-    /// win on cost): which index a statement can use. With them, the plan the statement gets.
-    package func explain(_ sql: String, _ parameters: [String?], sequentialScans: Bool = false) throws -> String {
+    /// The plan PostgreSQL chooses for `sql` with `parameters`, one line per node, in a
+    /// transaction that first runs `settings` (by default, sequential scans ruled out: a test's
+    /// tables are too small for an index to win on cost, so the plan says which index a
+    /// statement can use; with none, the plan the statement gets on its own).
+    package func explain(_ sql: String, _ parameters: [String?], settings: [String] = ["SET LOCAL enable_seqscan = off"]) throws -> String {
         try pool.withConnection { connection in
             try connection.inTransaction("BEGIN") {
-                if !sequentialScans { try connection.execute("SET LOCAL enable_seqscan = off") }
+                for setting in settings { try connection.execute(setting) }
                 return try connection.execute("EXPLAIN " + sql, parameters).rows.compactMap { $0.first ?? nil }.joined(separator: "\n")
             }
         }
