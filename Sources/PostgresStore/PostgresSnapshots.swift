@@ -40,7 +40,10 @@ extension PostgresFeedStore {
     ///   500 writes/s, with a thousand new bases a second, 1.5 ms a call on average in every
     ///   answer's pass that took a new base, 5.3 s of PostgreSQL's time in 15 s
     ///   (`pg_stat_statements`, BENCHMARKS session 27).
-    package static let snapshotTransactionSettings = ["SET LOCAL synchronous_commit = off", "SET LOCAL enable_seqscan = off"]
+    ///
+    /// One statement, as the first setting alone was: each statement of the batch is one more
+    /// message for the hand-off thread to build and one more answer to read.
+    package static let snapshotTransactionSettings = ["SELECT set_config('synchronous_commit', 'off', true), set_config('enable_seqscan', 'off', true)"]
 
     static func parameters(_ snapshot: StoredSnapshot) -> [String?] {
         [String(snapshot.viewerID), snapshot.id, String(snapshot.createdAt), ColumnValue.blob(snapshot.structure).parameter]
