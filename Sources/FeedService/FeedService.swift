@@ -318,7 +318,7 @@ public final class FeedService: Sendable {
     ///
     /// With `pruningApart`, the viewers' pruning goes in a transaction of its own once the pass
     /// has released that lock, so answers waiting for their own passes
-    /// (``storeHandedOutSnapshots()``) do not wait for it too: on PostgreSQL it ranks every
+    /// (``storeHandedOutSnapshots()``) do not wait for it too: on PostgreSQL it reads every
     /// stored snapshot of the viewers pruned, and took 40–110 ms once a second in the polling
     /// mix at 50 writes/s, the changed polls' p99 (BENCHMARKS, session 27). The store's pruning
     /// leaves a row served again meanwhile alone.
@@ -330,7 +330,7 @@ public final class FeedService: Sendable {
         let (count, apart) = try persistSnapshots(rowsPerTransaction: rowsPerTransaction, handedOutOnly: false, pruningApart: pruningApart, pause: pause)
         guard !apart.isEmpty else { return count }
         do throws(FeedStoreError) {
-            try store.persistSnapshots(upserts: [], deletions: [], prune: apart, keepPerViewer: 2 * store.options.snapshotRetention.maxPerViewer, bases: [])
+            try store.persistSnapshots(upserts: [], deletions: [], prune: apart, keepPerViewer: storedPerViewer, bases: [])
         } catch {
             book.withLock { $0.requeue(SnapshotBook.Pending(prune: apart)) }
             throw error
@@ -351,6 +351,10 @@ public final class FeedService: Sendable {
     public func storeHandedOutSnapshots() throws(FeedStoreError) -> Int {
         try persistSnapshots(rowsPerTransaction: Int.max, handedOutOnly: true, pruningApart: false).written
     }
+
+    /// How many snapshots (and bases) pruning leaves each viewer in the store: twice what memory
+    /// keeps, so other replicas' snapshots of the viewer have room too.
+    private var storedPerViewer: Int { 2 * store.options.snapshotRetention.maxPerViewer }
 
     /// The pass, under the pass lock: how many rows it wrote or deleted, and with
     /// `pruningApart` the viewers it left to prune (none otherwise).
@@ -394,7 +398,7 @@ public final class FeedService: Sendable {
                 upserts.append(
                     StoredSnapshot(id: key.id, viewerID: key.viewer, createdAt: value.servedAt, structure: Data(encoded ?? SnapshotCoding.encode(structure))))
             }
-            let keep = 2 * retention.maxPerViewer
+            let keep = storedPerViewer
             /// `write` for each run of at most `size` of `elements`, in order.
             func inRuns<Element>(_ elements: [Element], of size: Int, _ write: ([Element]) throws(FeedStoreError) -> Void) throws(FeedStoreError) {
                 for start in stride(from: 0, to: elements.count, by: size) { try write(Array(elements[start..<min(start + size, elements.count)])) }

@@ -43,7 +43,8 @@ extension PostgresFeedStore {
     ///
     /// One statement, as the first setting alone was: each statement of the batch is one more
     /// message for the hand-off thread to build and one more answer to read.
-    package static let snapshotTransactionSettings = ["SELECT set_config('synchronous_commit', 'off', true), set_config('enable_seqscan', 'off', true)"]
+    package static let snapshotTransactionSettings =
+        "SELECT set_config('synchronous_commit', 'off', true), set_config('enable_seqscan', 'off', true)"
 
     static func parameters(_ snapshot: StoredSnapshot) -> [String?] {
         [String(snapshot.viewerID), snapshot.id, String(snapshot.createdAt), ColumnValue.blob(snapshot.structure).parameter]
@@ -85,7 +86,7 @@ extension PostgresFeedStore {
         // wait for this transaction (the hand-off thread's pass), and it was three round trips
         // and more (one per new base) apart.
         var statements: [(sql: String, parameters: [String?])] = []
-        for setting in Self.snapshotTransactionSettings { statements.append((setting, [])) }
+        statements.append((Self.snapshotTransactionSettings, []))
         for base in bases {
             statements.append(
                 (
@@ -145,7 +146,7 @@ extension PostgresFeedStore {
     /// A row stored again while the statement runs (a snapshot served again: its upsert makes a
     /// new version of the row) is kept: when a row it would delete was changed by a transaction
     /// that committed meanwhile, PostgreSQL checks the condition again against the row as it is
-    /// now, and its tuple id is no longer one of those ranked. The maintenance pass prunes
+    /// now, and its tuple id is no longer one of those chosen. The maintenance pass prunes
     /// outside the lock that orders this replica's store passes, and other replicas never shared
     /// it.
     package static func keepNewest(in table: String, tiesBy tieBreak: String) -> String {

@@ -219,7 +219,7 @@ struct PostgresSnapshotTests {
         for table in ["snapshot_bases", "snapshots"] {
             let plan = try store.explain(
                 PostgresFeedStore.keepNewest(in: table, tiesBy: table == "snapshots" ? "saved" : "ctid"), ["{1,2}", "4"],
-                settings: PostgresFeedStore.snapshotTransactionSettings)
+                settings: [PostgresFeedStore.snapshotTransactionSettings])
             #expect(!plan.contains("Seq Scan"), "\(table): \(plan)")
             #expect(plan.contains("\(table)_pkey") && plan.contains("Tid Scan on \(table)"), "\(table): \(plan)")
         }
