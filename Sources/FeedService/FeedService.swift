@@ -309,7 +309,7 @@ public final class FeedService: Sendable {
     /// delta form: a like is a few dozen bytes, the same feed at another width or limit not much
     /// more), the base being a full structure kept in the store's snapshot bases. A viewer takes
     /// a new base (this snapshot, stored in full as a base) when it has none in memory, when the
-    /// difference would be over a third of the full form, or when its base is older than
+    /// difference would be over two thirds of the full form, or when its base is older than
     /// ``FeedStore/StorageOptions/SnapshotRetention/baseUseMilliseconds``.
     ///
     /// `pause` is called between runs of the snapshots it encodes, before the store's

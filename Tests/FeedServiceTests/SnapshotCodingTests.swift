@@ -108,6 +108,19 @@ struct SnapshotCodingTests {
         #expect(try SnapshotCoding.decode(delta, base: old) == shifted)
     }
 
+    @Test("A page whose every item was liked since its base is still stored against it: the difference levels off at about half the full form")
+    func everyVersionChangedStaysADifference() throws {
+        let sections = (0..<14).map { index in ("grid-\(index)", (0..<6).map { ("video:\(index * 6 + $0)", String(format: "%016x", index * 6 + $0)) }) }
+        let old = structure(sections)
+        var liked = old
+        for section in liked.sections.indices {
+            for item in liked.sections[section].items.indices { liked.sections[section].items[item].version &+= 0x1000_0000_0000 }
+        }
+        let delta = try #require(SnapshotCoding.encode(liked, against: old, baseID: "b1"), "a new base for version changes alone")
+        #expect(delta.count * 3 > SnapshotCoding.encode(liked).count, "\(delta.count) B: over a third of the full form")
+        #expect(try SnapshotCoding.decode(delta, base: old) == liked)
+    }
+
     @Test("A snapshot mostly unlike its base, or of another feed, is not stored against it")
     func largeDifferencesAreFull() {
         var shifted = base
