@@ -322,8 +322,14 @@ package enum SnapshotCoding {
         // ``fullSize(of:)`` is at least 8 bytes, 4 a section and 10 an item: most differences are
         // known to be small enough without adding up their ids.
         let itemCount = structure.sections.reduce(0) { $0 + $1.items.count }
-        guard out.count * 3 > 2 * (8 + 4 * structure.sections.count + 10 * itemCount) else { return out }
-        return out.count * 3 <= 2 * fullSize(of: structure) ? out : nil
+        if isWithinLimit(out.count, ofFullSize: 8 + 4 * structure.sections.count + 10 * itemCount) { return out }
+        return isWithinLimit(out.count, ofFullSize: fullSize(of: structure)) ? out : nil
+    }
+
+    /// Whether a difference of `size` bytes is stored against its base, for a full form of
+    /// `fullSize` bytes: at most two thirds of it.
+    private static func isWithinLimit(_ size: Int, ofFullSize fullSize: Int) -> Bool {
+        size * 3 <= fullSize * 2
     }
 
     /// The size of `structure`'s full form, give or take the varints' bytes, without writing it.

@@ -557,7 +557,7 @@ package struct RowDirectory: Equatable, Sendable {
         // at 500, about 7 % more than level 6, in 42–58 % of its time; the maintenance thread
         // that writes them spent about a third of itself at level 6 at 500 writes/s
         // (BENCHMARKS, session 28; an earlier "a third more bytes" was zlib's level 1).
-        guard let compressed = Gzip.compress(bytes, level: 1) else { preconditionFailure("zlib refused a valid level") }
+        guard let compressed = Gzip.compress(bytes, level: 1) else { preconditionFailure("gzip refused a valid level") }
         return compressed
     }
 
