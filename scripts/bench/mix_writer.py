@@ -1,7 +1,9 @@
 """Open-loop writer for scripts/bench-mix: offers RATE writes per second for SECONDS seconds.
 
 Mix: 60 % like-count edits of videos that are in viewers' feeds (a few more likes each time, as
-likes arrive), 20 % new videos by random
+likes arrive; the feeds are read again every RESAMPLE_SECONDS, default 20, so that in a long run
+the likes keep landing on what the feeds show as new videos push older ones off them), 20 % new
+videos by random
 authors, 20 % follow/unfollow (unfollowing pairs it followed). Writes are scheduled at fixed
 times whatever the answers, over several keep-alive connections, so a slow answer does not
 lower the offered rate. Prints one line: offered, acknowledged (2xx), refused (409), errors by
@@ -13,6 +15,7 @@ Usage: mix_writer.py PORT TOKEN RATE SECONDS USERS [MODE]
 """
 import http.client
 import json
+import os
 import queue
 import random
 import sys
@@ -52,6 +55,7 @@ videos = sorted(like_counts)
 if not videos:
     print("WRITER error=no videos in feeds")
     sys.exit(1)
+resample_seconds = float(os.environ.get("RESAMPLE_SECONDS", "20"))
 followed = []  # pairs this writer followed, to unfollow later
 lock = threading.Lock()
 results = {"acked": 0, "refused": 0, "errors": {}, "latencies": []}
@@ -70,8 +74,8 @@ def next_write(n):
         return "PATCH", f"/v1/videos/{unseen_video()}", json.dumps({"title": f"Retitled {n}"})
     kind = rng.random()
     if kind < 0.6:
-        video = rng.choice(videos)
         with lock:
+            video = rng.choice(videos)
             like_counts[video] += rng.randrange(1, 6)
             count = like_counts[video]
         return "PATCH", f"/v1/videos/{video}", json.dumps({"like_count": count})
@@ -87,6 +91,21 @@ def next_write(n):
     while b == a:
         b = rng.randrange(1, users + 1)
     return "PUT", f"/v1/users/{a}/follows/{b}", None
+
+
+def resample():
+    """The videos the feeds show now; like counts this writer set are kept (it is the only one
+    that sets them)."""
+    global videos
+    try:
+        fresh = feed_videos()
+    except Exception:  # a busy server: keep the last sample
+        return
+    with lock:
+        for video, count in fresh.items():
+            like_counts.setdefault(video, count)
+        if fresh:
+            videos = sorted(fresh)
 
 
 jobs = queue.Queue()
@@ -129,7 +148,11 @@ if rate > 0:
     for thread in workers:
         thread.start()
     total = int(rate * seconds)
+    next_sample = started + resample_seconds
     for n in range(total):
+        if mode == "mix" and time.perf_counter() >= next_sample:
+            threading.Thread(target=resample, daemon=True).start()
+            next_sample += resample_seconds
         due = started + n / rate
         delay = due - time.perf_counter()
         if delay > 0:
