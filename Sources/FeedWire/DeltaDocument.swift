@@ -100,6 +100,14 @@ public struct DeltaDocument: Sendable {
 
     /// The JSON document.
     public var bytes: [UInt8] {
+        // Written from one copy by mutating helpers: their closures capture it by address. The
+        // closures of non-mutating ones each copied the whole document (a retain and a release
+        // per member), several times per delta.
+        var document = self
+        return document.written()
+    }
+
+    private mutating func written() -> [UInt8] {
         var json = JSONWriter(capacity: 4096)
         let sectionVersions = format == .jsonpatch ? [] : keptSectionsWithChangedItems.map { ($0, page[$0].versionText) }
         json.openDelta(
@@ -158,7 +166,7 @@ public struct DeltaDocument: Sendable {
         }
         if let patch = update.patch {
             if nested { json.raw("\"\(key)\":{") }
-            patchMembers(patch, to: &json)
+            Self.patchMembers(patch, to: &json)
             if nested { json.raw("}") }
         } else {
             json.raw("\"\(key)\":")
@@ -166,17 +174,17 @@ public struct DeltaDocument: Sendable {
         }
     }
 
-    private func section(_ index: Int, to json: inout JSONWriter) {
+    private static func section(_ index: Int, of page: [FeedSection], layout: Layout?, to json: inout JSONWriter) {
         page[index].write(to: &json, layout: layout)
     }
 
-    private func item(_ path: ItemPath, to json: inout JSONWriter) {
+    private static func item(_ path: ItemPath, of page: [FeedSection], layout: Layout?, to json: inout JSONWriter) {
         page[path.section].items[path.item].write(to: &json, layout: layout)
     }
 
     // MARK: batch
 
-    private func writeBatch(_ batch: SectionedBatchUpdate, to json: inout JSONWriter) {
+    private mutating func writeBatch(_ batch: SectionedBatchUpdate, to json: inout JSONWriter) {
         json.batchLists(
             "sections", deletes: batch.sectionDeletes, inserts: batch.sectionInserts, moves: batch.sectionMoves,
             reloads: batch.sectionReloads
@@ -186,13 +194,13 @@ public struct DeltaDocument: Sendable {
         }
         json.member("inserted_sections", batch.sectionInserts) { json, newIndex in
             json.raw("{\"index\":\(newIndex),\"section\":")
-            section(newIndex, to: &json)
+            Self.section(newIndex, of: page, layout: layout, to: &json)
             json.raw("}")
         }
         json.member("reloaded_sections", batch.sectionReloads) { json, oldIndex in
             let newIndex = changes.newSection(forOldSection: oldIndex)
             json.raw("{\"old_index\":\(oldIndex),\"index\":\(newIndex),\"section\":")
-            section(newIndex, to: &json)
+            Self.section(newIndex, of: page, layout: layout, to: &json)
             json.raw("}")
         }
         json.member("inserted_items", batch.itemInserts) { json, path in
@@ -203,7 +211,7 @@ public struct DeltaDocument: Sendable {
                 json.path(oldPath)
             } else {
                 json.raw(",\"item\":")
-                item(path, to: &json)
+                Self.item(path, of: page, layout: layout, to: &json)
             }
             json.raw("}")
         }
@@ -215,17 +223,17 @@ public struct DeltaDocument: Sendable {
             json.path(newPath)
             if let patch = itemPatches[newPath] {
                 json.raw(",")
-                patchMembers(patch, to: &json)
+                Self.patchMembers(patch, to: &json)
             } else {
                 json.raw(",\"item\":")
-                item(newPath, to: &json)
+                Self.item(newPath, of: page, layout: layout, to: &json)
             }
             json.raw("}")
         }
     }
 
     /// `"version":"…","patch":{merge patch}`.
-    private func patchMembers(_ patch: ItemPatch, to json: inout JSONWriter) {
+    private static func patchMembers(_ patch: ItemPatch, to json: inout JSONWriter) {
         json.raw("\"version\":")
         json.string(patch.version)
         json.raw(",\"patch\":")
@@ -236,26 +244,28 @@ public struct DeltaDocument: Sendable {
 
     private func writeSequential(_ update: SectionedSequentialUpdate, to json: inout JSONWriter) {
         json.raw(",\"operations\":[")
+        // `sequentialStep` keeps its closure (an optional one escapes): it captures these, not self.
+        let (page, layout, itemPatches, movedItems) = (page, layout, itemPatches, movedItems)
         var first = true
         for operation in update.operations {
             if !first { json.raw(",") }
             first = false
             switch operation {
             case .section(let step):
-                json.sequentialStep(step, target: "sections") { json, index in section(index, to: &json) }
+                json.sequentialStep(step, target: "sections") { json, index in Self.section(index, of: page, layout: layout, to: &json) }
             case .item(let section, let step):
                 json.sequentialStep(step, target: "items", section: section) { json, index in
                     let path = ItemPath(section: section, item: index)
                     if case .change = step, let patch = itemPatches[path] {
                         json.raw("{")
-                        patchMembers(patch, to: &json)
+                        Self.patchMembers(patch, to: &json)
                         json.raw("}")
                     } else if case .insert = step, let oldPath = movedItems[path] {
                         json.raw("{\"old_path\":")
                         json.path(oldPath)
                         json.raw("}")
                     } else {
-                        item(path, to: &json)
+                        Self.item(path, of: page, layout: layout, to: &json)
                     }
                 }
             }
@@ -282,7 +292,7 @@ public struct DeltaDocument: Sendable {
 
     // MARK: JSON Patch
 
-    private func writePatch(_ patch: JSONPatch, to json: inout JSONWriter) {
+    private mutating func writePatch(_ patch: JSONPatch, to json: inout JSONWriter) {
         json.raw(",\"patch\":[")
         var first = true
         func separator() {
@@ -311,8 +321,8 @@ public struct DeltaDocument: Sendable {
             separator()
             json.patchOperation(operation) { json, value in
                 switch value {
-                case .section(let index), .element(let index): section(index, to: &json)
-                case .item(let path): item(path, to: &json)
+                case .section(let index), .element(let index): Self.section(index, of: page, layout: layout, to: &json)
+                case .item(let path): Self.item(path, of: page, layout: layout, to: &json)
                 }
             }
         }
