@@ -244,7 +244,7 @@ public struct DeltaDocument: Sendable {
 
     private func writeSequential(_ update: SectionedSequentialUpdate, to json: inout JSONWriter) {
         json.raw(",\"operations\":[")
-        // `sequentialStep` keeps its closure (an optional one escapes): it captures these, not self.
+        // `sequentialStep`'s closure is optional, so escaping: it captures these four, not a copy of self.
         let (page, layout, itemPatches, movedItems) = (page, layout, itemPatches, movedItems)
         var first = true
         for operation in update.operations {
