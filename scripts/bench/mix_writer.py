@@ -1,8 +1,9 @@
 """Open-loop writer for scripts/bench-mix: offers RATE writes per second for SECONDS seconds.
 
 Mix: 60 % like-count edits of videos that are in viewers' feeds (a few more likes each time, as
-likes arrive; the feeds are read again every RESAMPLE_SECONDS, default 20, so that in a long run
-the likes keep landing on what the feeds show as new videos push older ones off them), 20 % new
+likes arrive; the feeds are read again every RESAMPLE_SECONDS, default 20, 0 for never, so that
+in a long run the likes keep landing on what the feeds show as new videos push older ones off
+them), 20 % new
 videos by random
 authors, 20 % follow/unfollow (unfollowing pairs it followed). Writes are scheduled at fixed
 times whatever the answers, over several keep-alive connections, so a slow answer does not
@@ -150,7 +151,7 @@ if rate > 0:
     total = int(rate * seconds)
     next_sample = started + resample_seconds
     for n in range(total):
-        if mode == "mix" and time.perf_counter() >= next_sample:
+        if mode == "mix" and resample_seconds > 0 and time.perf_counter() >= next_sample:
             threading.Thread(target=resample, daemon=True).start()
             next_sample += resample_seconds
         due = started + n / rate
