@@ -204,16 +204,22 @@ extension DeltaFeedServer {
             descriptor: MetricNameDescriptor(
                 namespace: "deltafeed", metricName: "changes_judged", unitName: "total",
                 helpText: "Index changes judged against cached pages: those that may touch each page"))
-        let reported = Mutex<(composed: UInt64, patched: UInt64, shifted: UInt64, judged: UInt64)>((0, 0, 0, 0))
+        let superseded = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "snapshots_superseded", unitName: "total",
+                helpText: "New snapshots not stored: their client moved on from them before the next store pass (kept in memory; stored at a clean stop)"))
+        let reported = Mutex<(composed: UInt64, patched: UInt64, shifted: UInt64, judged: UInt64, superseded: UInt64)>((0, 0, 0, 0, 0))
         return {
             let work = service.pageWork
             let changesJudged = service.changesJudged
+            let supersededSnapshots = service.supersededSnapshots
             reported.withLock { last in
                 composed.increment(by: Int64(work.composed - last.composed))
                 patched.increment(by: Int64(work.patched - last.patched))
                 shifted.increment(by: Int64(work.shifted - last.shifted))
                 judged.increment(by: Int64(changesJudged - last.judged))
-                last = (work.composed, work.patched, work.shifted, changesJudged)
+                superseded.increment(by: Int64(supersededSnapshots - last.superseded))
+                last = (work.composed, work.patched, work.shifted, changesJudged, supersededSnapshots)
             }
         }
     }

@@ -18,8 +18,10 @@ import SystemCalls
 /// pass), except in the store's own transaction, and unless answers wait for store passes
 /// (`answersWaitForPasses`).
 ///
-/// ``stop()`` persists what is left, so a clean shutdown loses no snapshot; after a crash at most
-/// the last `persist + 2 × deferral` of snapshots is lost (those ids answer 410).
+/// ``stop()`` persists what is left, the snapshots kept only in memory included, so a clean
+/// shutdown loses no snapshot; after a crash the snapshots of the last `persist + 2 × deferral`
+/// are lost (those ids answer 410), and so are older ones whose client had moved on before a
+/// pass took them (``FeedService/Options/storesEverySnapshot``).
 public final class FeedMaintenance: Sendable {
     /// How often each task runs.
     public struct Intervals: Sendable {
@@ -112,7 +114,7 @@ public final class FeedMaintenance: Sendable {
             // Deferred work looks again soon: the busy spell may end any moment.
             usleep(deferred ? 5_000 : 20_000)
         }
-        attempt("persisting snapshots at shutdown") { () throws(FeedStoreError) in try service.persistSnapshots() }
+        attempt("persisting snapshots at shutdown") { () throws(FeedStoreError) in try service.persistEverySnapshot() }
         finished.withLock { $0 = true }
     }
 

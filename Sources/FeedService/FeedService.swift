@@ -41,6 +41,13 @@ public final class FeedService: Sendable {
         /// How many changes are noted on a cached page before it reads them from the index's
         /// log instead (``PageMarks``). Tests lower it to take that path.
         package var notesPerPage = PageMarks.defaultMaxNotes
+        /// Whether every snapshot handed out is stored, even one its client moved on from before
+        /// the maintenance thread's next pass. Off by default: one server owns its store, and
+        /// such a snapshot is stored only if it is handed out again, dropped from memory for
+        /// its budget, or still in memory at a clean stop (``SnapshotBook``). On for replicas,
+        /// where another replica may be asked for any snapshot (the server turns it on when
+        /// answers wait for their snapshots to be stored).
+        public var storesEverySnapshot = false
 
         /// Options with every default.
         public init(
@@ -155,7 +162,7 @@ public final class FeedService: Sendable {
         case .notInMemory: return nil
         }
         let entry = try pages.entry(viewer: old.viewer, parameters: old.parameters)
-        remember(entry.page)
+        remember(entry.page, movingOnFrom: since)
         // Not kept in the delta cache: each stream asks for its own delta once.
         return delta(from: old, oldID: since, format: format, current: entry.page, caching: false)
     }
@@ -202,9 +209,12 @@ public final class FeedService: Sendable {
         return structure.parameters
     }
 
-    private func remember(_ page: RenderedFeed) {
+    /// Notes `page` as handed out; `previous` is the snapshot the request was since, which its
+    /// client then moved on from.
+    private func remember(_ page: RenderedFeed, movingOnFrom previous: String? = nil) {
         let now = self.now
-        book.withLock { $0.served(page.structure, id: page.snapshotID, now: now) }
+        let previous = options.storesEverySnapshot ? nil : previous
+        book.withLock { $0.served(page.structure, id: page.snapshotID, now: now, movingOnFrom: previous) }
     }
 
     // MARK: - Deltas
@@ -225,7 +235,7 @@ public final class FeedService: Sendable {
         switch book.withLock({ $0.lookup(viewer: viewer, id: since, now: now) }) {
         case .found(let old) where !composing:
             guard let page = pages.cachedEntry(viewer: old.viewer, parameters: old.parameters)?.page else { return .needsComposition }
-            remember(page)
+            remember(page, movingOnFrom: since)
             return .answered(delta(from: old, oldID: since, format: format, current: page))
         case .found(let old):
             return .answered(try delta(from: old, oldID: since, format: format))
@@ -268,7 +278,9 @@ public final class FeedService: Sendable {
     }
 
     private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
-        delta(from: old, oldID: oldID, format: format, current: try feed(viewer: old.viewer, parameters: old.parameters))
+        let page = try pages.page(viewer: old.viewer, parameters: old.parameters)
+        remember(page, movingOnFrom: oldID)
+        return delta(from: old, oldID: oldID, format: format, current: page)
     }
 
     private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat, current: RenderedFeed, caching: Bool = true) -> DeltaOutcome {
@@ -336,6 +348,16 @@ public final class FeedService: Sendable {
             throw error
         }
         return count
+    }
+
+    /// ``persistSnapshots(rowsPerTransaction:pruningApart:pause:)`` at a clean stop: the
+    /// snapshots kept only in memory (their clients moved on before a pass took them,
+    /// ``Options/storesEverySnapshot``) are stored too, so every snapshot handed out still
+    /// works after the restart. Blocking.
+    @discardableResult
+    public func persistEverySnapshot() throws(FeedStoreError) -> Int {
+        _ = book.withLock { $0.queueUnstored() }
+        return try persistSnapshots()
     }
 
     /// Writes the snapshots handed out since the last store pass, in one transaction, and
@@ -525,6 +547,10 @@ public final class FeedService: Sendable {
         try store.pruneExpiredSnapshots()
         try store.pruneChangeLog(keeping: keepingChanges)
     }
+
+    /// How many new snapshots were not stored because their client moved on from them before
+    /// the maintenance thread's pass (``Options/storesEverySnapshot``), since the start.
+    package var supersededSnapshots: UInt64 { book.withLock { $0.superseded } }
 
     /// How many pages were composed from the index, patched in place (items re-rendered) and
     /// shifted for new videos at the top (grids shown again) since the start.

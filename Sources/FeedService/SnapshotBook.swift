@@ -16,6 +16,14 @@ import FeedStore
 /// Everything the store must learn is queued in ``pending`` for the persister: new snapshots,
 /// refreshed serve times (only when the stored one is stale by a sixteenth of the maximum
 /// age, so polling does not turn into writes) and the ids retention removed.
+///
+/// A new snapshot that its own client moved on from before the persister took it (the answer
+/// to a request *since* it handed out another one: the next poll of a phone, the next event of
+/// a live stream) is taken off that queue and kept in memory only, marked unstored
+/// (``served(_:id:now:movingOnFrom:)``). Its client holds the newer one; it is stored after
+/// all if it is handed out again, when shedding drops it from memory, and at a clean stop
+/// (``queueUnstored()``). So at 50 writes/s, where a polling viewer got about three new snapshots
+/// a second and every one was encoded and logged, a viewer's pass stores about one.
 package struct SnapshotBook {
     package struct Retention: Sendable {
         /// Snapshots kept per viewer.
@@ -61,15 +69,23 @@ package struct SnapshotBook {
         /// The serve time the store has (or will have once `pending` is written).
         var storedServedAt: Int64
         package internal(set) var bytes: Int
+        /// The persister's pass count (``passesTaken``) when this snapshot was queued as new:
+        /// while it is still the count, the snapshot is in ``pending`` and in no store yet.
+        var queuedInPass: UInt64
+        /// Neither stored nor queued: its client moved on before a pass took it. Queued again
+        /// before it leaves memory other than by retention.
+        package internal(set) var isUnstored = false
 
-        /// A snapshot taken into memory, served last at `servedAt` (the time the store has too).
-        init(id: String, structure: SnapshotStructure, servedAt: Int64, bytes: Int) {
+        /// A snapshot taken into memory, served last at `servedAt` (the time the store has too),
+        /// queued for (or read back from) the store before the pass after `queuedInPass`.
+        init(id: String, structure: SnapshotStructure, servedAt: Int64, bytes: Int, queuedInPass: UInt64) {
             self.id = id
             self.tag = SnapshotTag.of(id)
             self.structure = structure
             self.servedAt = servedAt
             self.storedServedAt = servedAt
             self.bytes = bytes
+            self.queuedInPass = queuedInPass
         }
     }
 
@@ -105,34 +121,48 @@ package struct SnapshotBook {
     private var againNext = 0
     /// New snapshots queued per viewer since its stored rows were last pruned.
     private var unpruned: [Int64: Int] = [:]
+    /// How many times the persister took the queue (``takePending(restoring:)``,
+    /// ``takePendingUpserts()``).
+    private var passesTaken: UInt64 = 0
+    /// New snapshots taken off the queue because their client moved on first, since the start.
+    package private(set) var superseded: UInt64 = 0
 
     package init(retention: Retention) {
         self.retention = retention
     }
 
-    /// `structure` (whose id is `id`) was just handed to its viewer at `now`.
-    package mutating func served(_ structure: SnapshotStructure, id: String, now: Int64) {
+    /// `structure` (whose id is `id`) was just handed to its viewer at `now`, in answer to a
+    /// request since snapshot `previous` (nil for a feed, or when every snapshot must be stored:
+    /// replicas). A new `previous` the persister has not taken yet is then not stored (see the
+    /// type's comment).
+    package mutating func served(_ structure: SnapshotStructure, id: String, now: Int64, movingOnFrom previous: String? = nil) {
         let viewer = structure.viewer
         // The viewer's entries are moved out of the dictionary and back by their slot: one hash
         // lookup, where taking them out and putting them back took two and moved neighbours.
-        // (`retire` does not touch `viewers`, so the slot stays valid.)
+        // (`retire` and `remove` do not touch `viewers`, so the slot stays valid.)
         let slot = viewers.index(forKey: viewer)
         var entries: [Entry] = []
         if let slot { swap(&entries, &viewers.values[slot]) }
         let key = Key(viewer: viewer, id: id)
         // From the newest: a snapshot served again is most often the viewer's latest.
         if let index = entries.lastIndex(ofID: id) {
-            var entry = entries.remove(at: index)
+            var entry = remove(at: index, from: &entries)
             entry.servedAt = now
-            if now - entry.storedServedAt >= max(1, retention.maxAge / 16) {
+            if entry.isUnstored {
+                // Someone holds it again: stored after all, as new.
+                entry.isUnstored = false
+                entry.queuedInPass = passesTaken
+                entry.storedServedAt = now
+                pending.upserts[key] = (entry.structure, now)
+            } else if now - entry.storedServedAt >= max(1, retention.maxAge / 16) {
                 entry.storedServedAt = now
                 pending.upserts[key] = (entry.structure, now)
             }
             entries.append(entry)
+            recharge(&entries, at: entries.count - 1)
         } else {
-            let size = SnapshotBook.size(of: structure)
-            entries.append(Entry(id: id, structure: structure, servedAt: now, bytes: size))
-            bytes += size
+            entries.append(Entry(id: id, structure: structure, servedAt: now, bytes: 0, queuedInPass: passesTaken))
+            recharge(&entries, at: entries.count - 1)
             pending.upserts[key] = (structure, now)
             pending.deletions.remove(key)
             let queued = unpruned[viewer, default: 0] + 1
@@ -143,8 +173,14 @@ package struct SnapshotBook {
                 unpruned[viewer] = queued
             }
         }
+        if let previous, previous != id, let index = entries.lastIndex(ofID: previous), entries[index].queuedInPass == passesTaken,
+            !entries[index].isUnstored, pending.upserts.removeValue(forKey: Key(viewer: viewer, id: previous)) != nil
+        {
+            entries[index].isUnstored = true
+            superseded &+= 1
+        }
         while entries.count > retention.perViewer {
-            retire(entries.removeFirst(), viewer: viewer)
+            retire(remove(at: 0, from: &entries), viewer: viewer)
         }
         if let slot {
             swap(&entries, &viewers.values[slot])
@@ -168,9 +204,14 @@ package struct SnapshotBook {
             return .notInMemory
         }
         guard now - viewers.values[slot][index].servedAt <= retention.maxAge else {
-            let entry = viewers.values[slot].remove(at: index)
-            retire(entry, viewer: viewer)
-            if viewers.values[slot].isEmpty { viewers.remove(at: slot) }
+            var entries: [Entry] = []
+            swap(&entries, &viewers.values[slot])
+            retire(remove(at: index, from: &entries), viewer: viewer)
+            if entries.isEmpty {
+                viewers.remove(at: slot)
+            } else {
+                swap(&entries, &viewers.values[slot])
+            }
             return .expired
         }
         return .found(viewers.values[slot][index].structure)
@@ -183,9 +224,10 @@ package struct SnapshotBook {
         var entries = viewers[viewer] ?? []
         guard entries.lastIndex(ofID: id) == nil else { return }
         guard entries.count < retention.perViewer else { return }
-        let size = SnapshotBook.size(of: structure)
-        entries.insert(Entry(id: id, structure: structure, servedAt: servedAt, bytes: size), at: 0)
-        bytes += size
+        // Read back from the store: queued in no pass the persister can still take.
+        entries.insert(Entry(id: id, structure: structure, servedAt: servedAt, bytes: 0, queuedInPass: passesTaken &- 1), at: 0)
+        recharge(&entries, at: 0)
+        recharge(&entries, at: 1)
         viewers[viewer] = entries
     }
 
@@ -200,6 +242,7 @@ package struct SnapshotBook {
     /// most recently served first: a pass stays about as large as the snapshots of a busy
     /// second, and the maintenance thread stores the rest at its next passes.
     package mutating func takePending(restoring limit: Int = 5_000) -> Pending {
+        passesTaken &+= 1
         var taken = pending
         pending = Pending()
         // The next pass queues about as many: grown from empty, the queue was rehashed a dozen
@@ -239,8 +282,11 @@ package struct SnapshotBook {
     package mutating func storeAgain(_ listed: some Sequence<ListedSnapshot>) {
         for snapshot in listed {
             let key = Key(viewer: snapshot.viewer, id: snapshot.id)
-            guard again[key] == nil, let entries = viewers[snapshot.viewer], let index = entries.lastIndex(ofID: snapshot.id) else { continue }
-            let entry = entries[index]
+            guard again[key] == nil, let slot = viewers.index(forKey: snapshot.viewer), let index = viewers.values[slot].lastIndex(ofID: snapshot.id)
+            else { continue }
+            // Stored by this queue, unstored ones too.
+            viewers.values[slot][index].isUnstored = false
+            let entry = viewers.values[slot][index]
             again[key] = (entry.structure, entry.servedAt)
             againOrder.append(key)
         }
@@ -251,6 +297,7 @@ package struct SnapshotBook {
 
     /// Hands only the queued snapshots (not the deletions and pruning) to the persister.
     package mutating func takePendingUpserts() -> Pending {
+        passesTaken &+= 1
         let taken = Pending(upserts: pending.upserts)
         pending.upserts = [:]
         pending.upserts.reserveCapacity(taken.upserts.count)
@@ -286,6 +333,8 @@ package struct SnapshotBook {
                     dropped.append(entry)
                 }
             }
+            // The entries kept may have new neighbours.
+            for index in kept.indices { recharge(&kept, at: index) }
             viewers[viewer] = kept.isEmpty ? nil : kept
         }
         return dropped
@@ -294,12 +343,38 @@ package struct SnapshotBook {
     /// The viewers with snapshots in memory, for ``dropExpired(now:viewers:)`` a run at a time.
     package var viewerIDs: [Int64] { Array(viewers.keys) }
 
+    /// Queues the deletion of an entry retention removed (``remove(at:from:)`` took it out).
     private mutating func retire(_ entry: Entry, viewer: Int64) {
-        bytes -= entry.bytes
         let key = Key(viewer: viewer, id: entry.id)
         pending.upserts[key] = nil
         again[key] = nil
-        pending.deletions.insert(key)
+        // An unstored snapshot has no row to delete.
+        if !entry.isUnstored { pending.deletions.insert(key) }
+    }
+
+    /// Queues an entry leaving memory for a reason other than retention (shedding): an unstored
+    /// one is stored after all, so it is read back when asked for.
+    private mutating func keepInStore(_ entry: Entry, viewer: Int64) {
+        guard entry.isUnstored else { return }
+        pending.upserts[Key(viewer: viewer, id: entry.id)] = (entry.structure, entry.servedAt)
+    }
+
+    /// Queues every unstored snapshot in memory for the store (a clean stop: every snapshot
+    /// handed out then works after the restart). Returns how many.
+    @discardableResult
+    package mutating func queueUnstored() -> Int {
+        var queued = 0
+        for slot in viewers.indices {
+            let viewer = viewers.keys[slot]
+            for index in viewers.values[slot].indices where viewers.values[slot][index].isUnstored {
+                let entry = viewers.values[slot][index]
+                pending.upserts[Key(viewer: viewer, id: entry.id)] = (entry.structure, entry.servedAt)
+                viewers.values[slot][index].isUnstored = false
+                viewers.values[slot][index].queuedInPass = passesTaken &- 1
+                queued += 1
+            }
+        }
+        return queued
     }
 
     /// A snapshot listed under the lock, to be sorted by `servedAt` outside it: one to store
@@ -366,8 +441,11 @@ package struct SnapshotBook {
                 let index = viewers.values[slot].lastIndex(where: { $0.tag == candidate.tag && $0.servedAt == candidate.servedAt }),
                 index < viewers.values[slot].count - 1
             else { continue }
-            let entry = viewers.values[slot].remove(at: index)
-            bytes -= entry.bytes
+            var entries: [Entry] = []
+            swap(&entries, &viewers.values[slot])
+            let entry = remove(at: index, from: &entries)
+            swap(&entries, &viewers.values[slot])
+            keepInStore(entry, viewer: candidate.viewer)
             dropped.append(entry)
         }
         return dropped
@@ -387,18 +465,62 @@ package struct SnapshotBook {
             guard isOverTarget else { break }
             for entry in viewers.removeValue(forKey: viewer) ?? [] {
                 bytes -= entry.bytes
+                keepInStore(entry, viewer: viewer)
                 dropped.append(entry)
             }
         }
         return dropped
     }
 
-    /// An estimate of a structure's memory: ids and versions of every section and item.
-    package static func size(of structure: SnapshotStructure) -> Int {
-        var size = 128
-        for section in structure.sections {
-            size += 64 + section.id.utf8.count + section.kind.utf8.count
-            size += section.items.count * 64
+    /// ``bytes`` counted again from scratch, every entry beside its neighbour (tests: the two
+    /// must agree after any change).
+    package var recountedBytes: Int {
+        viewers.values.reduce(0) { total, entries in
+            entries.indices.reduce(total) { $0 + Self.size(of: entries[$1].structure, sharingWith: $1 > 0 ? entries[$1 - 1].structure : nil) }
+        }
+    }
+
+    /// Removes entry `index` of `entries` (a viewer's, taken out of ``viewers``): the book no
+    /// longer counts it (the entry returned counts 0 bytes), and the next newer entry is
+    /// charged for its new place.
+    private mutating func remove(at index: Int, from entries: inout [Entry]) -> Entry {
+        var entry = entries.remove(at: index)
+        bytes -= entry.bytes
+        entry.bytes = 0
+        recharge(&entries, at: index)
+        return entry
+    }
+
+    /// Charges entry `index` of `entries` again: its structure's size beside the entry before it
+    /// (``size(of:sharingWith:)``), which changed or is new. Nothing when there is no such entry.
+    private mutating func recharge(_ entries: inout [Entry], at index: Int) {
+        guard entries.indices.contains(index) else { return }
+        let cost = Self.size(of: entries[index].structure, sharingWith: index > 0 ? entries[index - 1].structure : nil)
+        bytes += cost - entries[index].bytes
+        entries[index].bytes = cost
+    }
+
+    /// An estimate of the memory a structure holds beyond what it shares with `earlier` (the
+    /// viewer's next older snapshot in the book): the entry, its array of sections, and each
+    /// section's array of items (24 bytes an item: an id held inline and a version) unless it
+    /// is `earlier`'s same section's very array. A page patched in place shares the item arrays
+    /// of every section the patch left alone with the page it was patched from, so its snapshot
+    /// costs about its sections' slots: counting every item of every snapshot put the book at
+    /// about five times its real size, and shedding (and storing the snapshots it dropped) ran
+    /// all the time in the polling mix with RSS far from the budget.
+    ///
+    /// Charged this way, the book's total is at least the memory of the arrays its entries hold:
+    /// an array shared by neighbours is counted by the older one, and one shared by entries
+    /// further apart is counted more than once. An entry is charged again when its neighbour
+    /// changes (``remove(at:from:)``, ``recharge(_:at:)``).
+    package static func size(of structure: SnapshotStructure, sharingWith earlier: SnapshotStructure? = nil) -> Int {
+        var size = 256 + structure.sections.count * 48
+        for index in structure.sections.indices {
+            let section = structure.sections[index]
+            if section.header != nil || section.footer != nil { size += 96 }
+            guard !section.items.isEmpty else { continue }
+            if let earlier, index < earlier.sections.count, earlier.sections[index].items.sharesStorage(with: section.items) { continue }
+            size += 48 + section.items.count * 24
         }
         return size
     }
@@ -410,5 +532,13 @@ extension Array where Element == SnapshotBook.Entry {
     func lastIndex(ofID id: String) -> Int? {
         let tag = SnapshotTag.of(id)
         return lastIndex { $0.tag == tag && $0.id == id }
+    }
+}
+
+extension Array where Element == SnapshotStructure.Item {
+    /// Whether both are the same array storage (a copy not written to since), not equal
+    /// elements.
+    fileprivate func sharesStorage(with other: [SnapshotStructure.Item]) -> Bool {
+        withUnsafeBufferPointer { mine in other.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress } }
     }
 }
