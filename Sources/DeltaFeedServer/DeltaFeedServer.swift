@@ -66,6 +66,8 @@ public final class DeltaFeedServer: Sendable {
             .register(in: &router)
         let admin = AdminAuthorization(token: configuration.adminToken)
         let viewers = ViewerAuthorization(tokens: configuration.viewerTokens, admin: admin)
+        // Every snapshot must reach the store then: another replica may be asked for any.
+        if configuration.storesSnapshotsBeforeAnswering { configuration.service.storeEverySnapshot() }
         let handOff = SnapshotHandOff(
             enabled: configuration.storesSnapshotsBeforeAnswering, service: configuration.service, logger: configuration.http.logger,
             registry: registry)
@@ -164,7 +166,8 @@ public struct DeltaFeedServerConfiguration: Sendable {
     /// leaves only once the snapshot is in the store, so that every replica on the same store
     /// answers it at once, whichever the balancer picks for the client's next request. Off by
     /// default (one server on its own store writes snapshots in batches every second); the
-    /// `serve` command turns it on for PostgreSQL (`--snapshot-handoff`).
+    /// `serve` command turns it on for PostgreSQL (`--snapshot-handoff`). On, the service stores
+    /// every snapshot (``FeedService/FeedService/storeEverySnapshot()``).
     public var storesSnapshotsBeforeAnswering = false
     /// Whether `GET /demo` serves the live feed page (read-only; on by default).
     public var demo: Bool = true

@@ -21,7 +21,7 @@ import SystemCalls
 /// ``stop()`` persists what is left, the snapshots kept only in memory included, so a clean
 /// shutdown loses no snapshot; after a crash the snapshots of the last `persist + 2 × deferral`
 /// are lost (those ids answer 410), and so are older ones whose client had moved on before a
-/// pass took them (``FeedService/Options/storesEverySnapshot``).
+/// pass took them (``FeedService/storeEverySnapshot()``).
 public final class FeedMaintenance: Sendable {
     /// How often each task runs.
     public struct Intervals: Sendable {

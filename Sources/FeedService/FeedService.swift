@@ -41,13 +41,6 @@ public final class FeedService: Sendable {
         /// How many changes are noted on a cached page before it reads them from the index's
         /// log instead (``PageMarks``). Tests lower it to take that path.
         package var notesPerPage = PageMarks.defaultMaxNotes
-        /// Whether every snapshot handed out is stored, even one its client moved on from before
-        /// the maintenance thread's next pass. Off by default: one server owns its store, and
-        /// such a snapshot is stored only if it is handed out again, dropped from memory for
-        /// its budget, or still in memory at a clean stop (``SnapshotBook``). On for replicas,
-        /// where another replica may be asked for any snapshot (the server turns it on when
-        /// answers wait for their snapshots to be stored).
-        public var storesEverySnapshot = false
 
         /// Options with every default.
         public init(
@@ -76,6 +69,8 @@ public final class FeedService: Sendable {
     private let persisting: Mutex<SnapshotBases>
     /// Told after each catch-up that applied entries (``onAdvance(_:)``).
     private let advanceObservers = Mutex<[@Sendable () -> Void]>([])
+    /// ``storeEverySnapshot()``.
+    private let storesEverySnapshot = Atomic(false)
 
     /// Creates a service over `store` and `index` (loaded from the store when nil).
     ///
@@ -209,11 +204,21 @@ public final class FeedService: Sendable {
         return structure.parameters
     }
 
+    /// Stores every snapshot handed out from now on, even one its client moves on from before
+    /// the maintenance thread's next pass. By default one server owns its store, and such a
+    /// snapshot is stored only if it is handed out again, dropped from memory for its budget,
+    /// or still in memory at a clean stop (``SnapshotBook``). Replicas need every one: another
+    /// replica may be asked for any of them. The server calls this when answers wait for their
+    /// snapshots to be stored.
+    public func storeEverySnapshot() {
+        storesEverySnapshot.store(true, ordering: .relaxed)
+    }
+
     /// Notes `page` as handed out; `previous` is the snapshot the request was since, which its
     /// client then moved on from.
     private func remember(_ page: RenderedFeed, movingOnFrom previous: String? = nil) {
         let now = self.now
-        let previous = options.storesEverySnapshot ? nil : previous
+        let previous = storesEverySnapshot.load(ordering: .relaxed) ? nil : previous
         book.withLock { $0.served(page.structure, id: page.snapshotID, now: now, movingOnFrom: previous) }
     }
 
@@ -352,7 +357,7 @@ public final class FeedService: Sendable {
 
     /// ``persistSnapshots(rowsPerTransaction:pruningApart:pause:)`` at a clean stop: the
     /// snapshots kept only in memory (their clients moved on before a pass took them,
-    /// ``Options/storesEverySnapshot``) are stored too, so every snapshot handed out still
+    /// ``storeEverySnapshot()``) are stored too, so every snapshot handed out still
     /// works after the restart. Blocking.
     @discardableResult
     public func persistEverySnapshot() throws(FeedStoreError) -> Int {
@@ -549,7 +554,7 @@ public final class FeedService: Sendable {
     }
 
     /// How many new snapshots were not stored because their client moved on from them before
-    /// the maintenance thread's pass (``Options/storesEverySnapshot``), since the start.
+    /// the maintenance thread's pass (``storeEverySnapshot()``), since the start.
     package var supersededSnapshots: UInt64 { book.withLock { $0.superseded } }
 
     /// How many pages were composed from the index, patched in place (items re-rendered) and

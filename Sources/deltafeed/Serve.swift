@@ -48,7 +48,7 @@ struct Serve: ParsableCommand {
         let logger = try logging.bootstrap()
         var http = try httpOptions.configuration()
         let options = try storePolicy.options()
-        var serviceOptions = try caches.options()
+        let serviceOptions = try caches.options()
         let groupCommit = try storePolicy.groupCommit()
         let longPollCapacity = try httpOptions.longPollCapacity()
         let liveLimits = try httpOptions.liveLimits()
@@ -90,10 +90,6 @@ struct Serve: ParsableCommand {
         logger.notice(
             "feed index loaded in \(loadStart.duration(to: .now)): \(counts.users) users, \(counts.videos) videos, \(counts.follows) follows, \(counts.ads) active ads, change \(index.sequence)"
         )
-        // Replicas store every snapshot before its answer leaves; one server stores only those
-        // still current at the maintenance thread's pass (and the rest at a clean stop).
-        let storesBeforeAnswering = try storePolicy.storesSnapshotsBeforeAnswering(shared: store is PostgresFeedStore)
-        serviceOptions.storesEverySnapshot = storesBeforeAnswering
         let service = try FeedService(store: store, index: index, options: serviceOptions)
 
         var configuration = DeltaFeedServerConfiguration(service: service, adminToken: token, viewerTokens: viewerTokens, http: http)
@@ -101,7 +97,7 @@ struct Serve: ParsableCommand {
         configuration.longPollCapacity = longPollCapacity
         configuration.live = liveLimits
         configuration.demo = try demo ?? (Setting<Int>.env("DELTAFEED_DEMO", default: 1).value != 0)
-        configuration.storesSnapshotsBeforeAnswering = storesBeforeAnswering
+        configuration.storesSnapshotsBeforeAnswering = try storePolicy.storesSnapshotsBeforeAnswering(shared: store is PostgresFeedStore)
         if configuration.storesSnapshotsBeforeAnswering {
             logger.notice("snapshots are stored before their answers leave: every replica answers any of them at once")
         }

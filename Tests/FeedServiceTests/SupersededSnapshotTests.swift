@@ -45,9 +45,8 @@ struct SupersededSnapshotTests {
 
     @Test("With every snapshot stored (replicas), one its client moved on from is stored at the pass")
     func replicasStoreEverySnapshot() throws {
-        var options = FeedService.Options()
-        options.storesEverySnapshot = true
-        let service = try makeService(clock: TestClock(), options: options)
+        let service = try makeService(clock: TestClock())
+        service.storeEverySnapshot()
         let first = try service.feed(viewer: 3, parameters: FeedParameters(limit: 8))
         let video = try firstVideo(of: first)
         let second = try liked(service, video: video, count: 8_001, viewer: 3, since: first.snapshotID)
