@@ -509,10 +509,14 @@ public final class FeedService: Sendable {
         pages.noteChanges()
     }
 
-    /// Frees snapshot memory past its budget (older snapshots first; they stay in the store).
-    /// The maintenance thread calls it several times a second, so serving never sorts. `pause`
+    /// Frees the snapshots retention removed while serving, and snapshot memory past its budget
+    /// (older snapshots first; they stay in the store). The maintenance thread calls it several
+    /// times a second, so serving never sorts, and seldom frees. `pause`
     /// is called between runs, outside every lock.
     public func trimSnapshotMemory(pause: () -> Void = {}) {
+        // The snapshots retention removed while serving, freed here, outside the lock, rather
+        // than on the thread that served.
+        _ = book.withLock { $0.takeRetired() }
         // Listed under the lock, sorted outside it, dropped under it again a run at a time; what
         // a run dropped is freed outside the lock. Serving waits for one run at most.
         guard let candidates = book.withLock({ $0.sheddingCandidates() }) else { return }

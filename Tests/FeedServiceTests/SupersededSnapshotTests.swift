@@ -124,6 +124,15 @@ struct SnapshotBookChargeTests {
         #expect(small.lookup(viewer: 1, id: "x", now: 100) == .notInMemory)
     }
 
+    @Test("What retention removes while serving is handed to the maintenance thread to free, not freed by the server")
+    func retiredEntriesAreHandedOver() {
+        var book = SnapshotBook(retention: .init(perViewer: 2, maxAge: 60_000, byteBudget: 1 << 20))
+        for round in 0..<4 { book.served(structure(viewer: 1, items: items(round + 1)), id: "r\(round)", now: Int64(round)) }
+        #expect(book.takeRetired().map(\.id) == ["r0", "r1"])
+        #expect(book.takeRetired().isEmpty)
+        #expect(book.lookup(viewer: 1, id: "r0", now: 10) == .expired, "retired all the same")
+    }
+
     @Test("A snapshot sharing item arrays with the one before is charged its sections' slots, and the book's count stays exact")
     func sharedItemArraysAreChargedOnce() {
         let full = SnapshotBook.size(of: structure(viewer: 1, items: items(40), sections: 20))
