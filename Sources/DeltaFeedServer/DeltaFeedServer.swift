@@ -62,7 +62,7 @@ public final class DeltaFeedServer: Sendable {
             storageReads: BlockingPool(name: "storage-reads", threads: 2, queueCapacity: 1024),
             compute: BlockingPool(name: "compute", threads: max(1, configuration.http.threads), queueCapacity: 64))
         var router = Router()
-        OperationalRoutes(registry: registry, isReady: configuration.isReady, beforeRendering: Self.pageWorkMetrics(configuration.service, registry))
+        OperationalRoutes(registry: registry, isReady: configuration.isReady, beforeRendering: Self.serviceWorkMetrics(configuration.service, registry))
             .register(in: &router)
         let admin = AdminAuthorization(token: configuration.adminToken)
         let viewers = ViewerAuthorization(tokens: configuration.viewerTokens, admin: admin)
@@ -194,9 +194,10 @@ extension DeltaFeedServer {
     /// `deltafeed_pages_total{how="composed|patched|shifted"}`: how the pages answers needed
     /// were made (composed from the index, patched in place, or their grids shifted for new
     /// videos at the top); `deltafeed_changes_judged_total`: index changes judged against cached
-    /// pages (those noted on each page, not every change since). From the service's counts when
-    /// `/metrics` is rendered.
-    fileprivate static func pageWorkMetrics(_ service: FeedService, _ registry: PrometheusCollectorRegistry) -> @Sendable () -> Void {
+    /// pages (those noted on each page, not every change since);
+    /// `deltafeed_snapshots_superseded_total`: new snapshots kept in memory only. From the
+    /// service's counts when `/metrics` is rendered.
+    fileprivate static func serviceWorkMetrics(_ service: FeedService, _ registry: PrometheusCollectorRegistry) -> @Sendable () -> Void {
         let descriptor = MetricNameDescriptor(
             namespace: "deltafeed", metricName: "pages", unitName: "total",
             helpText: "Pages made for answers: composed from the index, patched in place, or shifted for new videos at the top")

@@ -137,8 +137,14 @@ public final class FeedService: Sendable {
     ///
     /// - Throws: ``FeedError/viewerNotFound(_:)``.
     public func feed(viewer: Int64, parameters: FeedParameters) throws(FeedError) -> RenderedFeed {
+        try handOut(viewer: viewer, parameters: parameters)
+    }
+
+    /// The page now, remembered as handed out in answer to a request since `previous` (nil for
+    /// a feed).
+    private func handOut(viewer: Int64, parameters: FeedParameters, movingOnFrom previous: String? = nil) throws(FeedError) -> RenderedFeed {
         let page = try pages.page(viewer: viewer, parameters: parameters)
-        remember(page)
+        remember(page, movingOnFrom: previous)
         return page
     }
 
@@ -283,9 +289,7 @@ public final class FeedService: Sendable {
     }
 
     private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
-        let page = try pages.page(viewer: old.viewer, parameters: old.parameters)
-        remember(page, movingOnFrom: oldID)
-        return delta(from: old, oldID: oldID, format: format, current: page)
+        delta(from: old, oldID: oldID, format: format, current: try handOut(viewer: old.viewer, parameters: old.parameters, movingOnFrom: oldID))
     }
 
     private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat, current: RenderedFeed, caching: Bool = true) -> DeltaOutcome {

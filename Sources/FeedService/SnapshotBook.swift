@@ -77,14 +77,15 @@ package struct SnapshotBook {
         package internal(set) var isUnstored = false
 
         /// A snapshot taken into memory, served last at `servedAt` (the time the store has too),
-        /// queued for (or read back from) the store before the pass after `queuedInPass`.
-        init(id: String, structure: SnapshotStructure, servedAt: Int64, bytes: Int, queuedInPass: UInt64) {
+        /// queued for (or read back from) the store before the pass after `queuedInPass`. It
+        /// counts nothing until the book charges it for its place (``recharge(_:at:)``).
+        init(id: String, structure: SnapshotStructure, servedAt: Int64, queuedInPass: UInt64) {
             self.id = id
             self.tag = SnapshotTag.of(id)
             self.structure = structure
             self.servedAt = servedAt
             self.storedServedAt = servedAt
-            self.bytes = bytes
+            self.bytes = 0
             self.queuedInPass = queuedInPass
         }
     }
@@ -169,7 +170,7 @@ package struct SnapshotBook {
             entries.append(entry)
             recharge(&entries, at: entries.count - 1)
         } else {
-            entries.append(Entry(id: id, structure: structure, servedAt: now, bytes: 0, queuedInPass: passesTaken))
+            entries.append(Entry(id: id, structure: structure, servedAt: now, queuedInPass: passesTaken))
             recharge(&entries, at: entries.count - 1)
             pending.upserts[key] = (structure, now)
             pending.deletions.remove(key)
@@ -233,7 +234,7 @@ package struct SnapshotBook {
         guard entries.lastIndex(ofID: id) == nil else { return }
         guard entries.count < retention.perViewer else { return }
         // Read back from the store: queued in no pass the persister can still take.
-        entries.insert(Entry(id: id, structure: structure, servedAt: servedAt, bytes: 0, queuedInPass: passesTaken &- 1), at: 0)
+        entries.insert(Entry(id: id, structure: structure, servedAt: servedAt, queuedInPass: passesTaken &- 1), at: 0)
         recharge(&entries, at: 0)
         recharge(&entries, at: 1)
         viewers[viewer] = entries

@@ -3,9 +3,8 @@
 Mix: 60 % like-count edits of videos that are in viewers' feeds (a few more likes each time, as
 likes arrive; the feeds are read again every RESAMPLE_SECONDS, default 20, 0 for never, so that
 in a long run the likes keep landing on what the feeds show as new videos push older ones off
-them), 20 % new
-videos by random
-authors, 20 % follow/unfollow (unfollowing pairs it followed). Writes are scheduled at fixed
+them), 20 % new videos by random authors, 20 % follow/unfollow (unfollowing pairs it followed).
+Writes are scheduled at fixed
 times whatever the answers, over several keep-alive connections, so a slow answer does not
 lower the offered rate. Prints one line: offered, acknowledged (2xx), refused (409), errors by
 status, acknowledged per second and the latency p50/p99 of acknowledged writes.
