@@ -48,6 +48,8 @@ struct LiveStreamTests {
         #expect(framed("{\"a\":1}") == "event: delta\nid: s1\ndata: {\"a\":1}\n\n")
         #expect(framed("one\ntwo\r\nthree\n", id: nil) == "event: delta\ndata: one\ndata: two\ndata: three\ndata: \n\n")
         #expect(framed("") == "event: delta\nid: s1\ndata: \n\n")
+        let long = String(repeating: "x", count: 5_000)
+        #expect(framed(long + "\r\n" + long + "\n") == "event: delta\nid: s1\ndata: \(long)\ndata: \(long)\ndata: \n\n")
     }
 
     @Test("Without since the first event is a reset with the whole page, after retry:, as text/event-stream")
