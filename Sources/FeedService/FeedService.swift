@@ -409,7 +409,10 @@ public final class FeedService: Sendable {
             // In key order (viewer, then id), as the rows and their indexes are stored: each
             // transaction then writes one run of neighbouring pages, and the second's pages are
             // written about once, however many transactions share them.
-            for (offset, (key, value)) in pending.upserts.sorted(by: { ($0.key.viewer, $0.key.id) < ($1.key.viewer, $1.key.id) }).enumerated() {
+            // (Sorted by key alone, then each value looked up: sorting the pairs moved each
+            // structure with its counts up and down, on memory long out of the caches.)
+            for (offset, key) in pending.upserts.keys.sorted(by: SnapshotBook.Key.inIDOrder).enumerated() {
+                guard let value = pending.upserts[key] else { continue }
                 if offset % Self.pauseEvery == Self.pauseEvery - 1 { pause() }
                 let structure = value.structure
                 let baseKey = SnapshotBases.Key(viewer: key.viewer)
@@ -449,7 +452,7 @@ public final class FeedService: Sendable {
                 try inRuns(upserts, of: chunk) { rows throws(FeedStoreError) in
                     try store.persistSnapshots(upserts: rows, deletions: [], prune: [], keepPerViewer: keep, bases: [])
                 }
-                let deletions = pending.deletions.map { ($0.viewer, $0.id) }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+                let deletions = pending.deletions.sorted(by: SnapshotBook.Key.inIDOrder).map { ($0.viewer, $0.id) }
                 try inRuns(deletions, of: chunk) { rows throws(FeedStoreError) in
                     try store.persistSnapshots(upserts: [], deletions: rows, prune: [], keepPerViewer: keep, bases: [])
                 }

@@ -209,7 +209,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
             }
             first.combine(Int64(sections.count / 2))
             second.combine(Int64(sections.count / 2))
-            return hex16(first.state) + hex16(second.state)
+            return hex32(first.state, second.state)
         }
     }
 

@@ -41,20 +41,42 @@ package struct SnapshotBook {
     }
 
     package struct Key: Hashable, Sendable {
-        package var viewer: Int64
-        package var id: String
+        package let viewer: Int64
+        package let id: String
+        /// The id's first bytes (``SnapshotTag``), kept in the key: the persister's queue holds
+        /// thousands of keys, and a table that moved or rehashed them (a removal shifts its
+        /// neighbours back) read each one's id storage, one cache miss per key.
+        package let tag: UInt64
 
         package init(viewer: Int64, id: String) {
-            self.viewer = viewer
-            self.id = id
+            self.init(viewer: viewer, id: id, tag: SnapshotTag.of(id))
         }
 
-        /// The viewer and the id's first 8 bytes (``SnapshotTag``: random hex digits),
-        /// not the whole id: every snapshot handed out is queued under its key. Equal keys still
-        /// compare the whole id.
+        /// A key whose tag is known (an entry's).
+        init(viewer: Int64, id: String, tag: UInt64) {
+            self.viewer = viewer
+            self.id = id
+            self.tag = tag
+        }
+
+        /// The viewer and the tag, not the whole id. Equal keys still compare the whole id.
         package func hash(into hasher: inout Hasher) {
             hasher.combine(viewer)
-            hasher.combine(SnapshotTag.of(id))
+            hasher.combine(tag)
+        }
+
+        package static func == (left: Key, right: Key) -> Bool {
+            left.viewer == right.viewer && left.tag == right.tag && left.id == right.id
+        }
+
+        /// By viewer, then id: in the order of the ids' text for ids of at least 8 bytes (every
+        /// snapshot id), whose tag is their first 8 bytes, big-endian; the ids themselves are
+        /// compared only when the tags are equal. (Shorter ids, in tests, come in some fixed
+        /// order.)
+        package static func inIDOrder(_ left: Key, _ right: Key) -> Bool {
+            if left.viewer != right.viewer { return left.viewer < right.viewer }
+            if left.tag != right.tag { return left.tag < right.tag }
+            return left.id < right.id
         }
     }
 
@@ -154,7 +176,7 @@ package struct SnapshotBook {
         if let slot { swap(&entries, &viewers.values[slot]) }
         let key = Key(viewer: viewer, id: id)
         // From the newest: a snapshot served again is most often the viewer's latest.
-        if let index = entries.lastIndex(ofID: id) {
+        if let index = entries.lastIndex(ofID: id, tag: key.tag) {
             var entry = remove(at: index, from: &entries)
             entry.servedAt = now
             if entry.isUnstored {
@@ -183,7 +205,7 @@ package struct SnapshotBook {
             }
         }
         if let previous, previous != id, let index = entries.lastIndex(ofID: previous), entries[index].queuedInPass == passesTaken,
-            !entries[index].isUnstored, pending.upserts.removeValue(forKey: Key(viewer: viewer, id: previous)) != nil
+            !entries[index].isUnstored, pending.upserts.removeValue(forKey: Key(viewer: viewer, id: previous, tag: entries[index].tag)) != nil
         {
             entries[index].isUnstored = true
             superseded &+= 1
@@ -204,7 +226,7 @@ package struct SnapshotBook {
         // From the newest: clients ask with the snapshot they were given last. Read in place
         // by the viewer's slot: a copy of the entry counted its id and structure up and down
         // on every poll and live event, on memory the caches no longer held.
-        guard let slot = viewers.index(forKey: viewer), let index = viewers.values[slot].lastIndex(ofID: id) else {
+        guard let slot = viewers.index(forKey: viewer), let index = viewers.values[slot].lastIndex(ofID: id, tag: key.tag) else {
             if pending.deletions.contains(key) { return .expired }
             // Shed from memory before the persister wrote it: the queue still holds it.
             if let queued = pending.upserts[key] ?? again[key] {
@@ -355,7 +377,7 @@ package struct SnapshotBook {
     /// Queues the deletion of an entry retention removed (``remove(at:from:)`` took it out),
     /// and keeps the entry to be freed by the maintenance thread (``takeRetired()``).
     private mutating func retire(_ entry: consuming Entry, viewer: Int64) {
-        let key = Key(viewer: viewer, id: entry.id)
+        let key = Key(viewer: viewer, id: entry.id, tag: entry.tag)
         pending.upserts[key] = nil
         if !again.isEmpty { again[key] = nil }
         // An unstored snapshot has no row to delete.
@@ -376,7 +398,7 @@ package struct SnapshotBook {
     /// one is stored after all, so it is read back when asked for.
     private mutating func keepInStore(_ entry: Entry, viewer: Int64) {
         guard entry.isUnstored else { return }
-        pending.upserts[Key(viewer: viewer, id: entry.id)] = (entry.structure, entry.servedAt)
+        pending.upserts[Key(viewer: viewer, id: entry.id, tag: entry.tag)] = (entry.structure, entry.servedAt)
     }
 
     /// Queues every unstored snapshot in memory for the store (a clean stop: every snapshot
@@ -388,7 +410,7 @@ package struct SnapshotBook {
             let viewer = viewers.keys[slot]
             for index in viewers.values[slot].indices where viewers.values[slot][index].isUnstored {
                 let entry = viewers.values[slot][index]
-                pending.upserts[Key(viewer: viewer, id: entry.id)] = (entry.structure, entry.servedAt)
+                pending.upserts[Key(viewer: viewer, id: entry.id, tag: entry.tag)] = (entry.structure, entry.servedAt)
                 viewers.values[slot][index].isUnstored = false
                 viewers.values[slot][index].queuedInPass = passesTaken &- 1
                 queued += 1
@@ -550,8 +572,12 @@ extension Array where Element == SnapshotBook.Entry {
     /// Where the entry of snapshot `id` is, searched from the newest (clients ask with the
     /// snapshot they were given last); a viewer holds each id once.
     func lastIndex(ofID id: String) -> Int? {
-        let tag = SnapshotTag.of(id)
-        return lastIndex { $0.tag == tag && $0.id == id }
+        lastIndex(ofID: id, tag: SnapshotTag.of(id))
+    }
+
+    /// ``lastIndex(ofID:)`` for an id whose tag is known.
+    func lastIndex(ofID id: String, tag: UInt64) -> Int? {
+        lastIndex { $0.tag == tag && $0.id == id }
     }
 }
 

@@ -11,5 +11,17 @@ public func hex16(_ value: UInt64) -> String {
 
 /// Whether `text` is exactly `count` lowercase hex digits.
 public func isLowercaseHex(_ text: String, count: Int) -> Bool {
-    text.utf8.count == count && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    func isHex(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) }
+    // In place for a native string (every snapshot id a request or a live event names is checked).
+    if let answer = text.utf8.withContiguousStorageIfAvailable({ $0.count == count && $0.allSatisfy(isHex) }) { return answer }
+    return text.utf8.count == count && text.utf8.allSatisfy(isHex)
+}
+
+/// `hex16(first) + hex16(second)`, written into one string's storage (a snapshot id).
+public func hex32(_ first: UInt64, _ second: UInt64) -> String {
+    String(unsafeUninitializedCapacity: 32) { buffer in
+        writeHex16(first, into: UnsafeMutableBufferPointer(rebasing: buffer[0..<16]))
+        writeHex16(second, into: UnsafeMutableBufferPointer(rebasing: buffer[16..<32]))
+        return 32
+    }
 }

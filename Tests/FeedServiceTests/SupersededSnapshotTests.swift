@@ -159,3 +159,27 @@ struct SnapshotBookChargeTests {
         #expect(book.bytes == 0 && book.recountedBytes == 0)
     }
 }
+
+@Suite("SnapshotBook keys")
+struct SnapshotBookKeyTests {
+    @Test("Keys of ids that share their first 8 digits differ, and id order sorts as (viewer, id) does")
+    func keysCompareTheWholeIDAndSortByIt() {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef")
+        func id(prefix: String = "") -> String {
+            prefix + String((0..<(32 - prefix.count)).map { _ in digits[Int(generator.next() % 16)] })
+        }
+        let shared = "0123abcd"
+        let (first, second) = (id(prefix: shared), id(prefix: shared))
+        let (left, right) = (SnapshotBook.Key(viewer: 1, id: first), SnapshotBook.Key(viewer: 1, id: second))
+        #expect(left.tag == right.tag)
+        #expect((left == right) == (first == second))
+        #expect(Set([left, right, SnapshotBook.Key(viewer: 1, id: first)]).count == (first == second ? 1 : 2))
+        var keys = (0..<300).map { _ in SnapshotBook.Key(viewer: Int64(generator.next() % 4), id: id(prefix: generator.next() % 3 == 0 ? shared : "")) }
+        keys.append(left)
+        keys.append(right)
+        let sorted = keys.sorted(by: SnapshotBook.Key.inIDOrder).map { ($0.viewer, $0.id) }
+        let expected = keys.map { ($0.viewer, $0.id) }.sorted { $0 < $1 }
+        #expect(sorted.elementsEqual(expected) { $0 == $1 })
+    }
+}

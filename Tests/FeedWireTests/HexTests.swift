@@ -30,3 +30,28 @@ struct HexTests {
         #expect(section.versionText == hex16(section.version))
     }
 }
+
+@Suite("Hex checks and snapshot-id digits")
+struct HexCheckTests {
+    @Test("isLowercaseHex: exactly the count, digits and a–f only")
+    func lowercaseHex() {
+        #expect(isLowercaseHex("0123456789abcdef", count: 16))
+        #expect(!isLowercaseHex("0123456789abcdeF", count: 16), "uppercase")
+        #expect(!isLowercaseHex("0123456789abcdeg", count: 16))
+        #expect(!isLowercaseHex("0123456789abcde", count: 16), "short")
+        #expect(!isLowercaseHex("0123456789abcdef0", count: 16), "long")
+        #expect(!isLowercaseHex("0123456789abcdé", count: 16), "non-ASCII of the same byte count")
+        #expect(isLowercaseHex("", count: 0))
+        #expect(isLowercaseHex(String("x0123456789abcdefx".dropFirst().dropLast()), count: 16), "a substring's copy")
+    }
+
+    @Test("hex32 is the two values' hex16 one after the other")
+    func hex32IsTwoHex16s() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let (first, second): (UInt64, UInt64) = (generator.next(), generator.next())
+            #expect(hex32(first, second) == hex16(first) + hex16(second))
+        }
+        #expect(hex32(0, .max) == String(repeating: "0", count: 16) + String(repeating: "f", count: 16))
+    }
+}
