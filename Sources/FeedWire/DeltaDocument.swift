@@ -193,13 +193,19 @@ public struct DeltaDocument: Sendable {
             $0.path($1)
         }
         json.member("inserted_sections", batch.sectionInserts) { json, newIndex in
-            json.raw("{\"index\":\(newIndex),\"section\":")
+            json.raw("{\"index\":")
+            json.int(newIndex)
+            json.raw(",\"section\":")
             Self.section(newIndex, of: page, layout: layout, to: &json)
             json.raw("}")
         }
         json.member("reloaded_sections", batch.sectionReloads) { json, oldIndex in
             let newIndex = changes.newSection(forOldSection: oldIndex)
-            json.raw("{\"old_index\":\(oldIndex),\"index\":\(newIndex),\"section\":")
+            json.raw("{\"old_index\":")
+            json.int(oldIndex)
+            json.raw(",\"index\":")
+            json.int(newIndex)
+            json.raw(",\"section\":")
             Self.section(newIndex, of: page, layout: layout, to: &json)
             json.raw("}")
         }
