@@ -36,14 +36,14 @@ public struct StableHasher: Sendable {
 
     /// A string followed by a separator byte, so ("ab","c") and ("a","bc") differ.
     public mutating func combine(_ text: String) {
-        StableHasher.withUTF8(of: text) { combine(bytes: $0) }
+        withUTF8Bytes(of: text) { combine(bytes: $0) }
         combine(UInt8(0xFF))
     }
 
     /// `first.combine(text)` then `second.combine(text)`, in one pass over the text's bytes (two
     /// independent hashes of the same input, as a snapshot id takes).
     public static func combine(_ text: String, into first: inout StableHasher, _ second: inout StableHasher) {
-        withUTF8(of: text) { combine(bytes: $0, into: &first, &second) }
+        withUTF8Bytes(of: text) { combine(bytes: $0, into: &first, &second) }
     }
 
     /// `combine(_:into:_:)` of `value`'s 16 lowercase hex digits, without making the text.
@@ -68,14 +68,6 @@ public struct StableHasher: Sendable {
         second.combine(UInt8(0xFF))
     }
 
-    /// `body` over the text's UTF-8 bytes: in place for a native string, else a copy's.
-    private static func withUTF8(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        if text.utf8.withContiguousStorageIfAvailable(body) == nil {
-            var text = text
-            text.withUTF8(body)
-        }
-    }
-
     public mutating func combine(_ value: Int64) {
         var value = UInt64(bitPattern: value)
         for _ in 0..<8 {
@@ -87,4 +79,12 @@ public struct StableHasher: Sendable {
     public mutating func combine(_ value: UInt64) {
         combine(Int64(bitPattern: value))
     }
+}
+
+/// `body` over `text`'s UTF-8 bytes: in place for a native string (read through the UTF-8 view
+/// a byte at a time, a short id cost hundreds of instructions), else a copy's.
+public func withUTF8Bytes<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    if let result = try text.utf8.withContiguousStorageIfAvailable(body) { return result }
+    var copy = text
+    return try copy.withUTF8(body)
 }

@@ -409,10 +409,11 @@ public final class FeedService: Sendable {
             // In key order (viewer, then id), as the rows and their indexes are stored: each
             // transaction then writes one run of neighbouring pages, and the second's pages are
             // written about once, however many transactions share them.
-            // (Sorted by key alone, then each value looked up: sorting the pairs moved each
-            // structure with its counts up and down, on memory long out of the caches.)
-            for (offset, key) in pending.upserts.keys.sorted(by: SnapshotBook.Key.inIDOrder).enumerated() {
-                guard let value = pending.upserts[key] else { continue }
+            // (The queue's slots are sorted, not its pairs: sorting the pairs moved each structure
+            // with its counts up and down, on memory long out of the caches.)
+            let upsertsInOrder = pending.upserts.indices.sorted { SnapshotBook.Key.inIDOrder(pending.upserts.keys[$0], pending.upserts.keys[$1]) }
+            for (offset, slot) in upsertsInOrder.enumerated() {
+                let (key, value) = pending.upserts[slot]
                 if offset % Self.pauseEvery == Self.pauseEvery - 1 { pause() }
                 let structure = value.structure
                 let baseKey = SnapshotBases.Key(viewer: key.viewer)

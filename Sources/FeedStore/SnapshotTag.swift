@@ -1,3 +1,5 @@
+import Deterministic
+
 /// A snapshot id's first 8 bytes as a number, for comparing ids without reading their storage.
 ///
 /// A snapshot id is 32 random hex digits, a heap object of its own; a search through a
@@ -10,16 +12,10 @@ package enum SnapshotTag {
         // Read in place (a native string's bytes are contiguous): the bytes taken through
         // `utf8.prefix(8)` cost about 700 instructions a tag, and the book takes four or five tags
         // per live event and changed poll (counted with callgrind).
-        if let tag = id.utf8.withContiguousStorageIfAvailable(Self.of) { return tag }
-        var tag: UInt64 = 0
-        for byte in id.utf8.prefix(8) { tag = tag << 8 | UInt64(byte) }
-        return tag
-    }
-
-    /// The tag of the id whose UTF-8 bytes are `bytes`.
-    private static func of(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var tag: UInt64 = 0
-        for index in 0..<min(8, bytes.count) { tag = tag << 8 | UInt64(bytes[index]) }
-        return tag
+        withUTF8Bytes(of: id) { bytes in
+            var tag: UInt64 = 0
+            for index in 0..<min(8, bytes.count) { tag = tag << 8 | UInt64(bytes[index]) }
+            return tag
+        }
     }
 }

@@ -136,7 +136,7 @@ extension JSONWriter {
         _ step: SequentialOperation, target: String? = nil, section: Int? = nil,
         value: ((inout JSONWriter, Int) -> Void)? = nil
     ) {
-        // The members written a piece at a time, not interpolated into strings first.
+        // Members written a piece at a time, not interpolated into strings first.
         let (op, names, numbers, covered): (String, (String, String), (Int, Int), Range<Int>?) =
             switch step {
             case .remove(let at, let count): ("remove", ("index", "count"), (at, count), nil)
@@ -144,30 +144,25 @@ extension JSONWriter {
             case .move(let from, let to): ("move", ("from", "to"), (from, to), nil)
             case .change(let at, let count): ("change", ("index", "count"), (at, count), at..<at + count)
             }
-        raw("{\"op\":\"")
-        raw(op)
-        raw("\"")
+        raw("{\"op\":")
+        string(op)
         if let target {
-            raw(",\"target\":\"")
-            raw(target)
-            raw("\"")
+            raw(",\"target\":")
+            string(target)
         }
         if let section {
             raw(",\"section\":")
             int(section)
         }
-        raw(",\"")
-        raw(names.0)
-        raw("\":")
+        raw(",")
+        key(names.0)
         int(numbers.0)
-        raw(",\"")
-        raw(names.1)
-        raw("\":")
+        raw(",")
+        key(names.1)
         int(numbers.1)
         if let covered, let value, let target {
-            raw(",\"")
-            raw(target)
-            raw("\":")
+            raw(",")
+            key(target)
             array(covered) { value(&$0, $1) }
         }
         raw("}")
@@ -178,9 +173,9 @@ extension JSONWriter {
     public mutating func patchOperation(
         _ operation: JSONPatchOperation, value: (inout JSONWriter, JSONPatchOperation.Value) -> Void
     ) {
-        raw("{\"op\":\"")
-        raw(operation.kind.rawValue)
-        raw("\",\"path\":")
+        raw("{\"op\":")
+        string(operation.kind.rawValue)
+        raw(",\"path\":")
         string(operation.path.description)
         if let from = operation.from {
             raw(",\"from\":")

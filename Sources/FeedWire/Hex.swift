@@ -11,10 +11,10 @@ public func hex16(_ value: UInt64) -> String {
 
 /// Whether `text` is exactly `count` lowercase hex digits.
 public func isLowercaseHex(_ text: String, count: Int) -> Bool {
-    func isHex(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) }
-    // In place for a native string (every snapshot id a request or a live event names is checked).
-    if let answer = text.utf8.withContiguousStorageIfAvailable({ $0.count == count && $0.allSatisfy(isHex) }) { return answer }
-    return text.utf8.count == count && text.utf8.allSatisfy(isHex)
+    // Every snapshot id a request or a live event names is checked.
+    withUTF8Bytes(of: text) { bytes in
+        bytes.count == count && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
 }
 
 /// `hex16(first) + hex16(second)`, written into one string's storage (a snapshot id).

@@ -18,9 +18,7 @@ public struct JSONWriter: Sendable {
         // In place for a native string (every literal): appending the UTF-8 view as a sequence
         // cost about 200 instructions for a one-byte literal (callgrind), and an answer writes
         // hundreds of them.
-        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
-            bytes.append(contentsOf: text.utf8)
-        }
+        utf8Bytes(of: text) { bytes.append(contentsOf: $0) }
     }
 
     /// Appends raw bytes as is.
@@ -93,10 +91,7 @@ func appendJSONString(_ value: String, to output: inout [UInt8]) {
     // Runs that need no escape (nearly every string: ids, titles, URLs) are copied whole. Byte
     // by byte, with the escapes' little arrays made for each string, a snapshot id cost about
     // 2,000 instructions (counted with callgrind), and every answer writes dozens of strings.
-    if value.utf8.withContiguousStorageIfAvailable({ appendJSONStringBody($0, to: &output) }) == nil {
-        var copy = value
-        copy.withUTF8 { appendJSONStringBody($0, to: &output) }
-    }
+    utf8Bytes(of: value) { appendJSONStringBody($0, to: &output) }
     output.append(UInt8(ascii: "\""))
 }
 
@@ -127,4 +122,12 @@ private func appendJSONStringBody(_ bytes: UnsafeBufferPointer<UInt8>, to output
 /// The lowercase hex digit of a nibble.
 private func hexDigit(_ nibble: UInt8) -> UInt8 {
     nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+}
+
+/// `body` over `text`'s UTF-8 bytes: in place for a native string, else a copy's. (This module
+/// depends on nothing; `Deterministic.withUTF8Bytes` is the same for the others.)
+private func utf8Bytes(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+    if text.utf8.withContiguousStorageIfAvailable(body) != nil { return }
+    var copy = text
+    copy.withUTF8(body)
 }
