@@ -82,7 +82,10 @@ public struct StableHasher: Sendable {
 }
 
 /// `body` over `text`'s UTF-8 bytes: in place for a native string (read through the UTF-8 view
-/// a byte at a time, a short id cost hundreds of instructions), else a copy's.
+/// a byte at a time, a short id cost hundreds of instructions), else a copy's. Inlinable, so
+/// callers in other modules get it specialised: called as a generic, it cost each snapshot tag
+/// and id check more than it saved (callgrind).
+@inlinable
 public func withUTF8Bytes<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
     if let result = try text.utf8.withContiguousStorageIfAvailable(body) { return result }
     var copy = text
