@@ -159,7 +159,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
         if hasNextPage {
             let layout = Layout(width: parameters.width ?? Layout.defaultWidth)
             prefetch = Layout.prefetchIndex(
-                heights: page.map { layout.height(of: $0.kind, itemKinds: $0.items.lazy.map(\.kind), header: $0.header?.kind, footer: $0.footer?.kind) },
+                heights: page.map { $0.height(layout) },
                 viewport: parameters.viewport ?? Layout.defaultViewport)
         }
         self.init(viewer: viewer, parameters: parameters, page: page, prefetch: prefetch)
