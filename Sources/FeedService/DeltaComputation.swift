@@ -112,8 +112,10 @@ extension DeltaDocument {
             guard let previous = renderedItem(old.sections[path.section].items[path.item].version) else { continue }
             patches[path] = patch(previous, page[path.section].items[path.item])
         }
+        // The same sections at the same offset and the same hint: the page's cursor is the
+        // snapshot's, and the page keeps it made (the structure's is encoded on each call).
         self.init(
-            format: format, snapshot: current.snapshotID, nextCursor: (old.nextCursor, current.nextCursor), page: page,
+            format: format, snapshot: current.snapshotID, nextCursor: (current.nextCursor, current.nextCursor), page: page,
             layout: current.layout, changes: .itemsUpdated(updatedItems), keptSectionsWithChangedItems: kept, itemPatches: patches,
             prefetch: (old.prefetchHint, current.structure.prefetchHint))
     }

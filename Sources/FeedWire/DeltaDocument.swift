@@ -109,7 +109,7 @@ public struct DeltaDocument: Sendable {
 
     private mutating func written() -> [UInt8] {
         var json = JSONWriter(capacity: 4096)
-        let sectionVersions = format == .jsonpatch ? [] : keptSectionsWithChangedItems.map { ($0, page[$0].versionText) }
+        let sectionVersions = format == .jsonpatch ? [] : keptSectionsWithChangedItems.map { (index: $0, version: page[$0].version) }
         json.openDelta(
             snapshot: snapshot, nextCursor: cursorChange, sectionVersions: sectionVersions, changeCount: changes.changeCount + supplementaryChanges.count)
         switch format {

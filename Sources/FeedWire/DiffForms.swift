@@ -70,11 +70,16 @@ extension JSONWriter {
         position: (inout JSONWriter, Position) -> Void
     ) {
         guard !(deletes.isEmpty && inserts.isEmpty && moves.isEmpty && reloads.isEmpty) else { return }
-        raw(",\"\(name)\":{")
+        // Keys a piece at a time: an interpolated string cost about 400 instructions (callgrind).
+        raw(",\"")
+        raw(name)
+        raw("\":{")
         var first = true
         func list<Element>(_ key: String, _ elements: [Element], _ element: (inout JSONWriter, Element) -> Void) {
             guard !elements.isEmpty else { return }
-            raw(first ? "\"\(key)\":" : ",\"\(key)\":")
+            raw(first ? "\"" : ",\"")
+            raw(key)
+            raw("\":")
             first = false
             array(elements, element: element)
         }
@@ -94,7 +99,9 @@ extension JSONWriter {
     /// `,"name":[…]` when `elements` has any, each written by `element`; nothing otherwise.
     mutating func member<Element>(_ name: String, _ elements: [Element], element: (inout JSONWriter, Element) -> Void) {
         guard !elements.isEmpty else { return }
-        raw(",\"\(name)\":")
+        raw(",\"")
+        raw(name)
+        raw("\":")
         array(elements, element: element)
     }
 

@@ -203,7 +203,7 @@ extension JSONWriter {
     /// (new section index → version) only when it has any. What the request said, the form and
     /// the snapshot it starts from, is not repeated.
     public mutating func openDelta(
-        snapshot: String, nextCursor: String??, sectionVersions: [(index: Int, version: String)], changeCount: Int
+        snapshot: String, nextCursor: String??, sectionVersions: [(index: Int, version: UInt64)], changeCount: Int
     ) {
         raw("{\"snapshot\":")
         string(snapshot)
@@ -214,8 +214,11 @@ extension JSONWriter {
         if !sectionVersions.isEmpty {
             raw(",\"section_versions\":{")
             for (position, entry) in sectionVersions.enumerated() {
-                raw(position == 0 ? "\"\(entry.index)\":" : ",\"\(entry.index)\":")
-                string(entry.version)
+                raw(position == 0 ? "\"" : ",\"")
+                int(entry.index)
+                raw("\":\"")
+                hexDigits(entry.version)
+                raw("\"")
             }
             raw("}")
         }

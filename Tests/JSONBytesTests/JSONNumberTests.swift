@@ -124,6 +124,17 @@ struct JSONNumberTests {
         }
         for value in [0, 7, -7, 10, -10, 99, 100, 123_457, -123_457, Int.max, Int.min] { #expect(written(value) == String(value)) }
         #expect(written(Int64.min) == "-9223372036854775808")
+        // Digits go into a stack buffer from the right: every digit count, at the carries.
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            for value in [power - 1, power, power + 1] {
+                #expect(written(value) == String(value))
+                #expect(written(-value) == String(-value))
+            }
+        }
+        #expect(written(Int64.max) == "9223372036854775807")
+        #expect(written(Int32.min) == "-2147483648")
         #expect(written(UInt64.max) == "18446744073709551615", "beyond Int64: still exact")
         #expect(written(Int8(-128)) == "-128")
         #expect(written(UInt8(255)) == "255")
