@@ -143,7 +143,9 @@ package struct FeedComposer {
                 page.append(.suggestions(suggestions))
             case .grid(let index, let ad):
                 let chunk = showsVideos ? videos[(index * gridChunkSize)..<min((index + 1) * gridChunkSize, videos.count)] : []
-                let records = chunk.compactMap { video in view.video(video.id).map { ($0, view.user(video.author)) } }
+                // Labelled as the section's tuples are: an unlabelled one was converted to them by
+                // a runtime cast per video (swift_dynamicCast, about 11,000 instructions a page).
+                let records = chunk.compactMap { video in view.video(video.id).map { (video: $0, author: view.user(video.author)) } }
                 page.append(.grid(index: index, videos: records, ad: ad))
             case .ad(let index, let ad):
                 page.append(.ad(index: index, ad))

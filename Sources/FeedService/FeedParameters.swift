@@ -123,7 +123,28 @@ public struct ItemKinds: Sendable, Hashable, Codable {
 
 /// The opaque pagination cursor: `o` + the section offset in base 36. Opaque to clients.
 enum FeedCursor {
-    static func encode(offset: Int) -> String { "o" + String(offset, radix: 36) }
+    /// The cursor of `offset` (at least 0). Digits written into the string's storage: through
+    /// `String(_:radix:)`, unspecialised, a cursor cost about 570 instructions (callgrind), and
+    /// every page composed and every delta that diffs makes one.
+    static func encode(offset: Int) -> String {
+        guard offset >= 0 else { return "o" + String(offset, radix: 36) }
+        var digitCount = 1
+        var rest = offset / 36
+        while rest > 0 {
+            digitCount += 1
+            rest /= 36
+        }
+        return String(unsafeUninitializedCapacity: digitCount + 1) { buffer in
+            buffer[0] = UInt8(ascii: "o")
+            var value = offset
+            for position in stride(from: digitCount, to: 0, by: -1) {
+                let digit = UInt8(value % 36)
+                buffer[position] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                value /= 36
+            }
+            return digitCount + 1
+        }
+    }
 
     static func decode(_ cursor: String) -> Int? {
         guard cursor.hasPrefix("o"), cursor.utf8.count <= 8, let offset = Int(cursor.dropFirst(), radix: 36), offset >= 0 else {
