@@ -89,8 +89,11 @@ package final class ItemCache: Sendable {
     package func videos(_ videos: [(video: Revised<Video>, author: Revised<User>?)]) -> [FeedItem] {
         let stamps = videos.map { Stamp(revision: $0.video.revision, otherRevision: $0.author?.revision ?? -1) }
         var found: [FeedItem?] = cache.withLock { cache in
-            zip(videos, stamps).map { entry, stamp in
-                guard let hit = cache.value(for: .video(entry.video.value.id)), hit.stamp == stamp else { return nil }
+            // By index: zipping copied each record (a retain and a release of each of its
+            // strings), a fifth of looking a page's videos up (callgrind: 21,000 instructions
+            // of 113,000 per page composed).
+            videos.indices.map { index in
+                guard let hit = cache.value(for: .video(videos[index].video.value.id)), hit.stamp == stamps[index] else { return nil }
                 return hit.item
             }
         }
