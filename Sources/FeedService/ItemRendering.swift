@@ -87,13 +87,13 @@ package final class ItemCache: Sendable {
 
     /// The items of several videos, looked up under one lock.
     package func videos(_ videos: [(video: Revised<Video>, author: Revised<User>?)]) -> [FeedItem] {
-        let stamps = videos.map { Stamp(revision: $0.video.revision, otherRevision: $0.author?.revision ?? -1) }
+        // Ids and stamps taken in one pass, the records borrowed: subscripting the array of
+        // records copied each one (a retain and a release of each of its strings) before taking
+        // its id, as zipping them did (callgrind: a third of looking a page's videos up).
+        let keys = videos.map { (id: $0.video.value.id, stamp: Stamp(revision: $0.video.revision, otherRevision: $0.author?.revision ?? -1)) }
         var found: [FeedItem?] = cache.withLock { cache in
-            // By index: zipping copied each record (a retain and a release of each of its
-            // strings), a fifth of looking a page's videos up (callgrind: 21,000 instructions
-            // of 113,000 per page composed).
-            videos.indices.map { index in
-                guard let hit = cache.value(for: .video(videos[index].video.value.id)), hit.stamp == stamps[index] else { return nil }
+            keys.map { key in
+                guard let hit = cache.value(for: .video(key.id)), hit.stamp == key.stamp else { return nil }
                 return hit.item
             }
         }
@@ -101,7 +101,7 @@ package final class ItemCache: Sendable {
         for index in found.indices where found[index] == nil {
             let item = ItemRenderer.video(videos[index].video.value, author: videos[index].author?.value)
             found[index] = item
-            rendered.append((.video(videos[index].video.value.id), Cached(stamp: stamps[index], item: item)))
+            rendered.append((.video(keys[index].id), Cached(stamp: keys[index].stamp, item: item)))
         }
         if !rendered.isEmpty {
             cache.withLock { cache in
