@@ -461,9 +461,15 @@ package final class LiveStreams: @unchecked Sendable {
     package static func event(_ name: String, id: String?, data: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(data.count + name.utf8.count + 64)
-        bytes.append(contentsOf: "event: \(name)\n".utf8)
-        if let id { bytes.append(contentsOf: "id: \(id)\n".utf8) }
-        bytes.append(contentsOf: "data: ".utf8)
+        // A piece at a time: the two interpolated lines cost about 2,000 instructions an event
+        // (callgrind), more than framing the data.
+        bytes.append(literal: "event: ")
+        bytes.append(utf8Of: name)
+        if let id {
+            bytes.append(literal: "\nid: ")
+            bytes.append(utf8Of: id)
+        }
+        bytes.append(literal: "\ndata: ")
         // Copied a run at a time, the line breaks found with `memchr`: the data is JSON, which
         // has none outside its strings, so it is one run, and a reset's page is tens of
         // kilobytes (looked at a byte at a time through a closure, its framing cost more than
@@ -478,11 +484,11 @@ package final class LiveStreams: @unchecked Sendable {
                     break
                 }
                 bytes.append(contentsOf: UnsafeBufferPointer(start: base + start, count: cut))
-                if base[start + cut] == UInt8(ascii: "\n") { bytes.append(contentsOf: "\ndata: ".utf8) }
+                if base[start + cut] == UInt8(ascii: "\n") { bytes.append(literal: "\ndata: ") }
                 start += cut + 1
             }
         }
-        bytes.append(contentsOf: "\n\n".utf8)
+        bytes.append(literal: "\n\n")
         return bytes
     }
 
@@ -493,6 +499,19 @@ package final class LiveStreams: @unchecked Sendable {
         if let found = memchr(base, Int32(UInt8(ascii: "\n")), end) { end = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) }
         if let found = memchr(base, Int32(UInt8(ascii: "\r")), end) { end = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) }
         return end < bytes.count ? end : nil
+    }
+}
+
+extension [UInt8] {
+    /// Appends a literal's bytes, straight from the binary.
+    fileprivate mutating func append(literal: StaticString) {
+        literal.withUTF8Buffer { append(contentsOf: $0) }
+    }
+
+    /// Appends a string's UTF-8 bytes, in place for a native string.
+    fileprivate mutating func append(utf8Of text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ append(contentsOf: $0) }) != nil { return }
+        append(contentsOf: text.utf8)
     }
 }
 

@@ -180,28 +180,28 @@ package enum ItemRenderer {
     }
 
     package static let suggestionsTitle = FeedItem(id: "title", kind: .sectionTitle, capacity: 40) { json in
-        json.raw("{\"title\":")
+        json.literal("{\"title\":")
         json.string("Suggested for you")
-        json.raw("}")
+        json.literal("}")
     }
 
     package static func seeAll(count: Int) -> FeedItem {
         FeedItem(id: "see_all", kind: .seeAll, capacity: 40) { json in
-            json.raw("{\"count\":")
+            json.literal("{\"count\":")
             json.int(count)
-            json.raw(",\"title\":")
+            json.literal(",\"title\":")
             json.string("See all")
-            json.raw("}")
+            json.literal("}")
         }
     }
 
     package static func sponsored(_ ad: Ad) -> FeedItem {
         FeedItem(id: "sponsored", kind: .sponsored, capacity: 80) { json in
-            json.raw("{\"advertiser\":")
+            json.literal("{\"advertiser\":")
             json.string(ad.advertiser)
-            json.raw(",\"label\":")
+            json.literal(",\"label\":")
             json.string("Sponsored")
-            json.raw("}")
+            json.literal("}")
         }
     }
 

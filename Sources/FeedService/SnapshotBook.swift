@@ -537,7 +537,11 @@ package struct SnapshotBook {
     /// (``size(of:sharingWith:)``), which changed or is new. Nothing when there is no such entry.
     private mutating func recharge(_ entries: inout [Entry], at index: Int) {
         guard entries.indices.contains(index) else { return }
-        let cost = Self.size(of: entries[index].structure, sharingWith: index > 0 ? entries[index - 1].structure : nil)
+        // Read in place: passing the structures themselves copied each (every field counted up
+        // and down), twice on most events of a live stream.
+        let cost = entries.withUnsafeBufferPointer { entries in
+            Self.size(of: entries[index].structure.sections, sharingWith: index > 0 ? entries[index - 1].structure.sections : [])
+        }
         bytes += cost - entries[index].bytes
         entries[index].bytes = cost
     }
@@ -556,13 +560,21 @@ package struct SnapshotBook {
     /// further apart is counted more than once. An entry is charged again when its neighbour
     /// changes (``remove(at:from:)``, ``recharge(_:at:)``).
     package static func size(of structure: SnapshotStructure, sharingWith earlier: SnapshotStructure? = nil) -> Int {
-        var size = 256 + structure.sections.count * 48
-        for index in structure.sections.indices {
-            let section = structure.sections[index]
-            if section.header != nil || section.footer != nil { size += 96 }
-            guard !section.items.isEmpty else { continue }
-            if let earlier, index < earlier.sections.count, earlier.sections[index].items.sharesStorage(with: section.items) { continue }
-            size += 48 + section.items.count * 24
+        size(of: structure.sections, sharingWith: earlier?.sections ?? [])
+    }
+
+    /// ``size(of:sharingWith:)`` from the structures' sections (`earlier` empty: none).
+    private static func size(of sections: [SnapshotStructure.Section], sharingWith earlier: [SnapshotStructure.Section]) -> Int {
+        var size = 256 + sections.count * 48
+        sections.withUnsafeBufferPointer { sections in
+            earlier.withUnsafeBufferPointer { earlier in
+                for index in sections.indices {
+                    if sections[index].header != nil || sections[index].footer != nil { size += 96 }
+                    guard !sections[index].items.isEmpty else { continue }
+                    if index < earlier.count, earlier[index].items.sharesStorage(with: sections[index].items) { continue }
+                    size += 48 + sections[index].items.count * 24
+                }
+            }
         }
         return size
     }

@@ -123,7 +123,7 @@ public struct DeltaDocument: Sendable {
             json.member("supplementary", supplementaryChanges.filter { !whole.contains($0.section) }) { json, update in
                 json.raw("{\"section\":\(update.section),\"element\":\"\(update.element.rawValue)\",")
                 writeView(update, key: "view", to: &json)
-                json.raw("}")
+                json.literal("}")
             }
         case .sequential:
             writeHeaderExtras(to: &json, layouts: changedLayouts)
@@ -131,7 +131,7 @@ public struct DeltaDocument: Sendable {
         case .jsonpatch:
             writePatch(changes.sequential.jsonPatch(), to: &json)
         }
-        json.raw("}")
+        json.literal("}")
         return json.bytes
     }
 
@@ -144,16 +144,16 @@ public struct DeltaDocument: Sendable {
     /// `"section_layouts":{…}` when any, and `"prefetch"` when it changed.
     private func writeHeaderExtras(to json: inout JSONWriter, layouts: [Int]) {
         if let layout, !layouts.isEmpty {
-            json.raw(",\"section_layouts\":{")
+            json.literal(",\"section_layouts\":{")
             for (position, index) in layouts.enumerated() {
                 json.raw(position == 0 ? "\"\(index)\":" : ",\"\(index)\":")
                 json.sectionLayout(page[index].sectionLayout(layout))
             }
-            json.raw("}")
+            json.literal("}")
         }
         if prefetch.old != prefetch.new {
-            json.raw(",\"prefetch\":")
-            if let new = prefetch.new { json.prefetch(new) } else { json.raw("null") }
+            json.literal(",\"prefetch\":")
+            if let new = prefetch.new { json.prefetch(new) } else { json.literal("null") }
         }
     }
 
@@ -167,7 +167,7 @@ public struct DeltaDocument: Sendable {
         if let patch = update.patch {
             if nested { json.raw("\"\(key)\":{") }
             Self.patchMembers(patch, to: &json)
-            if nested { json.raw("}") }
+            if nested { json.literal("}") }
         } else {
             json.raw("\"\(key)\":")
             json.raw(bytes: view.json)
@@ -193,68 +193,68 @@ public struct DeltaDocument: Sendable {
             $0.path($1)
         }
         json.member("inserted_sections", batch.sectionInserts) { json, newIndex in
-            json.raw("{\"index\":")
+            json.literal("{\"index\":")
             json.int(newIndex)
-            json.raw(",\"section\":")
+            json.literal(",\"section\":")
             Self.section(newIndex, of: page, layout: layout, to: &json)
-            json.raw("}")
+            json.literal("}")
         }
         json.member("reloaded_sections", batch.sectionReloads) { json, oldIndex in
             let newIndex = changes.newSection(forOldSection: oldIndex)
-            json.raw("{\"old_index\":")
+            json.literal("{\"old_index\":")
             json.int(oldIndex)
-            json.raw(",\"index\":")
+            json.literal(",\"index\":")
             json.int(newIndex)
-            json.raw(",\"section\":")
+            json.literal(",\"section\":")
             Self.section(newIndex, of: page, layout: layout, to: &json)
-            json.raw("}")
+            json.literal("}")
         }
         json.member("inserted_items", batch.itemInserts) { json, path in
-            json.raw("{\"path\":")
+            json.literal("{\"path\":")
             json.path(path)
             if let oldPath = movedItems[path] {
-                json.raw(",\"old_path\":")
+                json.literal(",\"old_path\":")
                 json.path(oldPath)
             } else {
-                json.raw(",\"item\":")
+                json.literal(",\"item\":")
                 Self.item(path, of: page, layout: layout, to: &json)
             }
-            json.raw("}")
+            json.literal("}")
         }
         json.member("reloaded_items", batch.itemReloads) { json, path in
             let newPath = changes.newPath(forOldPath: path)
-            json.raw("{\"old_path\":")
+            json.literal("{\"old_path\":")
             json.path(path)
-            json.raw(",\"path\":")
+            json.literal(",\"path\":")
             json.path(newPath)
             if let patch = itemPatches[newPath] {
-                json.raw(",")
+                json.literal(",")
                 Self.patchMembers(patch, to: &json)
             } else {
-                json.raw(",\"item\":")
+                json.literal(",\"item\":")
                 Self.item(newPath, of: page, layout: layout, to: &json)
             }
-            json.raw("}")
+            json.literal("}")
         }
     }
 
     /// `"version":"…","patch":{merge patch}`.
     private static func patchMembers(_ patch: ItemPatch, to json: inout JSONWriter) {
-        json.raw("\"version\":")
+        json.literal("\"version\":")
         json.string(patch.version)
-        json.raw(",\"patch\":")
+        json.literal(",\"patch\":")
         json.raw(bytes: patch.mergePatchJSON)
     }
 
     // MARK: sequential
 
     private func writeSequential(_ update: SectionedSequentialUpdate, to json: inout JSONWriter) {
-        json.raw(",\"operations\":[")
+        json.literal(",\"operations\":[")
         // `sequentialStep`'s closure is optional, so escaping: it captures these four, not a copy of self.
         let (page, layout, itemPatches, movedItems) = (page, layout, itemPatches, movedItems)
         var first = true
         for operation in update.operations {
-            if !first { json.raw(",") }
+            if !first { json.literal(",") }
             first = false
             switch operation {
             case .section(let step):
@@ -263,13 +263,13 @@ public struct DeltaDocument: Sendable {
                 json.sequentialStep(step, target: "items", section: section) { json, index in
                     let path = ItemPath(section: section, item: index)
                     if case .change = step, let patch = itemPatches[path] {
-                        json.raw("{")
+                        json.literal("{")
                         Self.patchMembers(patch, to: &json)
-                        json.raw("}")
+                        json.literal("}")
                     } else if case .insert = step, let oldPath = movedItems[path] {
-                        json.raw("{\"old_path\":")
+                        json.literal("{\"old_path\":")
                         json.path(oldPath)
-                        json.raw("}")
+                        json.literal("}")
                     } else {
                         Self.item(path, of: page, layout: layout, to: &json)
                     }
@@ -278,7 +278,7 @@ public struct DeltaDocument: Sendable {
         }
         // Headers and footers last, each on the section where it now is.
         for update in supplementaryChanges {
-            if !first { json.raw(",") }
+            if !first { json.literal(",") }
             first = false
             let op =
                 switch update.change {
@@ -288,21 +288,21 @@ public struct DeltaDocument: Sendable {
                 }
             json.raw("{\"op\":\"\(op)\",\"target\":\"\(update.element.rawValue)\",\"section\":\(update.section)")
             if update.change != .removed {
-                json.raw(",")
+                json.literal(",")
                 writeView(update, key: "view", nested: true, to: &json)
             }
-            json.raw("}")
+            json.literal("}")
         }
-        json.raw("]")
+        json.literal("]")
     }
 
     // MARK: JSON Patch
 
     private mutating func writePatch(_ patch: JSONPatch, to json: inout JSONWriter) {
-        json.raw(",\"patch\":[")
+        json.literal(",\"patch\":[")
         var first = true
         func separator() {
-            if !first { json.raw(",") }
+            if !first { json.literal(",") }
             first = false
         }
         for operation in movingHeldItems(patch.operations) {
@@ -310,18 +310,18 @@ public struct DeltaDocument: Sendable {
                 // The fields that changed, then the version they lead to.
                 for change in itemPatch.changes {
                     separator()
-                    json.raw("{\"op\":\"replace\",\"path\":")
+                    json.literal("{\"op\":\"replace\",\"path\":")
                     json.string(operation.path.appending("data").appending(JSONPointer(tokens: change.path)).description)
-                    json.raw(",\"value\":")
+                    json.literal(",\"value\":")
                     json.raw(bytes: change.value.serialized())
-                    json.raw("}")
+                    json.literal("}")
                 }
                 separator()
-                json.raw("{\"op\":\"replace\",\"path\":")
+                json.literal("{\"op\":\"replace\",\"path\":")
                 json.string(operation.path.appending("version").description)
-                json.raw(",\"value\":")
+                json.literal(",\"value\":")
                 json.string(itemPatch.version)
-                json.raw("}")
+                json.literal("}")
                 continue
             }
             separator()
@@ -334,11 +334,11 @@ public struct DeltaDocument: Sendable {
         }
         func replace(_ path: String, value: (inout JSONWriter) -> Void) {
             separator()
-            json.raw("{\"op\":\"replace\",\"path\":")
+            json.literal("{\"op\":\"replace\",\"path\":")
             json.string(path)
-            json.raw(",\"value\":")
+            json.literal(",\"value\":")
             value(&json)
-            json.raw("}")
+            json.literal("}")
         }
         for update in supplementaryChanges {
             let location = "/sections/\(update.section)/\(update.element.rawValue)"
@@ -352,15 +352,15 @@ public struct DeltaDocument: Sendable {
             separator()
             switch update.change {
             case .removed:
-                json.raw("{\"op\":\"remove\",\"path\":")
+                json.literal("{\"op\":\"remove\",\"path\":")
                 json.string(location)
             case .inserted, .changed:
                 json.raw("{\"op\":\"\(update.change == .inserted ? "add" : "replace")\",\"path\":")
                 json.string(location)
-                json.raw(",\"value\":")
+                json.literal(",\"value\":")
                 json.raw(bytes: page[update.section][update.element]!.json)
             }
-            json.raw("}")
+            json.literal("}")
         }
         if let layout {
             for index in changedLayouts {
@@ -377,15 +377,15 @@ public struct DeltaDocument: Sendable {
                 json.raw("{\"op\":\"\(prefetch.old == nil ? "add" : "replace")\",\"path\":\"/prefetch\",\"value\":")
                 json.prefetch(new)
             case nil:
-                json.raw("{\"op\":\"remove\",\"path\":\"/prefetch\"")
+                json.literal("{\"op\":\"remove\",\"path\":\"/prefetch\"")
             }
-            json.raw("}")
+            json.literal("}")
         }
         replace("/snapshot") { $0.string(snapshot) }
         if case .some(let new) = cursorChange {
             replace("/next_cursor") { $0.optionalString(new) }
         }
-        json.raw("]")
+        json.literal("]")
     }
 }
 

@@ -6,27 +6,27 @@ public import ListDiff
 /// `{"inserts","deletes","updates","moves","change_count","batch","sequential","patch"}`.
 public func diffDocument<Identifier>(_ result: IndexDiff<Identifier>, newElement: (inout JSONWriter, Int) -> Void) -> [UInt8] {
     var json = JSONWriter(capacity: 1024)
-    json.raw("{\"inserts\":")
+    json.literal("{\"inserts\":")
     json.ints(result.inserts)
-    json.raw(",\"deletes\":")
+    json.literal(",\"deletes\":")
     json.ints(result.deletes)
-    json.raw(",\"updates\":")
+    json.literal(",\"updates\":")
     json.ints(result.updates)
-    json.raw(",\"moves\":")
+    json.literal(",\"moves\":")
     json.array(result.moves) { json, move in json.pair(move.from, move.to) }
-    json.raw(",\"change_count\":")
+    json.literal(",\"change_count\":")
     json.int(result.changeCount)
-    json.raw(",\"batch\":")
+    json.literal(",\"batch\":")
     json.batch(result.batch)
-    json.raw(",\"sequential\":")
+    json.literal(",\"sequential\":")
     json.array(result.sequential.operations) { json, step in json.sequentialStep(step) }
-    json.raw(",\"patch\":")
+    json.literal(",\"patch\":")
     json.array(result.jsonPatch().operations) { json, operation in
         json.patchOperation(operation) { json, value in
             if case .element(let newIndex) = value { newElement(&json, newIndex) }
         }
     }
-    json.raw("}")
+    json.literal("}")
     return json.bytes
 }
 
@@ -51,16 +51,16 @@ extension JSONWriter {
         }
         list("{\"deletes\":", deletes)
         list(",\"inserts\":", inserts)
-        raw(",\"moves\":")
+        literal(",\"moves\":")
         array(moves) { json, move in
-            json.raw("[")
+            json.literal("[")
             position(&json, move.from)
-            json.raw(",")
+            json.literal(",")
             position(&json, move.to)
-            json.raw("]")
+            json.literal("]")
         }
         list(",\"reloads\":", reloads)
-        raw("}")
+        literal("}")
     }
 
     /// `,"name":{"deletes":[…],"inserts":[…],"moves":[…],"reloads":[…]}` as a delta writes it:
@@ -71,37 +71,37 @@ extension JSONWriter {
     ) {
         guard !(deletes.isEmpty && inserts.isEmpty && moves.isEmpty && reloads.isEmpty) else { return }
         // Keys a piece at a time: an interpolated string cost about 400 instructions (callgrind).
-        raw(",\"")
+        literal(",\"")
         raw(name)
-        raw("\":{")
+        literal("\":{")
         var first = true
         func list<Element>(_ key: String, _ elements: [Element], _ element: (inout JSONWriter, Element) -> Void) {
             guard !elements.isEmpty else { return }
             raw(first ? "\"" : ",\"")
             raw(key)
-            raw("\":")
+            literal("\":")
             first = false
             array(elements, element: element)
         }
         list("deletes", deletes, position)
         list("inserts", inserts, position)
         list("moves", moves) { json, move in
-            json.raw("[")
+            json.literal("[")
             position(&json, move.from)
-            json.raw(",")
+            json.literal(",")
             position(&json, move.to)
-            json.raw("]")
+            json.literal("]")
         }
         list("reloads", reloads, position)
-        raw("}")
+        literal("}")
     }
 
     /// `,"name":[…]` when `elements` has any, each written by `element`; nothing otherwise.
     mutating func member<Element>(_ name: String, _ elements: [Element], element: (inout JSONWriter, Element) -> Void) {
         guard !elements.isEmpty else { return }
-        raw(",\"")
+        literal(",\"")
         raw(name)
-        raw("\":")
+        literal("\":")
         array(elements, element: element)
     }
 
@@ -113,21 +113,21 @@ extension JSONWriter {
     /// `[first,second]`, written a piece at a time: an interpolated string for each of them
     /// (every item path of every delta) cost about 1,200 instructions (callgrind).
     public mutating func pair(_ first: Int, _ second: Int) {
-        raw("[")
+        literal("[")
         int(first)
-        raw(",")
+        literal(",")
         int(second)
-        raw("]")
+        literal("]")
     }
 
     /// `[e0,e1,…]`, each element written by `element`.
     public mutating func array<Element>(_ elements: some Sequence<Element>, element: (inout JSONWriter, Element) -> Void) {
-        raw("[")
+        literal("[")
         for (index, value) in elements.enumerated() {
-            if index > 0 { raw(",") }
+            if index > 0 { literal(",") }
             element(&self, value)
         }
-        raw("]")
+        literal("]")
     }
 
     /// One sequential step: `{"op":"remove"|"insert"|"move"|"change", …}` with `index` and
@@ -151,28 +151,28 @@ extension JSONWriter {
             case .move(let from, let to): ("move", ("from", "to"), (from, to), nil)
             case .change(let at, let count): ("change", ("index", "count"), (at, count), at..<at + count)
             }
-        raw("{\"op\":")
+        literal("{\"op\":")
         string(op)
         if let target {
-            raw(",\"target\":")
+            literal(",\"target\":")
             string(target)
         }
         if let section {
-            raw(",\"section\":")
+            literal(",\"section\":")
             int(section)
         }
-        raw(",")
+        literal(",")
         key(names.0)
         int(numbers.0)
-        raw(",")
+        literal(",")
         key(names.1)
         int(numbers.1)
         if let covered, let value, let target {
-            raw(",")
+            literal(",")
             key(target)
             array(covered) { value(&$0, $1) }
         }
-        raw("}")
+        literal("}")
     }
 
     /// One RFC 6902 operation: `{"op":…,"path":…}` with `from` for a move and `value` (written by
@@ -180,18 +180,18 @@ extension JSONWriter {
     public mutating func patchOperation(
         _ operation: JSONPatchOperation, value: (inout JSONWriter, JSONPatchOperation.Value) -> Void
     ) {
-        raw("{\"op\":")
+        literal("{\"op\":")
         string(operation.kind.rawValue)
-        raw(",\"path\":")
+        literal(",\"path\":")
         string(operation.path.description)
         if let from = operation.from {
-            raw(",\"from\":")
+            literal(",\"from\":")
             string(from.description)
         }
         if let carried = operation.value {
-            raw(",\"value\":")
+            literal(",\"value\":")
             value(&self, carried)
         }
-        raw("}")
+        literal("}")
     }
 }

@@ -75,69 +75,69 @@ extension JSONWriter {
 
     /// `{"avatar_url":…|null,"display_name":…,"handle":…,"id":…}`.
     public mutating func user(_ user: some UserFields) {
-        raw("{\"avatar_url\":")
+        literal("{\"avatar_url\":")
         optionalString(user.avatarURL)
-        raw(",\"display_name\":")
+        literal(",\"display_name\":")
         string(user.displayName)
-        raw(",\"handle\":")
+        literal(",\"handle\":")
         string(user.handle)
-        raw(",\"id\":")
+        literal(",\"id\":")
         int(user.id)
-        raw("}")
+        literal("}")
     }
 
     /// A video item's data: `{"author":{user}|null,"video":{…}}`.
     public mutating func videoData(_ video: some VideoFields, author: (any UserFields)?) {
-        raw("{\"author\":")
+        literal("{\"author\":")
         if let author { user(author) } else { null() }
-        raw(",\"video\":{\"created_at\":")
+        literal(",\"video\":{\"created_at\":")
         int(video.createdAt)
-        raw(",\"duration_seconds\":")
+        literal(",\"duration_seconds\":")
         int(video.durationSeconds)
-        raw(",\"id\":")
+        literal(",\"id\":")
         int(video.id)
-        raw(",\"like_count\":")
+        literal(",\"like_count\":")
         int(video.likeCount)
-        raw(",\"thumbnail_url\":")
+        literal(",\"thumbnail_url\":")
         string(video.thumbnailURL)
-        raw(",\"title\":")
+        literal(",\"title\":")
         string(video.title)
-        raw(",\"view_count\":")
+        literal(",\"view_count\":")
         int(video.viewCount)
-        raw("}}")
+        literal("}}")
     }
 
     /// An ad item's data: `{"advertiser":…,"id":…,"image_url":…,"target_url":…,"title":…}`.
     public mutating func adData(_ ad: some AdFields) {
-        raw("{\"advertiser\":")
+        literal("{\"advertiser\":")
         string(ad.advertiser)
-        raw(",\"id\":")
+        literal(",\"id\":")
         int(ad.id)
-        raw(",\"image_url\":")
+        literal(",\"image_url\":")
         string(ad.imageURL)
-        raw(",\"target_url\":")
+        literal(",\"target_url\":")
         string(ad.targetURL)
-        raw(",\"title\":")
+        literal(",\"title\":")
         string(ad.title)
-        raw("}")
+        literal("}")
     }
 
     /// A suggested user's data: `{"follower_count":…,"mutual_followees":…,"user":{user}}`.
     public mutating func suggestionData(_ suggested: some UserFields, followerCount: Int64, mutualFollowees: Int64) {
-        raw("{\"follower_count\":")
+        literal("{\"follower_count\":")
         int(followerCount)
-        raw(",\"mutual_followees\":")
+        literal(",\"mutual_followees\":")
         int(mutualFollowees)
-        raw(",\"user\":")
+        literal(",\"user\":")
         user(suggested)
-        raw("}")
+        literal("}")
     }
 
     /// The header's data: `{"title":"For you","viewer":{user}}`.
     public mutating func headerData(viewer: some UserFields) {
-        raw("{\"title\":\"For you\",\"viewer\":")
+        literal("{\"title\":\"For you\",\"viewer\":")
         user(viewer)
-        raw("}")
+        literal("}")
     }
 
     /// The empty state's data.
@@ -148,13 +148,13 @@ extension JSONWriter {
     /// The start of an item or a section, `{"id":…,"kind":…,"version":"…"`, left open for the
     /// members that follow; the version written as its 16 hex digits.
     public mutating func openEnvelope(id: String, kind: String, version: UInt64) {
-        raw("{\"id\":")
+        literal("{\"id\":")
         string(id)
-        raw(",\"kind\":")
+        literal(",\"kind\":")
         string(kind)
-        raw(",\"version\":\"")
+        literal(",\"version\":\"")
         hexDigits(version)
-        raw("\"")
+        literal("\"")
     }
 
     /// Appends `value` as 16 lowercase hex digits (no quotes).
@@ -173,28 +173,28 @@ extension JSONWriter {
         snapshot: String, viewer: Int64, sections: [Section], nextCursor: String?, prefetch: Prefetch? = nil,
         section: (inout JSONWriter, Section) -> Void
     ) {
-        raw("{\"snapshot\":")
+        literal("{\"snapshot\":")
         string(snapshot)
-        raw(",\"viewer\":")
+        literal(",\"viewer\":")
         int(viewer)
-        raw(",\"sections\":")
+        literal(",\"sections\":")
         array(sections, element: section)
-        raw(",\"next_cursor\":")
+        literal(",\"next_cursor\":")
         optionalString(nextCursor)
         if let prefetch {
-            raw(",\"prefetch\":")
+            literal(",\"prefetch\":")
             self.prefetch(prefetch)
         }
-        raw("}")
+        literal("}")
     }
 
     /// `{"index":…,"section":…}`.
     public mutating func prefetch(_ prefetch: Prefetch) {
-        raw("{\"index\":")
+        literal("{\"index\":")
         int(prefetch.index)
-        raw(",\"section\":")
+        literal(",\"section\":")
         string(prefetch.section)
-        raw("}")
+        literal("}")
     }
 
     /// The members every delta form starts with, left open for the form's own:
@@ -205,24 +205,24 @@ extension JSONWriter {
     public mutating func openDelta(
         snapshot: String, nextCursor: String??, sectionVersions: [(index: Int, version: UInt64)], changeCount: Int
     ) {
-        raw("{\"snapshot\":")
+        literal("{\"snapshot\":")
         string(snapshot)
         if let nextCursor {
-            raw(",\"next_cursor\":")
+            literal(",\"next_cursor\":")
             optionalString(nextCursor)
         }
         if !sectionVersions.isEmpty {
-            raw(",\"section_versions\":{")
+            literal(",\"section_versions\":{")
             for (position, entry) in sectionVersions.enumerated() {
                 raw(position == 0 ? "\"" : ",\"")
                 int(entry.index)
-                raw("\":\"")
+                literal("\":\"")
                 hexDigits(entry.version)
-                raw("\"")
+                literal("\"")
             }
-            raw("}")
+            literal("}")
         }
-        raw(",\"change_count\":")
+        literal(",\"change_count\":")
         int(changeCount)
     }
 
@@ -232,15 +232,15 @@ extension JSONWriter {
     /// beside it (as a suggestion's data has its follower count beside it),
     /// `{"user":{user},"follower_count":…,"following_count":…,"created_at":…}`.
     public mutating func resource(_ profile: some UserResourceFields) {
-        raw("{\"user\":")
+        literal("{\"user\":")
         user(profile)
-        raw(",\"follower_count\":")
+        literal(",\"follower_count\":")
         int(profile.followerCount)
-        raw(",\"following_count\":")
+        literal(",\"following_count\":")
         int(profile.followingCount)
-        raw(",\"created_at\":")
+        literal(",\"created_at\":")
         int(profile.createdAt)
-        raw("}")
+        literal("}")
     }
 
     /// A video at `/v1/videos`.
@@ -255,7 +255,7 @@ extension JSONWriter {
         member("title", &first) { $0.string(video.title) }
         member("updated_at", &first) { $0.int(video.updatedAt) }
         member("view_count", &first) { $0.int(video.viewCount) }
-        raw("}")
+        literal("}")
     }
 
     /// An ad at `/v1/ads`.
@@ -269,7 +269,7 @@ extension JSONWriter {
         member("title", &first) { $0.string(ad.title) }
         member("updated_at", &first) { $0.int(ad.updatedAt) }
         member("weight", &first) { $0.int(ad.weight) }
-        raw("}")
+        literal("}")
     }
 
     /// A follow edge.
@@ -278,7 +278,7 @@ extension JSONWriter {
         member("created_at", &first) { $0.int(follow.createdAt) }
         member("followee_id", &first) { $0.int(follow.followeeID) }
         member("follower_id", &first) { $0.int(follow.followerID) }
-        raw("}")
+        literal("}")
     }
 
     /// `{` or `,` (the first member opens the object), the key, then the value.

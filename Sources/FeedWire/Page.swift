@@ -31,9 +31,9 @@ public struct FeedItem: Sendable, Hashable {
         hasher.combine(bytes: data.bytes)
         var json = JSONWriter(capacity: data.bytes.count + 96)
         json.openEnvelope(id: id, kind: kind.rawValue, version: hasher.state)
-        json.raw(",\"data\":")
+        json.literal(",\"data\":")
         json.raw(bytes: data.bytes)
-        json.raw("}")
+        json.literal("}")
         self.id = id
         self.kind = kind
         self.version = hasher.state
@@ -52,11 +52,11 @@ public struct FeedItem: Sendable, Hashable {
         // `json` ends with the object's closing brace: insert the size before it.
         out.raw(bytes: json[..<(json.count - 1)])
         let size = layout.size(of: kind)
-        out.raw(",\"size\":{\"width\":")
+        out.literal(",\"size\":{\"width\":")
         out.int(size.width)
-        out.raw(",\"height\":")
+        out.literal(",\"height\":")
         out.int(size.height)
-        out.raw("}}")
+        out.literal("}}")
     }
 }
 
@@ -160,27 +160,27 @@ public struct FeedSection: Sendable, Hashable {
     /// if there is one.
     public func write(to json: inout JSONWriter, layout: Layout?) {
         json.openEnvelope(id: id, kind: kind.rawValue, version: version)
-        json.raw(",\"columns\":")
+        json.literal(",\"columns\":")
         json.int(columns)
         if let header {
-            json.raw(",\"header\":")
+            json.literal(",\"header\":")
             json.raw(bytes: header.json)
         }
         if let footer {
-            json.raw(",\"footer\":")
+            json.literal(",\"footer\":")
             json.raw(bytes: footer.json)
         }
-        json.raw(",\"items\":[")
+        json.literal(",\"items\":[")
         for (index, item) in items.enumerated() {
-            if index > 0 { json.raw(",") }
+            if index > 0 { json.literal(",") }
             item.write(to: &json, layout: layout)
         }
-        json.raw("]")
+        json.literal("]")
         if let layout {
-            json.raw(",\"layout\":")
+            json.literal(",\"layout\":")
             json.sectionLayout(sectionLayout(layout))
         }
-        json.raw("}")
+        json.literal("}")
     }
 }
 

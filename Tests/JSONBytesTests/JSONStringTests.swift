@@ -44,6 +44,20 @@ struct JSONStringTests {
         #expect(String(decoding: written("a\u{01}b"), as: UTF8.self) == #""a\u0001b""#)
     }
 
+    @Test("Literals are appended as their bytes, one byte or many, non-ASCII included, after what was written")
+    func literals() {
+        var writer = JSONWriter()
+        writer.literal("{")
+        writer.literal("\"op\":")
+        writer.string("é")
+        writer.literal(",")
+        writer.bool(true)
+        writer.literal(",\"é\":")
+        writer.null()
+        writer.literal("}")
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"op":"é",true,"é":null}"#)
+    }
+
     @Test("Random strings of plain text, escapes and non-ASCII write as the reference does and parse back as themselves")
     func randomStrings() throws {
         var generator = SystemRandomNumberGenerator()
