@@ -1,4 +1,4 @@
-// `swift run -c release FeedIndexBenchmark [--db PATH] [--users N --videos N]`
+// `swift run -c release FeedIndexBenchmark [--db PATH] [--users N --videos N] [--streams "N ..."]`
 //
 // Loads the feed index from a store (seeding a temporary demo store unless --db is given) and
 // times what the read path does when a feed is not cached: composing one viewer's feed from the
@@ -6,6 +6,13 @@
 // composes; items are rendered once per version and reused, as in the server. Every viewer is
 // asked in turn, so no answer repeats back to back. Prints the index load time and RSS, and the
 // median / p99 / max of one composition.
+//
+// Then, for each N of --streams (default "10000 100000"), what the live streams' interest index
+// (InterestIndex: which held pages a change may touch) costs as N streams open, have their pages
+// moved to other interests (a page shifted by a new video, its region's popular videos changed)
+// and close: N pages as scripts/bench-live's fan-out holds them (viewer 1 + i % 2,000, limit
+// 10 + i / 2,000), each step timed over all N, in µs per stream. Every step should cost about
+// the same per stream whatever N is.
 
 import FeedIndex
 import FeedService
@@ -68,3 +75,35 @@ func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double
 print("compose one feed from the index (\(samples.count) compositions over \(viewers) viewers, page cache off):")
 print(String(format: "| median | p99 | max |\n|---|---|---|\n| %.1f µs | %.1f µs | %.1f µs |", percentile(0.5), percentile(0.99), samples.last ?? 0))
 print("RSS after: \(String(format: "%.0f", residentMiB())) MiB")
+
+let streamCounts = (argument("--streams") ?? "10000 100000").split(separator: " ").compactMap { Int($0) }
+nonisolated(unsafe) var shapes: [FeedParameters: [PageInterests]] = [:]
+@MainActor func interests(ofStream stream: Int, moved: Bool) throws -> PageInterests {
+    let parameters = FeedParameters(limit: 10 + (stream / viewers) % 40 + (moved ? 1 : 0))
+    if shapes[parameters] == nil { shapes[parameters] = [] }
+    let viewer = stream % viewers
+    if shapes[parameters]!.count <= viewer {
+        for next in shapes[parameters]!.count...viewer {
+            shapes[parameters]!.append(try service.interests(viewer: Int64(next + 1), parameters: parameters))
+        }
+    }
+    return shapes[parameters]![viewer]
+}
+print("the live streams' interest index, µs per stream:")
+print("| streams | open (register) | move (other interests) | close (remove) |\n|---|---|---|---|")
+for streams in streamCounts {
+    // The pages' interests first, outside the timing (composing them is not the index's cost).
+    let opened = try (0..<streams).map { try interests(ofStream: $0, moved: false) }
+    let moved = try (0..<streams).map { try interests(ofStream: $0, moved: true) }
+    var interestIndex = InterestIndex<Int>()
+    func timed(_ body: () -> Void) -> Double {
+        let start = clock.now
+        body()
+        let elapsed = start.duration(to: clock.now)
+        return (Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6) / Double(streams)
+    }
+    let open = timed { for stream in 0..<streams { interestIndex.update(stream, opened[stream]) } }
+    let move = timed { for stream in 0..<streams { interestIndex.update(stream, moved[stream]) } }
+    let close = timed { for stream in 0..<streams { interestIndex.remove(stream) } }
+    print(String(format: "| %d | %.2f | %.2f | %.2f |", streams, open, move, close))
+}

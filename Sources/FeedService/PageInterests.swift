@@ -71,15 +71,15 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
     private var members: [Member?] = []
     private var interests: [PageInterests?] = []
     private var freeSlots: [Int32] = []
-    private var byVideo: [Int64: [Int32]] = [:]
-    private var byAuthor: [Int64: [Int32]] = [:]
-    private var byUser: [Int64: [Int32]] = [:]
-    private var byFollower: [Int64: [Int32]] = [:]
+    private var byVideo: [Int64: SlotList] = [:]
+    private var byAuthor: [Int64: SlotList] = [:]
+    private var byUser: [Int64: SlotList] = [:]
+    private var byFollower: [Int64: SlotList] = [:]
     private var anyNewVideo: Set<Int32> = []
     private var anyUserAddedOrRemoved: Set<Int32> = []
     /// Thresholds in ascending order, ties by slot.
-    private var popular: [(key: PopularityKey, slot: Int32)] = []
-    private var floors: [(key: FollowerRankKey, slot: Int32)] = []
+    private var popular = SortedSlots<PopularityKey>()
+    private var floors = SortedSlots<FollowerRankKey>()
 
     public init() {}
 
@@ -139,8 +139,8 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
     /// Calls `body` with the slot of every member `change` may touch (every member for a reload
     /// or the ads); a slot may come more than once.
     public func forEachSlot(touchedBy change: IndexChange, _ body: (Int32) -> Void) {
-        func take(_ slots: [Int32]?) {
-            for slot in slots ?? [] { body(slot) }
+        func take(_ slots: SlotList?) {
+            slots?.forEach(body)
         }
         switch change {
         case .reset, .ads:
@@ -153,8 +153,7 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
             }
             if let after {
                 // Pages whose region ends after this video's rank: it may climb into them.
-                let start = popular.partitioningIndex { after < $0.key }
-                for entry in popular[start...] { body(entry.slot) }
+                popular.forEach(after: after) { body($0.slot) }
             }
         case let .user(id, before, after, _):
             take(byUser[id])
@@ -164,9 +163,8 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
             if let after {
                 // Carousels whose last card ranks after this user: they may enter it, unless
                 // they are the viewer or someone the viewer follows (never suggested).
-                let start = floors.partitioningIndex { after < $0.key }
-                for entry in floors[start...] {
-                    guard let page = interests[Int(entry.slot)], page.viewer != id, !page.authors.containsSorted(id) else { continue }
+                floors.forEach(after: after) { entry in
+                    guard let page = interests[Int(entry.slot)], page.viewer != id, !page.authors.containsSorted(id) else { return }
                     body(entry.slot)
                 }
             }
@@ -179,7 +177,7 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
     private mutating func replace(_ old: PageInterests, with new: PageInterests, slot: Int32) {
         interests[Int(slot)] = new
         /// Walks two sorted arrays: ids only in `before` leave `map`, ids only in `after` join.
-        func move(_ before: [Int64], _ after: [Int64], in map: inout [Int64: [Int32]]) {
+        func move(_ before: [Int64], _ after: [Int64], in map: inout [Int64: SlotList]) {
             guard before != after else { return }
             var left = 0
             var right = 0
@@ -188,7 +186,7 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
                     InterestIndex.drop(slot, from: before[left], in: &map)
                     left += 1
                 } else if left == before.count || after[right] < before[left] {
-                    map[after[right], default: []].append(slot)
+                    map[after[right], default: SlotList()].insert(slot)
                     right += 1
                 } else {
                     left += 1
@@ -207,48 +205,37 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
             if new.anyUserAddedOrRemoved { anyUserAddedOrRemoved.insert(slot) } else { anyUserAddedOrRemoved.remove(slot) }
         }
         if old.popularThreshold != new.popularThreshold {
-            if let key = old.popularThreshold { InterestIndex.remove(slot, key: key, from: &popular) }
-            if let key = new.popularThreshold { InterestIndex.insert(slot, key: key, into: &popular) }
+            if let key = old.popularThreshold { popular.remove(slot, key: key) }
+            if let key = new.popularThreshold { popular.insert(slot, key: key) }
         }
         if old.suggestionFloor != new.suggestionFloor {
-            if let key = old.suggestionFloor { InterestIndex.remove(slot, key: key, from: &floors) }
-            if let key = new.suggestionFloor { InterestIndex.insert(slot, key: key, into: &floors) }
+            if let key = old.suggestionFloor { floors.remove(slot, key: key) }
+            if let key = new.suggestionFloor { floors.insert(slot, key: key) }
         }
     }
 
-    private static func drop(_ slot: Int32, from id: Int64, in map: inout [Int64: [Int32]]) {
+    private static func drop(_ slot: Int32, from id: Int64, in map: inout [Int64: SlotList]) {
         // In place: a popular video's list holds a slot for every page that shows it.
-        guard let position = map[id]?.firstIndex(of: slot) else { return }
-        let last = map[id]!.count - 1
-        map[id]!.swapAt(position, last)
-        map[id]!.removeLast()
-        if last == 0 { map[id] = nil }
-    }
-
-    private static func insert<Key: Comparable>(_ slot: Int32, key: Key, into list: inout [(key: Key, slot: Int32)]) {
-        list.insert((key, slot), at: list.partitioningIndex { ($0.key, $0.slot) >= (key, slot) })
-    }
-
-    private static func remove<Key: Comparable>(_ slot: Int32, key: Key, from list: inout [(key: Key, slot: Int32)]) {
-        let position = list.partitioningIndex { ($0.key, $0.slot) >= (key, slot) }
-        if position < list.count, list[position].slot == slot { list.remove(at: position) }
+        guard let index = map.index(forKey: id) else { return }
+        map.values[index].remove(slot)
+        if map.values[index].isEmpty { map.remove(at: index) }
     }
 
     private mutating func add(_ new: PageInterests, slot: Int32) {
         interests[Int(slot)] = new
-        for id in new.videos { byVideo[id, default: []].append(slot) }
-        for id in new.authors { byAuthor[id, default: []].append(slot) }
-        for id in new.users { byUser[id, default: []].append(slot) }
-        for id in new.followers { byFollower[id, default: []].append(slot) }
+        for id in new.videos { byVideo[id, default: SlotList()].insert(slot) }
+        for id in new.authors { byAuthor[id, default: SlotList()].insert(slot) }
+        for id in new.users { byUser[id, default: SlotList()].insert(slot) }
+        for id in new.followers { byFollower[id, default: SlotList()].insert(slot) }
         if new.anyNewVideo { anyNewVideo.insert(slot) }
         if new.anyUserAddedOrRemoved { anyUserAddedOrRemoved.insert(slot) }
-        if let key = new.popularThreshold { InterestIndex.insert(slot, key: key, into: &popular) }
-        if let key = new.suggestionFloor { InterestIndex.insert(slot, key: key, into: &floors) }
+        if let key = new.popularThreshold { popular.insert(slot, key: key) }
+        if let key = new.suggestionFloor { floors.insert(slot, key: key) }
     }
 
     private mutating func remove(_ old: PageInterests, slot: Int32) {
         interests[Int(slot)] = nil
-        func drop(_ ids: [Int64], from map: inout [Int64: [Int32]]) {
+        func drop(_ ids: [Int64], from map: inout [Int64: SlotList]) {
             for id in ids { InterestIndex.drop(slot, from: id, in: &map) }
         }
         drop(old.videos, from: &byVideo)
@@ -257,7 +244,7 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
         drop(old.followers, from: &byFollower)
         anyNewVideo.remove(slot)
         anyUserAddedOrRemoved.remove(slot)
-        if let key = old.popularThreshold { InterestIndex.remove(slot, key: key, from: &popular) }
-        if let key = old.suggestionFloor { InterestIndex.remove(slot, key: key, from: &floors) }
+        if let key = old.popularThreshold { popular.remove(slot, key: key) }
+        if let key = old.suggestionFloor { floors.remove(slot, key: key) }
     }
 }

@@ -101,6 +101,100 @@ struct InterestIndexTests {
         let far = index.members(touchedBy: [.video(id: 999_999, author: 999_999, before: nil, after: nil)])
         #expect(far.isEmpty)
     }
+
+    /// Changes that probe every list of an index: a change of each video (with `climbing`, its
+    /// likes moving it to the top of the popularity order, which every page with a popularity
+    /// threshold may see; else its removal), a new video by each author, each user (with
+    /// `climbing`, at the top of the follower ranks; else removed), a follow by each user.
+    func probes(_ store: SQLiteFeedStore, climbing: Bool = true) throws -> [IndexChange] {
+        var changes: [IndexChange] = []
+        for (_, video) in try store.read({ try $0.videos(ids: 1...260) }).sorted(by: { $0.key < $1.key }) {
+            var top = PopularityKey(video)
+            top.likeCount = 1_000_000
+            changes.append(.video(id: video.id, author: video.authorID, before: PopularityKey(video), after: climbing ? top : nil))
+            changes.append(.video(id: 10_000 + video.id, author: video.authorID, before: nil, after: climbing ? PopularityKey(video) : nil))
+        }
+        for (_, user) in try store.read({ try $0.users(ids: 1...30) }).sorted(by: { $0.key < $1.key }) {
+            var top = FollowerRankKey(user)
+            top.followerCount = 1_000_000
+            changes.append(.user(id: user.id, before: FollowerRankKey(user), after: climbing ? top : nil, profileChanged: true))
+            changes.append(.follow(follower: user.id, followee: 1, added: true))
+        }
+        return changes
+    }
+
+    @Test("Pages registered, moved to other interests and removed in any order are found as if only the remaining ones had been added")
+    func churnMatchesAFreshIndex() throws {
+        let store = try SQLiteFeedStore.temporary()
+        try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: 9, followsPerUser: 2...8))
+        let service = try FeedService(store: store)
+        var shapes: [PageInterests] = []
+        for viewer in Int64(1)...Int64(12) {
+            for parameters in [FeedParameters(limit: 4), FeedParameters(limit: 12, offset: 2), FeedParameters(limit: 40)] {
+                shapes.append(try service.interests(viewer: viewer, parameters: parameters))
+            }
+        }
+        let probes = try probes(store)
+        var random = SplitMix64(seed: 9)
+        var index = InterestIndex<Int>()
+        var registered: [Int: PageInterests] = [:]
+        // Enough members on a shape that its lists become sets (past 64), and back to few.
+        for step in 0..<3_000 {
+            let member = Int(random.next(below: 400))
+            if random.next(below: 3) == 0 {
+                index.remove(member)
+                registered[member] = nil
+            } else {
+                let shape = shapes[Int(random.next(below: UInt64(shapes.count)))]
+                index.update(member, shape)
+                registered[member] = shape
+            }
+            guard step % 500 == 499 else { continue }
+            var fresh = InterestIndex<Int>()
+            for (member, shape) in registered { fresh.update(member, shape) }
+            #expect(index.count == registered.count)
+            for change in probes {
+                #expect(index.members(touchedBy: [change]) == fresh.members(touchedBy: [change]), "step \(step): \(change)")
+            }
+        }
+    }
+
+    @Test(
+        "Forty thousand pages sharing what they show are registered, moved and removed in time that grows with their number, not its square",
+        .timeLimit(.minutes(1)))
+    func manyPagesSharingInterests() throws {
+        let store = try SQLiteFeedStore.temporary()
+        try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: 5, followsPerUser: 2...8))
+        let service = try FeedService(store: store)
+        let shapes = try (Int64(1)...Int64(4)).map { try service.interests(viewer: $0, parameters: FeedParameters(limit: 12)) }
+        // Before the lists became sets for popular ids, removing one of these pages searched lists
+        // of up to 40,000 slots: this took minutes (debug build), not seconds.
+        let members = 40_000
+        var index = InterestIndex<Int>()
+        for member in 0..<members { index.update(member, shapes[member % shapes.count]) }
+        // Every page to the next viewer's interests: the ids they do not share leave their lists.
+        for member in 0..<members { index.update(member, shapes[(member + 1) % shapes.count]) }
+        #expect(index.count == members)
+        // Streams close in the order they opened; every other one first.
+        for member in stride(from: 0, to: members, by: 2) { index.remove(member) }
+        #expect(index.members(touchedBy: [.reset]).count == members / 2)
+        // Each list once, not the thresholds' runs (every page has one): a debug build's budget.
+        let probes = try probes(store, climbing: false)
+        var found = 0
+        var stale = 0
+        for change in probes {
+            index.forEachSlot(touchedBy: change) { slot in
+                if let member = index.member(at: slot), member % 2 == 1 { found += 1 } else { stale += 1 }
+            }
+        }
+        #expect(found > 0)
+        #expect(stale == 0)
+        for member in stride(from: 1, to: members, by: 2) { index.remove(member) }
+        #expect(index.count == 0)
+        var left = 0
+        for change in probes { index.forEachSlot(touchedBy: change) { _ in left += 1 } }
+        #expect(left == 0)
+    }
 }
 
 extension InterestIndex {
