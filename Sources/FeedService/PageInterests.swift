@@ -8,8 +8,14 @@ public import FeedIndex
 public struct PageInterests: Sendable, Equatable {
     /// Whose page it is.
     var viewer: Int64
-    /// Every video of the feed, sorted: a change to one of them may change the page.
+    /// The videos of the region (the feed from its top to the page's end), sorted: a change to
+    /// one of them may change the page.
     var videos: [Int64]
+    /// The feed's other videos, sorted: only their removal changes the page (what followed them
+    /// moves up). A like on one of them is not noted on the page: when they counted as `videos`,
+    /// every like anywhere in a viewer's 240-video feed was judged by each poll of a 20-item
+    /// page.
+    var laterVideos: [Int64]
     /// Whose new videos enter the page (the followees), sorted.
     var authors: [Int64]
     /// Users whose profile or rank the page shows (the viewer, authors, suggested users), sorted.
@@ -28,7 +34,9 @@ public struct PageInterests: Sendable, Equatable {
 
     init(_ dependencies: FeedDependencies) {
         viewer = dependencies.viewer
-        videos = (dependencies.feedVideos + dependencies.regionVideos).sortedUnique()
+        let region = dependencies.regionVideos.sortedUnique()
+        videos = region
+        laterVideos = dependencies.feedVideos.sortedUnique().filter { !region.containsSorted($0) }
         authors = dependencies.followees.sorted()
         users = (dependencies.shownUsers + dependencies.suggestionOrder.map(\.id)).sortedUnique()
         followers = (Array(dependencies.followees) + [dependencies.viewer]).sortedUnique()
@@ -72,6 +80,7 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
     private var interests: [PageInterests?] = []
     private var freeSlots: [Int32] = []
     private var byVideo: [Int64: SlotList] = [:]
+    private var byLaterVideo: [Int64: SlotList] = [:]
     private var byAuthor: [Int64: SlotList] = [:]
     private var byUser: [Int64: SlotList] = [:]
     private var byFollower: [Int64: SlotList] = [:]
@@ -147,6 +156,7 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
             for slot in slots.values { body(slot) }
         case let .video(id, author, before, after):
             take(byVideo[id])
+            if after == nil { take(byLaterVideo[id]) }
             if before == nil {
                 take(byAuthor[author])
                 for slot in anyNewVideo { body(slot) }
@@ -195,6 +205,7 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
             }
         }
         move(old.videos, new.videos, in: &byVideo)
+        move(old.laterVideos, new.laterVideos, in: &byLaterVideo)
         move(old.authors, new.authors, in: &byAuthor)
         move(old.users, new.users, in: &byUser)
         move(old.followers, new.followers, in: &byFollower)
@@ -224,6 +235,7 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
     private mutating func add(_ new: PageInterests, slot: Int32) {
         interests[Int(slot)] = new
         for id in new.videos { byVideo[id, default: SlotList()].insert(slot) }
+        for id in new.laterVideos { byLaterVideo[id, default: SlotList()].insert(slot) }
         for id in new.authors { byAuthor[id, default: SlotList()].insert(slot) }
         for id in new.users { byUser[id, default: SlotList()].insert(slot) }
         for id in new.followers { byFollower[id, default: SlotList()].insert(slot) }
@@ -239,6 +251,7 @@ public struct InterestIndex<Member: Hashable & Sendable>: Sendable {
             for id in ids { InterestIndex.drop(slot, from: id, in: &map) }
         }
         drop(old.videos, from: &byVideo)
+        drop(old.laterVideos, from: &byLaterVideo)
         drop(old.authors, from: &byAuthor)
         drop(old.users, from: &byUser)
         drop(old.followers, from: &byFollower)

@@ -2,6 +2,7 @@ import Deterministic
 import FeedIndex
 import FeedService
 import FeedStore
+import FeedWire
 import SQLiteStore
 import Testing
 import WritePlanning
@@ -102,16 +103,37 @@ struct InterestIndexTests {
         #expect(far.isEmpty)
     }
 
-    /// Changes that probe every list of an index: a change of each video (with `climbing`, its
-    /// likes moving it to the top of the popularity order, which every page with a popularity
-    /// threshold may see; else its removal), a new video by each author, each user (with
+    @Test("A like on a video of the feed past the page's end does not touch the page; removing that video does")
+    func videosPastThePage() throws {
+        let store = try SQLiteFeedStore.temporary()
+        try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: 5, followsPerUser: 2...8))
+        let service = try FeedService(store: store)
+        var index = InterestIndex<Int64>()
+        for viewer in Int64(1)...Int64(10) { index.update(viewer, try service.interests(viewer: viewer, parameters: FeedParameters(limit: 4))) }
+        // Viewer 1's whole feed, in order: its last video is far past a page of 4 sections.
+        let whole = try service.feed(viewer: 1, parameters: FeedParameters(limit: 100))
+        let ids = whole.sections.flatMap(\.items).compactMap { $0.id.hasPrefix("video:") ? Int64($0.id.dropFirst(6)) : nil }
+        let shown = try service.feed(viewer: 1, parameters: FeedParameters(limit: 4)).sections.flatMap(\.items).map(\.id)
+        let last = try #require(ids.last)
+        #expect(ids.count > 40)
+        #expect(!shown.contains("video:\(last)"))
+        let video = try #require(try store.read { try $0.videos(ids: [last]) }[last])
+        let key = PopularityKey(video)
+        #expect(!index.members(touchedBy: [.video(id: last, author: video.authorID, before: key, after: key)]).contains(1))
+        #expect(index.members(touchedBy: [.video(id: last, author: video.authorID, before: key, after: nil)]).contains(1))
+    }
+
+    /// Changes that probe every list of an index: the removal of each video and (with
+    /// `climbing`) its likes moving it to the top of the popularity order, which every page with
+    /// a popularity threshold may see, a new video by each author, each user (with
     /// `climbing`, at the top of the follower ranks; else removed), a follow by each user.
     func probes(_ store: SQLiteFeedStore, climbing: Bool = true) throws -> [IndexChange] {
         var changes: [IndexChange] = []
         for (_, video) in try store.read({ try $0.videos(ids: 1...260) }).sorted(by: { $0.key < $1.key }) {
             var top = PopularityKey(video)
             top.likeCount = 1_000_000
-            changes.append(.video(id: video.id, author: video.authorID, before: PopularityKey(video), after: climbing ? top : nil))
+            changes.append(.video(id: video.id, author: video.authorID, before: PopularityKey(video), after: nil))
+            if climbing { changes.append(.video(id: video.id, author: video.authorID, before: PopularityKey(video), after: top)) }
             changes.append(.video(id: 10_000 + video.id, author: video.authorID, before: nil, after: climbing ? PopularityKey(video) : nil))
         }
         for (_, user) in try store.read({ try $0.users(ids: 1...30) }).sorted(by: { $0.key < $1.key }) {
