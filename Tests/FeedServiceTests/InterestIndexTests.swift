@@ -160,9 +160,10 @@ struct InterestIndexTests {
         var random = SplitMix64(seed: 9)
         var index = InterestIndex<Int>()
         var registered: [Int: PageInterests] = [:]
-        // Enough members on a shape that its lists become sets (past 64), and back to few.
-        for step in 0..<3_000 {
-            let member = Int(random.next(below: 400))
+        // Enough members that the lists of ids most shapes share become sets (past 512 pages),
+        // then fewer again.
+        for step in 0..<6_000 {
+            let member = Int(random.next(below: step < 4_000 ? 1_500 : 300))
             if random.next(below: 3) == 0 {
                 index.remove(member)
                 registered[member] = nil
@@ -171,7 +172,7 @@ struct InterestIndexTests {
                 index.update(member, shape)
                 registered[member] = shape
             }
-            guard step % 500 == 499 else { continue }
+            guard step % 1_500 == 1_499 else { continue }
             var fresh = InterestIndex<Int>()
             for (member, shape) in registered { fresh.update(member, shape) }
             #expect(index.count == registered.count)
