@@ -157,6 +157,7 @@ package struct FeedComposer {
             if case .grid(let index, _) = section { regionCount = min(videos.count, (index + 1) * gridChunkSize) }
         }
         dependencies.regionVideos = videos[0..<regionCount].map(\.id).sorted()
+        dependencies.watchedVideos = dependencies.regionVideos
         if regionCount > followedCount {
             dependencies.regionPopular = (followedCount..<regionCount).map { (videos[$0].id, popularKeys[$0 - followedCount]) }
         }

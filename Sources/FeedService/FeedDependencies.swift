@@ -21,6 +21,12 @@ struct FeedDependencies: Sendable {
     var feedVideos: [Int64] = []
     /// The videos of the region, sorted.
     var regionVideos: [Int64] = []
+    /// The region's videos when the page was composed and every video a shift brought into it
+    /// since, sorted: what the page registers as shown (``PageInterests/videos``). A video a
+    /// shift pushed out of the region stays: registering it again under the feed's other videos
+    /// would move it between two lists on every shift, and a change to it costs a page one
+    /// judgement at most.
+    var watchedVideos: [Int64] = []
     /// The popular videos of the region in rank order, with their keys when composed (kept
     /// current by patches).
     var regionPopular: [(id: Int64, key: PopularityKey)] = []
@@ -195,6 +201,8 @@ struct FeedDependencies: Sendable {
         let updated = [video] + region.dropLast()
         let position = feedVideos.partitioningIndex { $0 >= video.id }
         if position == feedVideos.count || feedVideos[position] != video.id { feedVideos.insert(video.id, at: position) }
+        let watched = watchedVideos.partitioningIndex { $0 >= video.id }
+        if watched == watchedVideos.count || watchedVideos[watched] != video.id { watchedVideos.insert(video.id, at: watched) }
         regionVideos = updated.map(\.id).sorted()
         shownUsers = ([viewer] + suggestionOrder.map(\.id) + updated.map(\.author)).sortedUnique()
         return updated

@@ -14,10 +14,10 @@ struct SlotList: Sendable {
     private var large: Set<Int32>?
 
     /// Past this many slots the list becomes a set: searching up to this many in an array costs
-    /// about what a set's insertion or removal does on memory out of the caches (both a few
-    /// hundred nanoseconds), and appending costs far less (FeedIndexBenchmark: 64 measured
-    /// 10 % slower to open and close streams).
-    static let largeAt = 512
+    /// less than a set's removal on memory out of the caches. (512 opened and closed streams
+    /// about 10 % faster in FeedIndexBenchmark, but pages moved by new videos search their
+    /// lists on every move, and the live streams' mixed phase at 500 writes/s ran slower.)
+    static let largeAt = 64
 
     var isEmpty: Bool { large?.isEmpty ?? small.isEmpty }
 

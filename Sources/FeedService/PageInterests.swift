@@ -8,8 +8,9 @@ public import FeedIndex
 public struct PageInterests: Sendable, Equatable {
     /// Whose page it is.
     var viewer: Int64
-    /// The videos of the region (the feed from its top to the page's end), sorted: a change to
-    /// one of them may change the page.
+    /// The videos of the region (the feed from its top to the page's end), with those shifts
+    /// pushed out of it since the page was composed, sorted: a change to one of them may change
+    /// the page.
     var videos: [Int64]
     /// The feed's other videos, sorted: only their removal changes the page (what followed them
     /// moves up). A like on one of them is not noted on the page: when they counted as `videos`,
@@ -34,9 +35,9 @@ public struct PageInterests: Sendable, Equatable {
 
     init(_ dependencies: FeedDependencies) {
         viewer = dependencies.viewer
-        let region = dependencies.regionVideos.sortedUnique()
-        videos = region
-        laterVideos = dependencies.feedVideos.sortedUnique().filter { !region.containsSorted($0) }
+        let watched = dependencies.watchedVideos.sortedUnique()
+        videos = watched
+        laterVideos = dependencies.feedVideos.sortedUnique().filter { !watched.containsSorted($0) }
         authors = dependencies.followees.sorted()
         users = (dependencies.shownUsers + dependencies.suggestionOrder.map(\.id)).sortedUnique()
         followers = (Array(dependencies.followees) + [dependencies.viewer]).sortedUnique()

@@ -160,7 +160,7 @@ struct InterestIndexTests {
         var random = SplitMix64(seed: 9)
         var index = InterestIndex<Int>()
         var registered: [Int: PageInterests] = [:]
-        // Enough members that the lists of ids most shapes share become sets (past 512 pages),
+        // Enough members that the lists of ids most shapes share become sets (past 64 pages),
         // then fewer again.
         for step in 0..<6_000 {
             let member = Int(random.next(below: step < 4_000 ? 1_500 : 300))
