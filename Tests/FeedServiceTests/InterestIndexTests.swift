@@ -18,11 +18,16 @@ struct InterestIndexTests {
         let parameters: FeedParameters
     }
 
-    @Test("A page the index says a batch of changes does not touch is unchanged", arguments: [21, 22] as [UInt64])
-    func untouchedPagesAreUnchanged(seed: UInt64) throws {
+    /// A store of 30 users and 260 videos seeded with `seed`, and a service over it.
+    func smallStore(seed: UInt64) throws -> (SQLiteFeedStore, FeedService) {
         let store = try SQLiteFeedStore.temporary()
         try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: seed, followsPerUser: 2...8))
-        let service = try FeedService(store: store)
+        return (store, try FeedService(store: store))
+    }
+
+    @Test("A page the index says a batch of changes does not touch is unchanged", arguments: [21, 22] as [UInt64])
+    func untouchedPagesAreUnchanged(seed: UInt64) throws {
+        let (store, service) = try smallStore(seed: seed)
         var random = SplitMix64(seed: seed)
         var writer = RandomWriter(store: store, seed: seed)
         let parameterSets = [
@@ -80,9 +85,7 @@ struct InterestIndexTests {
 
     @Test("Removing a page leaves nothing of it behind; a change touches only pages that show it")
     func registrationAndRemoval() throws {
-        let store = try SQLiteFeedStore.temporary()
-        try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: 5, followsPerUser: 2...8))
-        let service = try FeedService(store: store)
+        let (_, service) = try smallStore(seed: 5)
         var index = InterestIndex<Int64>()
         for viewer in Int64(1)...Int64(10) {
             index.update(viewer, try service.interests(viewer: viewer, parameters: FeedParameters(limit: 4)))
@@ -105,9 +108,7 @@ struct InterestIndexTests {
 
     @Test("A like on a video of the feed past the page's end does not touch the page; removing that video does")
     func videosPastThePage() throws {
-        let store = try SQLiteFeedStore.temporary()
-        try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: 5, followsPerUser: 2...8))
-        let service = try FeedService(store: store)
+        let (store, service) = try smallStore(seed: 5)
         var index = InterestIndex<Int64>()
         for viewer in Int64(1)...Int64(10) { index.update(viewer, try service.interests(viewer: viewer, parameters: FeedParameters(limit: 4))) }
         // Viewer 1's whole feed, in order: its last video is far past a page of 4 sections.
@@ -147,9 +148,7 @@ struct InterestIndexTests {
 
     @Test("Pages registered, moved to other interests and removed in any order are found as if only the remaining ones had been added")
     func churnMatchesAFreshIndex() throws {
-        let store = try SQLiteFeedStore.temporary()
-        try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: 9, followsPerUser: 2...8))
-        let service = try FeedService(store: store)
+        let (store, service) = try smallStore(seed: 9)
         var shapes: [PageInterests] = []
         for viewer in Int64(1)...Int64(12) {
             for parameters in [FeedParameters(limit: 4), FeedParameters(limit: 12, offset: 2), FeedParameters(limit: 40)] {
@@ -186,9 +185,7 @@ struct InterestIndexTests {
         "Forty thousand pages sharing what they show are registered, moved and removed in time that grows with their number, not its square",
         .timeLimit(.minutes(1)))
     func manyPagesSharingInterests() throws {
-        let store = try SQLiteFeedStore.temporary()
-        try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: 5, followsPerUser: 2...8))
-        let service = try FeedService(store: store)
+        let (store, service) = try smallStore(seed: 5)
         let shapes = try (Int64(1)...Int64(4)).map { try service.interests(viewer: $0, parameters: FeedParameters(limit: 12)) }
         // Before the lists became sets for popular ids, removing one of these pages searched lists
         // of up to 40,000 slots: this took minutes (debug build), not seconds.
