@@ -109,8 +109,8 @@ let package = Package(
         .target(
             name: "DeltaFeedServer",
             dependencies: [
-                "EventHTTP", "FeedIndex", "FeedService", "FeedStore", "FeedWire", "Gzip", "ListDiff", "JSONBytes", "SystemCalls",
-                .product(name: "JWTKit", package: "jwt-kit"),
+                "Deterministic", "EventHTTP", "FeedIndex", "FeedService", "FeedStore", "FeedWire", "Gzip", "ListDiff", "JSONBytes",
+                "SystemCalls", .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],

@@ -1,3 +1,4 @@
+import Deterministic
 import EventHTTP
 import FeedService
 import FeedWire
@@ -420,7 +421,7 @@ package final class LiveStreams: @unchecked Sendable {
         resetEvents.increment()
     }
 
-    private func send(_ stream: Stream, event: String, id: String, data: [UInt8]) {
+    private func send(_ stream: Stream, event: StaticString, id: String, data: [UInt8]) {
         let now = clock.now
         stream.lastEventAt = now
         stream.lastWriteAt = now
@@ -458,16 +459,16 @@ package final class LiveStreams: @unchecked Sendable {
     }
 
     /// One Server-Sent Event: `event:`, `id:` and the data, one `data:` line per line of it.
-    package static func event(_ name: String, id: String?, data: [UInt8]) -> [UInt8] {
+    package static func event(_ name: StaticString, id: String?, data: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(data.count + name.utf8.count + 64)
+        bytes.reserveCapacity(data.count + name.utf8CodeUnitCount + 64)
         // A piece at a time: the two interpolated lines cost about 2,000 instructions an event
         // (callgrind), more than framing the data.
         bytes.append(literal: "event: ")
-        bytes.append(utf8Of: name)
+        bytes.append(literal: name)
         if let id {
             bytes.append(literal: "\nid: ")
-            bytes.append(utf8Of: id)
+            withUTF8Bytes(of: id) { bytes.append(contentsOf: $0) }
         }
         bytes.append(literal: "\ndata: ")
         // Copied a run at a time, the line breaks found with `memchr`: the data is JSON, which
@@ -506,12 +507,6 @@ extension [UInt8] {
     /// Appends a literal's bytes, straight from the binary.
     fileprivate mutating func append(literal: StaticString) {
         literal.withUTF8Buffer { append(contentsOf: $0) }
-    }
-
-    /// Appends a string's UTF-8 bytes, in place for a native string.
-    fileprivate mutating func append(utf8Of text: String) {
-        if text.utf8.withContiguousStorageIfAvailable({ append(contentsOf: $0) }) != nil { return }
-        append(contentsOf: text.utf8)
     }
 }
 

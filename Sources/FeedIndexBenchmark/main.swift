@@ -77,24 +77,26 @@ print(String(format: "| median | p99 | max |\n|---|---|---|\n| %.1f µs | %.1f �
 print("RSS after: \(String(format: "%.0f", residentMiB())) MiB")
 
 let streamCounts = (argument("--streams") ?? "10000 100000").split(separator: " ").compactMap { Int($0) }
-nonisolated(unsafe) var shapes: [FeedParameters: [PageInterests]] = [:]
-@MainActor func interests(ofStream stream: Int, moved: Bool) throws -> PageInterests {
-    let parameters = FeedParameters(limit: 10 + (stream / viewers) % 40 + (moved ? 1 : 0))
-    if shapes[parameters] == nil { shapes[parameters] = [] }
-    let viewer = stream % viewers
-    if shapes[parameters]!.count <= viewer {
-        for next in shapes[parameters]!.count...viewer {
-            shapes[parameters]!.append(try service.interests(viewer: Int64(next + 1), parameters: parameters))
-        }
-    }
-    return shapes[parameters]![viewer]
-}
+// Each page's interests once, by limit and viewer (composing them is not the index's cost).
+var shapes: [Int: PageInterests] = [:]
 print("the live streams' interest index, µs per stream:")
 print("| streams | open (register) | move (other interests) | close (remove) |\n|---|---|---|---|")
 for streams in streamCounts {
-    // The pages' interests first, outside the timing (composing them is not the index's cost).
-    let opened = try (0..<streams).map { try interests(ofStream: $0, moved: false) }
-    let moved = try (0..<streams).map { try interests(ofStream: $0, moved: true) }
+    // The pages' interests first, outside the timing: stream i shows viewer 1 + i % 2,000's page
+    // at limit 10 + i / 2,000, then at one more (moved).
+    var opened: [PageInterests] = []
+    var moved: [PageInterests] = []
+    for stream in 0..<streams {
+        let viewer = 1 + stream % viewers
+        let limit = 10 + (stream / viewers) % 40
+        for extra in 0...1 {
+            let key = (limit + extra) * 1_000_000 + viewer
+            if shapes[key] == nil {
+                shapes[key] = try service.interests(viewer: Int64(viewer), parameters: FeedParameters(limit: limit + extra))
+            }
+            if extra == 0 { opened.append(shapes[key]!) } else { moved.append(shapes[key]!) }
+        }
+    }
     var interestIndex = InterestIndex<Int>()
     func timed(_ body: () -> Void) -> Double {
         let start = clock.now

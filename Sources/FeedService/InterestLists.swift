@@ -21,8 +21,6 @@ struct SlotList: Sendable {
 
     var isEmpty: Bool { large?.isEmpty ?? small.isEmpty }
 
-    var count: Int { large?.count ?? small.count }
-
     /// Adds `slot`, which the list must not hold.
     mutating func insert(_ slot: Int32) {
         if large != nil {
@@ -72,10 +70,6 @@ struct SortedSlots<Key: Comparable & Sendable>: Sendable {
 
     /// A run that grows past this is split in two.
     static var runLength: Int { 256 }
-
-    var isEmpty: Bool { runs.isEmpty }
-
-    var count: Int { runs.reduce(0) { $0 + $1.count } }
 
     private static func precedes(_ left: Entry, _ right: (Key, Int32)) -> Bool {
         (left.key, left.slot) < right

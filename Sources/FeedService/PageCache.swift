@@ -551,7 +551,8 @@ final class CachedPage: Sendable {
     /// not overlap: each waited for its own miss, about thirty in a row per page. Plain reads,
     /// all issued together, fetch the lines side by side first.
     func fetchArrays() {
-        var words = dependencies.feedVideos.count &+ dependencies.regionVideos.count &+ dependencies.regionPopular.count
+        var words = dependencies.feedVideos.count &+ dependencies.regionVideos.count &+ dependencies.watchedVideos.count
+        words &+= dependencies.regionPopular.count
         words &+= dependencies.shownUsers.count &+ dependencies.suggestionOrder.count &+ dependencies.followees.count
         words &+= regionOrder.count &+ gridIndices.count &+ videoRefs.sectionCount
         let sections = page.structure.sections.count
@@ -575,7 +576,7 @@ final class CachedPage: Sendable {
         for section in page.sections { itemCount += section.items.count }
         let interestIDs = dependencies.feedVideos.count + dependencies.shownUsers.count + dependencies.followees.count * 2
         return 512 + itemCount * 160 + page.sections.count * 120 + regionOrder.count * 16
-            + (dependencies.feedVideos.count + dependencies.regionVideos.count + dependencies.shownUsers.count
+            + (dependencies.feedVideos.count + dependencies.regionVideos.count + dependencies.watchedVideos.count + dependencies.shownUsers.count
                 + dependencies.followees.count * 3 + dependencies.regionPopular.count * 3) * 8 + interestIDs * 20
     }
 }
