@@ -285,14 +285,24 @@ class Clients:
             time.sleep(poll)
 
     def read_records(self):
-        """Every record line, with the stream index made global across the processes."""
+        """Every record line, with the stream index made global across the processes. A line
+        that is not a record (no newline yet: the client may be writing it as we read; or one
+        whose fields do not parse) is skipped and counted on standard error, not a crash that
+        leaves the server running: a record is a letter, a stream index, then the rest."""
         self.command_and_wait("flush", "FLUSHED")
         for process, path in zip(self.processes, self.records):
+            malformed = []
             with open(path) as f:
                 for line in f:
                     fields = line.split()
+                    if not line.endswith("\n") or len(fields) < 2 or len(fields[0]) != 1 or not fields[1].isdigit():
+                        malformed.append(line)
+                        continue
                     fields[1] = int(fields[1]) + process.first
                     yield fields
+            if malformed:
+                print(f"live.py: {len(malformed)} malformed record line(s) skipped in {path}, the first: {malformed[0][:120]!r}",
+                      file=sys.stderr)
 
     def quit(self):
         for process in self.processes:
