@@ -24,12 +24,21 @@ extension Worker {
         connection.inputCallback = evbuffer_add_cb(
             bufferevent_get_input(bev), workerInputAdded, Unmanaged.passUnretained(connection).toOpaque())
         connections[bev] = connection
+        unhookedConnections.insert(bev)
         if !connection.admitted {
             // evhttp sets the socket after this returns: answer and close it on the next turn.
             overCapacity.append(bev)
             event_active(soonEvent, 0, 0)
         }
         return bev
+    }
+
+    /// Puts our close callback on `connection`'s evhttp connection `evcon`, once.
+    func hookClose(of connection: Connection, evcon: OpaquePointer) {
+        guard !connection.closeHooked else { return }
+        connection.closeHooked = true
+        unhookedConnections.remove(connection.bev)
+        evhttp_connection_set_closecb(evcon, workerConnectionClosed, Unmanaged.passUnretained(self).toOpaque())
     }
 
     func connectionClosed(_ connection: OpaquePointer) {
@@ -40,6 +49,7 @@ extension Worker {
     /// Releases everything held for a connection evhttp has freed (or is freeing), once.
     func forget(_ bev: OpaquePointer) {
         guard let connection = connections.removeValue(forKey: bev) else { return }
+        unhookedConnections.remove(bev)
         connection.isOpen = false
         if recentConnection === connection { recentConnection = nil }
         streamConnectionClosed(connection)

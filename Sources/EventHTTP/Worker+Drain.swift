@@ -21,7 +21,7 @@ extension Worker {
             deadlines.loopStalled(for: gap - sweepInterval)
         }
         // Connections evhttp freed without a close callback: their callbacks were cleared.
-        for (bev, connection) in connections where !connection.closeHooked {
+        for bev in unhookedConnections {
             var eventCallback: bufferevent_event_cb? = nil
             bufferevent_getcb(bev, nil, nil, &eventCallback, nil)
             if eventCallback == nil { forget(bev) }

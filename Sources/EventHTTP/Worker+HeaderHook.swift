@@ -22,10 +22,7 @@ extension Worker {
     func hookRequest(of connection: Connection) {
         guard let argument = cle_bufferevent_callback_argument(connection.bev) else { return }
         let evcon = OpaquePointer(argument)
-        if !connection.closeHooked {
-            connection.closeHooked = true
-            evhttp_connection_set_closecb(evcon, workerConnectionClosed, Unmanaged.passUnretained(self).toOpaque())
-        }
+        hookClose(of: connection, evcon: evcon)
         // The request's callbacks get the connection itself (unretained: evhttp calls them only
         // while the connection is open, before our close callback forgets it), so neither looks
         // it up.

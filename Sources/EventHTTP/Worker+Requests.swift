@@ -62,8 +62,7 @@ extension Worker {
         let connection = bev.flatMap { self.connection(for: $0) }
         if let bev, deadlines.requestStarted(bev) { metrics.inFlight.increment() }
         if let connection, !connection.closeHooked, let evcon = evhttp_request_get_connection(request) {
-            connection.closeHooked = true
-            evhttp_connection_set_closecb(evcon, workerConnectionClosed, Unmanaged.passUnretained(self).toOpaque())
+            hookClose(of: connection, evcon: evcon)
         }
         if let connection {
             // Passed unretained: see responseCompleted(on:).

@@ -78,4 +78,28 @@ struct LimitsTests {
             #expect(admitted)
         }
     }
+
+    @Test("Connections that close before sending anything give their places back") func connectionsClosedBeforeARequestGiveTheirPlacesBack() throws {
+        // evhttp frees such a connection without telling us: the sweep finds it among those no
+        // request has hooked yet, and forgets it.
+        try withTestServer(
+            threads: 1,
+            configure: {
+                $0.maxConnections = 2; $0.requestTimeout = .seconds(1)
+            }
+        ) { server in
+            for _ in 0..<6 {
+                // Connected, then gone without a byte (closed as it goes out of scope).
+                _ = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
+            }
+            var served = 0
+            for attempt in 0..<100 where served < 2 {
+                if attempt > 0 { usleep(50_000) }
+                let first = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
+                let second = try RawHTTPClient(port: server.port, receiveTimeoutSeconds: 5)
+                served = [first, second].filter { (try? $0.request("GET", "/hello/again"))?.status == 200 }.count
+            }
+            #expect(served == 2, "both places were given back")
+        }
+    }
 }

@@ -34,10 +34,13 @@ struct StreamedResponseTests {
         return (client, try #require(streams.opened.withLock { $0.first }))
     }
 
-    func withStreamServer(_ body: (HTTPServer, Streams) throws -> Void) throws {
+    func withStreamServer(
+        configure: (inout HTTPServerConfiguration) -> Void = { _ in }, _ body: (HTTPServer, Streams) throws -> Void
+    ) throws {
         let streams = Streams()
         try withTestServer(
             threads: 1,
+            configure: configure,
             routes: { router in
                 router.get("/stream") { _ in
                     .stream(from: "test-streams", headers: [("Content-Type", "text/plain")]) { stream in
@@ -100,6 +103,26 @@ struct StreamedResponseTests {
             #expect(received >= 16 << 20)
             #expect(streams.wait { stream.isWritable })
             #expect(streams.wait { streams.drained.withLock { $0 } > drainedBefore })
+        }
+    }
+
+    @Test("A stream whose client takes none of what waits for the request timeout is cut off; one that keeps taking some is not")
+    func clientsThatStopReadingAreCutOff() throws {
+        try withStreamServer(configure: { $0.requestTimeout = .seconds(1) }) { server, streams in
+            // A slow reader: 64 KiB every 300 ms of a part far larger than the kernel's buffers.
+            let (slow, slowStream) = try requestStream(server, streams)
+            slowStream.send([UInt8](repeating: UInt8(ascii: "x"), count: 64 << 20))
+            var chunk = [UInt8](repeating: 0, count: 64 << 10)
+            for _ in 0..<10 {
+                usleep(300_000)
+                _ = chunk.withUnsafeMutableBytes { recv(slow.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            }
+            #expect(streams.closed.withLock { $0 } == 0, "three request timeouts of slow reading, and still open")
+            // One that reads nothing more: cut off once the timeout passes without progress.
+            let stalledSince = ContinuousClock.now
+            #expect(streams.wait { streams.closed.withLock { $0 } == 1 }, "the stalled client was disconnected")
+            let waited = ContinuousClock.now - stalledSince
+            #expect(waited >= .milliseconds(700), "not before the request timeout: \(waited)")
         }
     }
 
