@@ -85,7 +85,8 @@ struct LimitsTests {
         try withTestServer(
             threads: 1,
             configure: {
-                $0.maxConnections = 2; $0.requestTimeout = .seconds(1)
+                $0.maxConnections = 2
+                $0.requestTimeout = .seconds(1)
             }
         ) { server in
             for _ in 0..<6 {
