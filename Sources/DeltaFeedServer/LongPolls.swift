@@ -12,11 +12,17 @@ import SystemCalls
 /// event loop goes on at once. One thread of this component answers it: with the delta as soon
 /// as its viewer's feed differs from `since`, or 304 when its wait ends. The thread wakes when
 /// the index applied changes (``FeedService/FeedService/onAdvance(_:)``, from the group commit
-/// or the change-log tailing) and at the earliest deadline; it checks every parked request
-/// after a change, so the work of a change grows with the requests parked, not with all
-/// viewers. A newly parked request is checked once more only when the index moved since the
-/// route looked (or the route could not look without storage), so a change that lands between
-/// the route's look and the parking is not missed, and an unchanged feed is not diffed twice.
+/// or the change-log tailing) and at the earliest deadline. A parked request holds the page of
+/// its snapshot (``FeedService/FeedService/holdPage(viewer:parameters:for:)``), and after a
+/// change the thread checks only the requests on the pages the change may touch
+/// (``FeedService/FeedService/heldPagesTouched(by:)``), as the live streams do: a write no
+/// waiting viewer sees costs nothing here, however many wait (it checked every parked request
+/// after every change, so each write cost as many checks as requests waited). A request whose
+/// page is unknown (its snapshot was not in memory) is checked after every change. A newly
+/// parked request is checked once more only when the index moved since the route looked (or
+/// the route could not look without storage, or its page was not cached when held), so a change
+/// that lands between the route's look and the parking is not missed, and an unchanged feed is
+/// not diffed twice.
 final class LongPolls: @unchecked Sendable {
     // @unchecked: every mutable member is guarded by `condition`.
 
@@ -29,6 +35,16 @@ final class LongPolls: @unchecked Sendable {
         /// The index position the route's look saw the feed unchanged at; nil when it did not
         /// look (the snapshot had to be read from storage).
         let unchangedAt: Int64?
+        /// The page it holds; nil when the snapshot's page was unknown.
+        let page: Page?
+        /// Whether its page was not cached when held: it is checked once, which composes it.
+        let pageWasCold: Bool
+    }
+
+    /// A page requests wait on.
+    struct Page: Hashable {
+        let viewer: Int64
+        let parameters: FeedParameters
     }
 
     /// Requests parked at once across the server; one more gets 503 `overloaded`.
@@ -41,8 +57,13 @@ final class LongPolls: @unchecked Sendable {
     private let changed: Counter
     private let unchanged: Counter
     private let failed: Counter
+    /// Waiting requests looked at for a change: what a change costs the long polls.
+    private let checks: Counter
     private let condition = NSCondition()
     private var waiters: [UInt64: Waiter] = [:]
+    /// The waiting requests by the page they hold, and those without one.
+    private var byPage: [Page: Set<UInt64>] = [:]
+    private var unpaged: Set<UInt64> = []
     private var fresh: Set<UInt64> = []
     private var nextKey: UInt64 = 0
     private var advanced = false
@@ -62,6 +83,10 @@ final class LongPolls: @unchecked Sendable {
         changed = registry.makeCounter(descriptor: answered, labels: [("outcome", "changed")])
         unchanged = registry.makeCounter(descriptor: answered, labels: [("outcome", "unchanged")])
         failed = registry.makeCounter(descriptor: answered, labels: [("outcome", "error")])
+        checks = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "deltafeed", metricName: "long_poll_checks", unitName: "total",
+                helpText: "Waiting delta requests looked at for a change (after a change that may touch their page, or once when parked)"))
         service.onAdvance { [weak self] in self?.feedsMayHaveChanged() }
         let thread = Thread { [self] in
             nameCurrentThread("df-long-poll")
@@ -75,19 +100,49 @@ final class LongPolls: @unchecked Sendable {
     /// the feed unchanged (nil when it did not look). Returns false when ``capacity`` requests
     /// already wait (the responder must not be used then).
     func park(viewer: Int64, since: String, format: DeltaFormat, deadline: Date, unchangedAt: Int64?, responder: Responder) -> Bool {
+        // The page is held before the request is parked, so no change noted after the route's
+        // look is missed (one noted before is caught by the index's position, below).
+        let page = service.parameters(ofSnapshot: since, viewer: viewer).map { Page(viewer: viewer, parameters: $0) }
+        var cold = false
+        if let page { cold = !service.holdPage(viewer: page.viewer, parameters: page.parameters, for: .longPolls) }
         condition.lock()
-        defer { condition.unlock() }
-        if stopping {
+        if stopping || waiters.count >= capacity {
+            let stopping = self.stopping
+            condition.unlock()
+            if let page { service.releasePage(viewer: page.viewer, parameters: page.parameters, for: .longPolls) }
+            guard stopping else { return false }
             responder.respond { .empty(status: 304, headers: [("ETag", "\"\(since)\"")]) }
             return true
         }
-        guard waiters.count < capacity else { return false }
+        defer { condition.unlock() }
         nextKey &+= 1
-        waiters[nextKey] = Waiter(viewer: viewer, since: since, format: format, deadline: deadline, responder: responder, unchangedAt: unchangedAt)
+        waiters[nextKey] = Waiter(
+            viewer: viewer, since: since, format: format, deadline: deadline, responder: responder, unchangedAt: unchangedAt, page: page,
+            pageWasCold: cold)
+        if let page { byPage[page, default: []].insert(nextKey) } else { unpaged.insert(nextKey) }
         waiting.set(Int64(waiters.count))
         fresh.insert(nextKey)
         condition.signal()
         return true
+    }
+
+    /// Takes the waiting request `key` out (under the lock); returns it, whose page the caller
+    /// releases after unlocking.
+    private func takeWaiter(_ key: UInt64) -> Waiter? {
+        guard let waiter = waiters.removeValue(forKey: key) else { return nil }
+        if let page = waiter.page {
+            if byPage[page]?.remove(key) != nil, byPage[page]?.isEmpty == true { byPage[page] = nil }
+        } else {
+            unpaged.remove(key)
+        }
+        return waiter
+    }
+
+    /// Lets go of the pages of requests taken out (outside the lock).
+    private func releasePages(of gone: [Waiter]) {
+        for waiter in gone {
+            if let page = waiter.page { service.releasePage(viewer: page.viewer, parameters: page.parameters, for: .longPolls) }
+        }
     }
 
     private func feedsMayHaveChanged() {
@@ -117,32 +172,49 @@ final class LongPolls: @unchecked Sendable {
                 }
             }
             if stopping {
-                let all = waiters.values
+                let all = Array(waiters.values)
                 waiters.removeAll()
+                byPage.removeAll()
+                unpaged.removeAll()
                 waiting.set(Int64(0))
                 fresh.removeAll()
                 stopped = true
                 condition.broadcast()
                 condition.unlock()
                 for waiter in all { answerUnchanged(waiter) }
+                releasePages(of: all)
                 return
             }
-            // Which to check: all of them after a change; otherwise the new ones whose feed
-            // may have changed since the route looked.
+            // Which to check: after a change, the requests on the pages it may touch and those
+            // without a page; the new ones whose feed may have changed since the route looked
+            // (or whose page must be composed to be noted on).
             let position = service.index.sequence
-            let keys = advanced ? Array(waiters.keys) : fresh.filter { key in waiters[key].map { $0.unchangedAt.map { $0 < position } ?? true } ?? false }
+            let changed = advanced
             advanced = false
+            let newcomers = fresh
             fresh.removeAll()
+            var keys: Set<UInt64> = []
+            if changed {
+                condition.unlock()
+                let touched = service.heldPagesTouched(by: .longPolls)
+                condition.lock()
+                for (viewer, parameters) in touched { keys.formUnion(byPage[Page(viewer: viewer, parameters: parameters)] ?? []) }
+                keys.formUnion(unpaged)
+            }
+            for key in newcomers {
+                guard let waiter = waiters[key] else { continue }
+                if waiter.pageWasCold || (waiter.unchangedAt.map { $0 < position } ?? true) { keys.insert(key) }
+            }
             let now = Date()
             var expired: [Waiter] = []
-            for (key, waiter) in waiters where waiter.deadline <= now {
-                expired.append(waiter)
-                waiters[key] = nil
+            for key in waiters.compactMap({ $0.value.deadline <= now ? $0.key : nil }) {
+                if let waiter = takeWaiter(key) { expired.append(waiter) }
             }
             let checking = keys.compactMap { key in waiters[key].map { (key, $0) } }
             waiting.set(Int64(waiters.count))
             condition.unlock()
             for waiter in expired { answerUnchanged(waiter) }
+            releasePages(of: expired)
             var answered: [UInt64] = []
             var deltas: [(Waiter, DeltaOutcome)] = []
             for (key, waiter) in checking {
@@ -157,8 +229,14 @@ final class LongPolls: @unchecked Sendable {
             if !deltas.isEmpty { handOff.waitUntilStored() }
             for (waiter, outcome) in deltas { waiter.responder.respond { FeedRoutes.response(for: outcome) } }
             condition.lock()
-            for key in answered { waiters[key] = nil }
+            var gone: [Waiter] = []
+            for key in answered { if let waiter = takeWaiter(key) { gone.append(waiter) } }
             waiting.set(Int64(waiters.count))
+            if !gone.isEmpty {
+                condition.unlock()
+                releasePages(of: gone)
+                condition.lock()
+            }
         }
     }
 
@@ -179,6 +257,7 @@ final class LongPolls: @unchecked Sendable {
 
     /// Looks at `waiter`'s feed: still the same, changed, or answered with an error.
     private func check(_ waiter: Waiter) -> Check {
+        checks.increment()
         let outcome: DeltaOutcome
         do {
             outcome = try translatingErrors {

@@ -35,6 +35,11 @@ struct ByteBoundedCache<Key: Hashable, Value> {
         storage[key]?.value
     }
 
+    /// Whether `key` has a value (without copying it).
+    func contains(_ key: Key) -> Bool {
+        storage[key] != nil
+    }
+
     /// What an ``insert(_:for:cost:unless:)`` did.
     struct Insertion {
         /// Whether the value was stored.

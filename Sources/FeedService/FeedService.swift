@@ -177,12 +177,13 @@ public final class FeedService: Sendable {
         return entry.page
     }
 
-    /// The held pages (``holdPage(viewer:parameters:)``) that a change applied since the last
-    /// call may have touched: a superset (the changes noted on them, ``PageMarks``), in no
-    /// order. A change that touches no held page adds nothing, whatever the number of pages
-    /// held. The live streams check only these pages' streams.
-    public func heldPagesTouched() -> [(viewer: Int64, parameters: FeedParameters)] {
-        pages.heldPagesTouched().map { ($0.viewer, $0.parameters) }
+    /// The pages `holder` holds (``holdPage(viewer:parameters:for:)``) that a change applied
+    /// since its last call may have touched: a superset (the changes noted on them,
+    /// ``PageMarks``), in no order. A change that touches no held page adds nothing, whatever
+    /// the number of pages held. The live streams and the long polls check only these pages'
+    /// streams and requests.
+    public func heldPagesTouched(by holder: PageHolder = .liveStreams) -> [(viewer: Int64, parameters: FeedParameters)] {
+        pages.heldPagesTouched(by: holder).map { ($0.viewer, $0.parameters) }
     }
 
     /// What the page of `viewer` with `parameters` shows, as registered for notes (tests).
@@ -191,16 +192,21 @@ public final class FeedService: Sendable {
     }
 
     /// Keeps the page of `viewer` with `parameters` composed and current until as many
-    /// ``releasePage(viewer:parameters:)`` calls, whatever the page cache's budget: a live stream
-    /// holds its page, which it is sent the changes of. Its memory is outside the budget, bounded
-    /// by how many pages are held (the live streams' limit).
-    public func holdPage(viewer: Int64, parameters: FeedParameters) {
-        pages.hold(viewer: viewer, parameters: parameters)
+    /// ``releasePage(viewer:parameters:for:)`` calls, whatever the page cache's budget, and
+    /// reports it to `holder` when a change may touch it: a live stream holds its page, which it
+    /// is sent the changes of, and a waiting long poll the page of its snapshot. Its memory is
+    /// outside the budget, bounded by how many pages are held (the live streams' and long polls'
+    /// limits).
+    /// Returns whether the page was composed: one that was not is noted on only once it is
+    /// asked for again (which composes it), so its holder must ask for it once.
+    @discardableResult
+    public func holdPage(viewer: Int64, parameters: FeedParameters, for holder: PageHolder = .liveStreams) -> Bool {
+        pages.hold(viewer: viewer, parameters: parameters, by: holder)
     }
 
-    /// Undoes one ``holdPage(viewer:parameters:)``: the page is again evicted like any other.
-    public func releasePage(viewer: Int64, parameters: FeedParameters) {
-        pages.release(viewer: viewer, parameters: parameters)
+    /// Undoes one ``holdPage(viewer:parameters:for:)``: the page is again evicted like any other.
+    public func releasePage(viewer: Int64, parameters: FeedParameters, for holder: PageHolder = .liveStreams) {
+        pages.release(viewer: viewer, parameters: parameters, by: holder)
     }
 
     /// The parameters snapshot `id` was asked for with, when it is in memory and is `viewer`'s.

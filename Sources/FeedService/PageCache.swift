@@ -70,21 +70,26 @@ final class PageCache: Sendable {
     /// How many pages are cached, and how many registered for notes (the same, always).
     var registration: (cached: Int, registered: Int) { pages.withLock { ($0.cache.count, $0.marks.count) } }
 
-    /// Keeps the page of `viewer` with `parameters` out of eviction until ``release(viewer:parameters:)``
-    /// (as many times as it was held).
-    func hold(viewer: Int64, parameters: FeedParameters) {
+    /// Keeps the page of `viewer` with `parameters` out of eviction until
+    /// ``release(viewer:parameters:by:)`` (as many times as it was held), and tells `holder` of
+    /// the changes that may touch it (``heldPagesTouched(by:)``).
+    /// Returns whether the page was cached: one that was not is registered for notes only once
+    /// it is composed again, so its holder must ask for it once.
+    @discardableResult
+    func hold(viewer: Int64, parameters: FeedParameters, by holder: PageHolder) -> Bool {
         let key = PageKey(viewer: viewer, parameters: parameters)
-        pages.withLock { pages in
+        return pages.withLock { pages in
             pages.cache.pin(key)
-            pages.marks.hold(key)
+            pages.marks.hold(key, by: holder)
+            return pages.cache.contains(key)
         }
     }
 
-    /// Undoes one ``hold(viewer:parameters:)``.
-    func release(viewer: Int64, parameters: FeedParameters) {
+    /// Undoes one ``hold(viewer:parameters:by:)``.
+    func release(viewer: Int64, parameters: FeedParameters, by holder: PageHolder) {
         let key = PageKey(viewer: viewer, parameters: parameters)
         pages.withLock { pages in
-            pages.marks.release(key)
+            pages.marks.release(key, by: holder)
             for removed in pages.cache.unpin(key) { pages.marks.remove(removed) }
         }
     }
@@ -97,9 +102,10 @@ final class PageCache: Sendable {
         index.read { view in pages.withLock { $0.marks.catchUp(view) } }
     }
 
-    /// The held pages a change may have touched since the last call (``PageMarks/takeTouchedHeld(_:)``).
-    func heldPagesTouched() -> Set<PageKey> {
-        index.read { view in pages.withLock { $0.marks.takeTouchedHeld(view) } }
+    /// The pages `holder` holds that a change may have touched since its last call
+    /// (``PageMarks/takeTouchedHeld(by:_:)``).
+    func heldPagesTouched(by holder: PageHolder) -> Set<PageKey> {
+        index.read { view in pages.withLock { $0.marks.takeTouchedHeld(by: holder, view) } }
     }
 
     /// The page as it is now: the cached one if no change since touches it, the cached one with

@@ -16,9 +16,10 @@ import FeedIndex
 /// from before its interests were registered, any the index forgot before they were noted, and
 /// a page whose interests are not the ones registered (an older entry a concurrent poll holds).
 ///
-/// The live streams use the same notes: a page a stream holds (``hold(_:)``) is reported by
-/// ``takeTouchedHeld(_:)`` once a change is noted on it (or may have been missed), so the live
-/// thread checks only the streams a change may touch without registering the pages itself.
+/// The live streams and the long polls use the same notes: a page one of them holds
+/// (``hold(_:by:)``) is reported to that holder by ``takeTouchedHeld(by:_:)`` once a change is
+/// noted on it (or may have been missed), so each checks only the streams or requests a change
+/// may touch without registering the pages itself.
 ///
 /// Not thread-safe: ``PageCache`` keeps it under the lock of its cache, so registering a page and
 /// caching it are one step.
@@ -32,8 +33,8 @@ struct PageMarks {
         var notedAfter: Int64
         /// The changes that may touch the page, oldest first, by sequence and ordinal.
         var noted: [(sequence: Int64, ordinal: Int64)] = []
-        /// A live stream holds the page.
-        var held: Bool
+        /// The holders holding the page, one bit per ``PageHolder``.
+        var held: UInt8
 
         /// Notes a change (a change may reach a page by several of its interests: once).
         mutating func note(_ ordinal: Int64, at sequence: Int64, keeping maxNotes: Int) {
@@ -71,11 +72,11 @@ struct PageMarks {
     /// noted them. Every page reads them from the log (which has forgotten them too: it is
     /// composed again).
     private var forgottenThrough: Int64
-    /// Pages live streams hold, each with how many holds.
-    private var heldKeys: [PageKey: Int] = [:]
-    /// Held pages noted on (or registered past changes they were not noted) since the last
-    /// ``takeTouchedHeld(_:)``.
-    private var touchedHeld: Set<PageKey> = []
+    /// Pages each holder holds (by ``PageHolder/rawValue``), each with how many holds.
+    private var heldKeys: [[PageKey: Int]] = Array(repeating: [:], count: PageHolder.allCases.count)
+    /// Held pages noted on (or registered past changes they were not noted) since the holder's
+    /// last ``takeTouchedHeld(by:_:)``, by holder.
+    private var touchedHeld: [Set<PageKey>] = Array(repeating: [], count: PageHolder.allCases.count)
 
     /// Notes start with the next change `view`'s index applies.
     init(from view: IndexView, maxNotes: Int = PageMarks.defaultMaxNotes) {
@@ -96,9 +97,21 @@ struct PageMarks {
         if let slot = interests.slot(of: key), marks[Int(slot)]?.stamp == stamp { return }
         let slot = Int(interests.update(key, make()))
         if slot == marks.count { marks.append(nil) }
-        let held = heldKeys[key] != nil
+        let held = heldBits(of: key)
         marks[slot] = Mark(stamp: stamp, notedAfter: notedThrough, held: held)
-        if held, validatedAt < notedThrough { touchedHeld.insert(key) }
+        if held != 0, validatedAt < notedThrough { markTouched(key, holders: held) }
+    }
+
+    /// The holders of `key`, one bit each.
+    private func heldBits(of key: PageKey) -> UInt8 {
+        var bits: UInt8 = 0
+        for holder in PageHolder.allCases where heldKeys[holder.rawValue][key] != nil { bits |= holder.bit }
+        return bits
+    }
+
+    /// Reports `key` touched to each holder in `holders`.
+    private mutating func markTouched(_ key: PageKey, holders: UInt8) {
+        for holder in PageHolder.allCases where holders & holder.bit != 0 { touchedHeld[holder.rawValue].insert(key) }
     }
 
     /// Forgets the page `key` (it left the cache).
@@ -107,31 +120,32 @@ struct PageMarks {
         marks[Int(slot)] = nil
     }
 
-    /// A live stream holds the page `key`: from now on ``takeTouchedHeld(_:)`` reports it when a
-    /// change is noted on it.
-    mutating func hold(_ key: PageKey) {
-        heldKeys[key, default: 0] += 1
-        if let slot = interests.slot(of: key) { marks[Int(slot)]?.held = true }
+    /// `holder` holds the page `key`: from now on ``takeTouchedHeld(by:_:)`` reports it to
+    /// `holder` when a change is noted on it.
+    mutating func hold(_ key: PageKey, by holder: PageHolder) {
+        heldKeys[holder.rawValue][key, default: 0] += 1
+        if let slot = interests.slot(of: key) { marks[Int(slot)]?.held |= holder.bit }
     }
 
-    /// Undoes one ``hold(_:)``.
-    mutating func release(_ key: PageKey) {
-        guard let count = heldKeys[key] else { return }
+    /// Undoes one ``hold(_:by:)``.
+    mutating func release(_ key: PageKey, by holder: PageHolder) {
+        guard let count = heldKeys[holder.rawValue][key] else { return }
         guard count == 1 else {
-            heldKeys[key] = count - 1
+            heldKeys[holder.rawValue][key] = count - 1
             return
         }
-        heldKeys[key] = nil
-        touchedHeld.remove(key)
-        if let slot = interests.slot(of: key) { marks[Int(slot)]?.held = false }
+        heldKeys[holder.rawValue][key] = nil
+        touchedHeld[holder.rawValue].remove(key)
+        if let slot = interests.slot(of: key) { marks[Int(slot)]?.held &= ~holder.bit }
     }
 
-    /// The held pages a change may have touched since the last call: noted on, or registered
-    /// past changes they were not noted. Notes the changes `view`'s index applied first.
-    mutating func takeTouchedHeld(_ view: IndexView) -> Set<PageKey> {
+    /// The pages `holder` holds that a change may have touched since its last call: noted on,
+    /// or registered past changes they were not noted. Notes the changes `view`'s index applied
+    /// first.
+    mutating func takeTouchedHeld(by holder: PageHolder, _ view: IndexView) -> Set<PageKey> {
         catchUp(view)
-        let touched = touchedHeld
-        touchedHeld = []
+        let touched = touchedHeld[holder.rawValue]
+        touchedHeld[holder.rawValue] = []
         return touched
     }
 
@@ -141,7 +155,7 @@ struct PageMarks {
         if nextOrdinal < ordinals.lowerBound {
             // Applied and forgotten before anyone noted them: any held page may have changed.
             forgottenThrough = view.sequence
-            touchedHeld.formUnion(heldKeys.keys)
+            for holder in PageHolder.allCases { touchedHeld[holder.rawValue].formUnion(heldKeys[holder.rawValue].keys) }
         } else {
             for ordinal in nextOrdinal..<ordinals.upperBound {
                 guard let (sequence, change) = view.change(ordinal: ordinal) else { continue }
@@ -155,7 +169,7 @@ struct PageMarks {
     private mutating func note(_ ordinal: Int64, at sequence: Int64, on slot: Int) {
         // In place (the optional chain modifies the array's element): no copy of the list.
         marks[slot]?.note(ordinal, at: sequence, keeping: maxNotes)
-        if marks[slot]?.held == true, let key = interests.member(at: Int32(slot)) { touchedHeld.insert(key) }
+        if let held = marks[slot]?.held, held != 0, let key = interests.member(at: Int32(slot)) { markTouched(key, holders: held) }
     }
 
     /// The changes applied after `validatedAt` that may touch the page `key`, whose cached entry
@@ -185,4 +199,15 @@ struct PageMarks {
         marks[slot]?.drop(through: validatedAt)
         return changes
     }
+}
+
+/// Who holds a page to hear of the changes that may touch it (``FeedService/holdPage(viewer:parameters:for:)``):
+/// each is told of its own pages, however many others hold them.
+public enum PageHolder: Int, CaseIterable, Sendable {
+    /// The live streams' thread.
+    case liveStreams
+    /// The long polls' thread.
+    case longPolls
+
+    var bit: UInt8 { 1 << UInt8(rawValue) }
 }

@@ -129,6 +129,48 @@ struct LongPollTests {
         #expect(value("deltafeed_long_polls_waiting") == 0)
     }
 
+    @Test("A write is checked against the waiting requests whose page it may touch, not against every waiting request")
+    func writesCheckOnlyTheRequestsTheyMayTouch() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        // Ten viewers wait, each on its first page; likes land on videos of one page only.
+        let viewers: [Int64] = Array(1...10)
+        let pages = try viewers.map { viewer -> (snapshot: String, videos: Set<Int64>) in
+            let document = try server.freshFeed(viewer: viewer, query: FeedQuery()).document
+            let videos = document.sections.flatMap(\.items).filter { $0.kind == "video" }.map { Int64($0.id.dropFirst("video:".count))! }
+            return (document.snapshot, Set(videos))
+        }
+        /// The videos of page `index` that no other page shows.
+        func onlyOn(_ index: Int) -> Set<Int64> {
+            pages.indices.filter { $0 != index }.reduce(into: pages[index].videos) { $0.subtract(pages[$1].videos) }
+        }
+        let own = try #require(pages.indices.first { onlyOn($0).count >= 4 }, "a page with 4 videos no other page shows")
+        let onlyHere = Array(onlyOn(own)).sorted()
+        let polls = zip(viewers, pages).map { viewer, page in
+            Pending { try server.request("GET", "/v1/users/\(viewer)/feed/delta?since=\(page.snapshot)&wait=6", token: nil) }
+        }
+        func checks() throws -> Double {
+            let text = String(decoding: try server.request("GET", "/metrics", token: nil).body, as: UTF8.self)
+            let line = text.split(separator: "\n").first { $0.hasPrefix("deltafeed_long_poll_checks_total ") }
+            return line.flatMap { Double($0.dropFirst("deltafeed_long_poll_checks_total ".count)) } ?? 0
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        let before = try checks()
+        for video in onlyHere.prefix(4) {
+            #expect(try server.request("PUT", "/v1/videos/\(video)/likes/30").status == 201)
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let ownAnswer = try polls[own].wait(upTo: 10)
+        #expect(ownAnswer.status == 200, "the page the likes are on changed")
+        let after = try checks()
+        // Every waiting request after every like would be at least 4 × 9 more.
+        #expect(after - before <= 12, "checks for 4 likes on one page of 10 waiting: \(after - before)")
+        for (index, poll) in polls.enumerated() where index != own {
+            let viewer = viewers[index]
+            #expect(try poll.wait(upTo: 10).status == 304, "viewer \(viewer)'s page did not change")
+        }
+    }
+
     @Test("wait must be whole seconds from 0 to 60")
     func waitIsChecked() throws {
         let server = try TestServer()
