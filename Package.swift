@@ -111,6 +111,7 @@ let package = Package(
             dependencies: [
                 "Deterministic", "EventHTTP", "FeedIndex", "FeedService", "FeedStore", "FeedWire", "Gzip", "ListDiff", "JSONBytes",
                 "SystemCalls", .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],

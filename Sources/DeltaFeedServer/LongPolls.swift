@@ -3,6 +3,7 @@ import FeedIndex
 import FeedService
 import FeedWire
 import Foundation
+import HeapModule
 import Prometheus
 import SystemCalls
 
@@ -64,6 +65,16 @@ final class LongPolls: @unchecked Sendable {
     /// The waiting requests by the page they hold, and those without one.
     private var byPage: [Page: Set<UInt64>] = [:]
     private var unpaged: Set<UInt64> = []
+    /// Every parked request's deadline, soonest first; an entry whose request was answered is
+    /// dropped when it comes up (the thread found the earliest deadline and the expired ones by
+    /// walking every waiting request on each wake-up, once per change).
+    private var deadlines = Heap<Deadline>()
+
+    struct Deadline: Comparable {
+        let at: Date
+        let key: UInt64
+        static func < (left: Deadline, right: Deadline) -> Bool { (left.at, left.key) < (right.at, right.key) }
+    }
     private var fresh: Set<UInt64> = []
     private var nextKey: UInt64 = 0
     private var advanced = false
@@ -120,6 +131,7 @@ final class LongPolls: @unchecked Sendable {
             viewer: viewer, since: since, format: format, deadline: deadline, responder: responder, unchangedAt: unchangedAt, page: page,
             pageWasCold: cold)
         if let page { byPage[page, default: []].insert(nextKey) } else { unpaged.insert(nextKey) }
+        deadlines.insert(Deadline(at: deadline, key: nextKey))
         waiting.set(Int64(waiters.count))
         fresh.insert(nextKey)
         condition.signal()
@@ -163,7 +175,9 @@ final class LongPolls: @unchecked Sendable {
         condition.lock()
         while true {
             while !stopping && !advanced && fresh.isEmpty {
-                let earliest = waiters.values.lazy.map(\.deadline).min()
+                // Entries of answered requests are dropped as they come up.
+                while let first = deadlines.min, waiters[first.key] == nil { _ = deadlines.popMin() }
+                let earliest = deadlines.min?.at
                 if let earliest {
                     if earliest <= Date() { break }
                     _ = condition.wait(until: earliest)
@@ -176,6 +190,7 @@ final class LongPolls: @unchecked Sendable {
                 waiters.removeAll()
                 byPage.removeAll()
                 unpaged.removeAll()
+                deadlines = Heap()
                 waiting.set(Int64(0))
                 fresh.removeAll()
                 stopped = true
@@ -207,8 +222,9 @@ final class LongPolls: @unchecked Sendable {
             }
             let now = Date()
             var expired: [Waiter] = []
-            for key in waiters.compactMap({ $0.value.deadline <= now ? $0.key : nil }) {
-                if let waiter = takeWaiter(key) { expired.append(waiter) }
+            while let first = deadlines.min, first.at <= now {
+                _ = deadlines.popMin()
+                if let waiter = takeWaiter(first.key) { expired.append(waiter) }
             }
             let checking = keys.compactMap { key in waiters[key].map { (key, $0) } }
             waiting.set(Int64(waiters.count))
