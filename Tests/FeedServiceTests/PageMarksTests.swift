@@ -73,6 +73,32 @@ struct PageMarksTests {
         #expect(service.heldPagesTouched().isEmpty, "a released page is no longer reported")
     }
 
+    @Test("Each holder is told of its own held pages: one taking its report leaves the other's, and a page held by one is not reported to the other")
+    func holdersAreToldApart() throws {
+        let service = try makeService()
+        let both = FeedParameters(limit: 12)
+        let liveOnly = FeedParameters(limit: 13)
+        service.holdPage(viewer: 1, parameters: both, for: .liveStreams)
+        service.holdPage(viewer: 1, parameters: both, for: .longPolls)
+        service.holdPage(viewer: 1, parameters: liveOnly, for: .liveStreams)
+        let page = try service.livePage(viewer: 1, parameters: both)
+        _ = try service.livePage(viewer: 1, parameters: liveOnly)
+        _ = service.heldPagesTouched(by: .liveStreams)
+        _ = service.heldPagesTouched(by: .longPolls)
+        // A like on a video both pages show (the second page begins as the first does).
+        let shown = try #require(page.sections.flatMap(\.items).first { $0.id.hasPrefix("video:") }.flatMap { Int64($0.id.dropFirst(6)) })
+        _ = try service.write { store throws(FeedStoreError) in try store.addToVideoCounts(id: shown, likes: 1) }
+        let live = Set(service.heldPagesTouched(by: .liveStreams).map(\.parameters))
+        #expect(live == [both, liveOnly])
+        let waiting = service.heldPagesTouched(by: .longPolls).map(\.parameters)
+        #expect(waiting == [both], "the live streams' take left the long polls' report, and only their page is in it")
+        // Released by the long polls: the live streams are still told of it.
+        service.releasePage(viewer: 1, parameters: both, for: .longPolls)
+        _ = try service.write { store throws(FeedStoreError) in try store.addToVideoCounts(id: shown, likes: 1) }
+        #expect(service.heldPagesTouched(by: .longPolls).isEmpty)
+        #expect(Set(service.heldPagesTouched(by: .liveStreams).map(\.parameters)) == [both, liveOnly])
+    }
+
     @Test("The maintenance thread notes changes with no request asking, so a poll after a quiet spell finds no backlog")
     func maintenanceNotesChanges() throws {
         let service = try makeService()
