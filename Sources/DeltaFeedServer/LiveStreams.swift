@@ -16,7 +16,7 @@ import SystemCalls
 ///   cache, where the page is registered by what it shows and each change is noted on the pages
 ///   it may touch (FeedService's `PageMarks`). When the index applies changes
 ///   (``FeedService/FeedService/onAdvance(_:)``), the thread asks which held pages were noted
-///   (``FeedService/FeedService/heldPagesTouched()``) and checks only the streams showing those:
+///   (``FeedService/FeedService/heldPagesTouched(by:)``) and checks only the streams showing those:
 ///   a write no live viewer sees costs a few lookups.
 /// - **One event in flight per stream.** A stream is sent its next event only once its last one
 ///   reached the socket (``EventHTTP/ResponseStream/isWritable``). A slow reader queues
@@ -272,7 +272,7 @@ package final class LiveStreams: @unchecked Sendable {
                     // Kept composed while it is live: 10,000 live pages are more than the page
                     // cache's default budget holds, and composing an evicted page again for
                     // each change was a fifth of the fan-out's time.
-                    service.holdPage(viewer: stream.page.viewer, parameters: stream.page.parameters)
+                    service.holdPage(viewer: stream.page.viewer, parameters: stream.page.parameters, for: .liveStreams)
                 }
                 pages[stream.page, default: []].append(stream.id)
                 dirty.insert(stream.id)
@@ -319,17 +319,17 @@ package final class LiveStreams: @unchecked Sendable {
         ids.removeAll { $0 == stream.id }
         if ids.isEmpty {
             pages[stream.page] = nil
-            service.releasePage(viewer: stream.page.viewer, parameters: stream.page.parameters)
+            service.releasePage(viewer: stream.page.viewer, parameters: stream.page.parameters, for: .liveStreams)
         } else {
             pages[stream.page] = ids
         }
     }
 
     /// Marks the streams whose pages the changes applied since the last fan-out may touch: the
-    /// held pages the service noted them on (``FeedService/heldPagesTouched()``).
+    /// held pages the service noted them on (``FeedService/heldPagesTouched(by:)``).
     private func markTouchedStreams() {
         let started = clock.now
-        for (viewer, parameters) in service.heldPagesTouched() {
+        for (viewer, parameters) in service.heldPagesTouched(by: .liveStreams) {
             for id in pages[Page(viewer: viewer, parameters: parameters)] ?? [] where !dirty.insert(id).inserted {
                 coalesced.increment()
             }

@@ -13,17 +13,16 @@ import SystemCalls
 /// event loop goes on at once. One thread of this component answers it: with the delta as soon
 /// as its viewer's feed differs from `since`, or 304 when its wait ends. The thread wakes when
 /// the index applied changes (``FeedService/FeedService/onAdvance(_:)``, from the group commit
-/// or the change-log tailing) and at the earliest deadline. A parked request holds the page of
-/// its snapshot (``FeedService/FeedService/holdPage(viewer:parameters:for:)``), and after a
-/// change the thread checks only the requests on the pages the change may touch
-/// (``FeedService/FeedService/heldPagesTouched(by:)``), as the live streams do: a write no
-/// waiting viewer sees costs nothing here, however many wait (it checked every parked request
-/// after every change, so each write cost as many checks as requests waited). A request whose
-/// page is unknown (its snapshot was not in memory) is checked after every change. A newly
-/// parked request is checked once more only when the index moved since the route looked (or
-/// the route could not look without storage, or its page was not cached when held), so a change
-/// that lands between the route's look and the parking is not missed, and an unchanged feed is
-/// not diffed twice.
+/// or the change-log tailing) and at the earliest deadline. The thread has each newly parked
+/// request hold the page of its snapshot (``FeedService/FeedService/holdPage(viewer:parameters:for:)``:
+/// off the event loop, which only parks), and after a change it checks only the requests on the
+/// pages the change may touch (``FeedService/FeedService/heldPagesTouched(by:)``), as the live
+/// streams do: a write no waiting viewer sees costs nothing here, however many wait (it checked
+/// every parked request after every change, so each write cost as many checks as requests
+/// waited). A request whose page is unknown (its snapshot was not in memory) is checked after
+/// every change. A newly parked request is checked once when the index moved between the route's
+/// look and the hold (or the route could not look without storage, or its page was not cached),
+/// so no change is missed, and an unchanged feed is not diffed twice.
 final class LongPolls: @unchecked Sendable {
     // @unchecked: every mutable member is guarded by `condition`.
 
@@ -36,10 +35,9 @@ final class LongPolls: @unchecked Sendable {
         /// The index position the route's look saw the feed unchanged at; nil when it did not
         /// look (the snapshot had to be read from storage).
         let unchangedAt: Int64?
-        /// The page it holds; nil when the snapshot's page was unknown.
-        let page: Page?
-        /// Whether its page was not cached when held: it is checked once, which composes it.
-        let pageWasCold: Bool
+        /// The page it holds, once the thread has looked at it; nil before, or when the
+        /// snapshot's page was unknown.
+        var page: Page?
     }
 
     /// A page requests wait on.
@@ -111,26 +109,15 @@ final class LongPolls: @unchecked Sendable {
     /// the feed unchanged (nil when it did not look). Returns false when ``capacity`` requests
     /// already wait (the responder must not be used then).
     func park(viewer: Int64, since: String, format: DeltaFormat, deadline: Date, unchangedAt: Int64?, responder: Responder) -> Bool {
-        // The page is held before the request is parked, so no change noted after the route's
-        // look is missed (one noted before is caught by the index's position, below).
-        let page = service.parameters(ofSnapshot: since, viewer: viewer).map { Page(viewer: viewer, parameters: $0) }
-        var cold = false
-        if let page { cold = !service.holdPage(viewer: page.viewer, parameters: page.parameters, for: .longPolls) }
         condition.lock()
-        if stopping || waiters.count >= capacity {
-            let stopping = self.stopping
-            condition.unlock()
-            if let page { service.releasePage(viewer: page.viewer, parameters: page.parameters, for: .longPolls) }
-            guard stopping else { return false }
+        defer { condition.unlock() }
+        if stopping {
             responder.respond { .empty(status: 304, headers: [("ETag", "\"\(since)\"")]) }
             return true
         }
-        defer { condition.unlock() }
+        guard waiters.count < capacity else { return false }
         nextKey &+= 1
-        waiters[nextKey] = Waiter(
-            viewer: viewer, since: since, format: format, deadline: deadline, responder: responder, unchangedAt: unchangedAt, page: page,
-            pageWasCold: cold)
-        if let page { byPage[page, default: []].insert(nextKey) } else { unpaged.insert(nextKey) }
+        waiters[nextKey] = Waiter(viewer: viewer, since: since, format: format, deadline: deadline, responder: responder, unchangedAt: unchangedAt)
         deadlines.insert(Deadline(at: deadline, key: nextKey))
         waiting.set(Int64(waiters.count))
         fresh.insert(nextKey)
@@ -155,6 +142,14 @@ final class LongPolls: @unchecked Sendable {
         for waiter in gone {
             if let page = waiter.page { service.releasePage(viewer: page.viewer, parameters: page.parameters, for: .longPolls) }
         }
+    }
+
+    /// A newly parked request's page, held (outside the lock): nil when its snapshot is not in
+    /// memory; `cold` when the page was not cached, so no change is noted on it until a check
+    /// composes it.
+    private func hold(viewer: Int64, since: String) -> (page: Page?, cold: Bool) {
+        guard let parameters = service.parameters(ofSnapshot: since, viewer: viewer) else { return (nil, false) }
+        return (Page(viewer: viewer, parameters: parameters), !service.holdPage(viewer: viewer, parameters: parameters, for: .longPolls))
     }
 
     private func feedsMayHaveChanged() {
@@ -200,25 +195,32 @@ final class LongPolls: @unchecked Sendable {
                 releasePages(of: all)
                 return
             }
-            // Which to check: after a change, the requests on the pages it may touch and those
-            // without a page; the new ones whose feed may have changed since the route looked
-            // (or whose page must be composed to be noted on).
-            let position = service.index.sequence
             let changed = advanced
             advanced = false
-            let newcomers = fresh
+            let newcomers = fresh.compactMap { key in waiters[key].map { (key: key, viewer: $0.viewer, since: $0.since) } }
             fresh.removeAll()
+            condition.unlock()
+            // The new requests hold their pages before the index's position is read: a change
+            // noted after the hold is reported with the held pages; one applied between the
+            // route's look and the hold moved the position past the request's `unchangedAt`.
+            let held = newcomers.map { hold(viewer: $0.viewer, since: $0.since) }
+            let position = service.index.sequence
+            let touched = changed ? service.heldPagesTouched(by: .longPolls) : []
+            condition.lock()
+            // Which to check: the new requests whose feed may have changed since the route
+            // looked (or whose page must be composed to be noted on); after a change, the
+            // requests on the pages it may touch, and those without a page.
             var keys: Set<UInt64> = []
+            // Only this thread takes requests out, so every newcomer is still parked.
+            for (newcomer, (page, cold)) in zip(newcomers, held) {
+                guard let waiter = waiters[newcomer.key] else { continue }
+                waiters[newcomer.key]?.page = page
+                if let page { byPage[page, default: []].insert(newcomer.key) } else { unpaged.insert(newcomer.key) }
+                if cold || (waiter.unchangedAt.map { $0 < position } ?? true) { keys.insert(newcomer.key) }
+            }
             if changed {
-                condition.unlock()
-                let touched = service.heldPagesTouched(by: .longPolls)
-                condition.lock()
                 for (viewer, parameters) in touched { keys.formUnion(byPage[Page(viewer: viewer, parameters: parameters)] ?? []) }
                 keys.formUnion(unpaged)
-            }
-            for key in newcomers {
-                guard let waiter = waiters[key] else { continue }
-                if waiter.pageWasCold || (waiter.unchangedAt.map { $0 < position } ?? true) { keys.insert(key) }
             }
             let now = Date()
             var expired: [Waiter] = []

@@ -182,7 +182,7 @@ public final class FeedService: Sendable {
     /// ``PageMarks``), in no order. A change that touches no held page adds nothing, whatever
     /// the number of pages held. The live streams and the long polls check only these pages'
     /// streams and requests.
-    public func heldPagesTouched(by holder: PageHolder = .liveStreams) -> [(viewer: Int64, parameters: FeedParameters)] {
+    public func heldPagesTouched(by holder: PageHolder) -> [(viewer: Int64, parameters: FeedParameters)] {
         pages.heldPagesTouched(by: holder).map { ($0.viewer, $0.parameters) }
     }
 
@@ -197,15 +197,16 @@ public final class FeedService: Sendable {
     /// is sent the changes of, and a waiting long poll the page of its snapshot. Its memory is
     /// outside the budget, bounded by how many pages are held (the live streams' and long polls'
     /// limits).
+    ///
     /// Returns whether the page was composed: one that was not is noted on only once it is
     /// asked for again (which composes it), so its holder must ask for it once.
     @discardableResult
-    public func holdPage(viewer: Int64, parameters: FeedParameters, for holder: PageHolder = .liveStreams) -> Bool {
+    public func holdPage(viewer: Int64, parameters: FeedParameters, for holder: PageHolder) -> Bool {
         pages.hold(viewer: viewer, parameters: parameters, by: holder)
     }
 
     /// Undoes one ``holdPage(viewer:parameters:for:)``: the page is again evicted like any other.
-    public func releasePage(viewer: Int64, parameters: FeedParameters, for holder: PageHolder = .liveStreams) {
+    public func releasePage(viewer: Int64, parameters: FeedParameters, for holder: PageHolder) {
         pages.release(viewer: viewer, parameters: parameters, by: holder)
     }
 

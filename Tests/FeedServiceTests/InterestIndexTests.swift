@@ -48,10 +48,10 @@ struct InterestIndexTests {
             }
         }
         for page in pages {
-            service.holdPage(viewer: page.viewer, parameters: page.parameters)
+            service.holdPage(viewer: page.viewer, parameters: page.parameters, for: .liveStreams)
             try look(page)
         }
-        _ = service.heldPagesTouched()
+        _ = service.heldPagesTouched(by: .liveStreams)
         var untouchedChecked = 0
         var touchedTotal = 0
         var checked = 0
@@ -61,7 +61,7 @@ struct InterestIndexTests {
             for _ in 0...random.next(below: 3) {
                 try service.write { _ throws(FeedStoreError) in try writer.write() }
             }
-            let touched = Set(service.heldPagesTouched().map { Page(viewer: $0.viewer, parameters: $0.parameters) })
+            let touched = Set(service.heldPagesTouched(by: .liveStreams).map { Page(viewer: $0.viewer, parameters: $0.parameters) })
             touchedTotal += touched.count
             checked += snapshots.count
             for page in pages where snapshots[page] != nil && !touched.contains(page) {

@@ -49,28 +49,28 @@ struct PageMarksTests {
     func heldPagesAreReportedWhenTouched() throws {
         let service = try makeService()
         let parameters = FeedParameters(limit: 12)
-        service.holdPage(viewer: 1, parameters: parameters)
+        service.holdPage(viewer: 1, parameters: parameters, for: .liveStreams)
         let page = try service.livePage(viewer: 1, parameters: parameters)
-        _ = service.heldPagesTouched()
+        _ = service.heldPagesTouched(by: .liveStreams)
         let stranger = try service.write { store throws(FeedStoreError) in
             try store.createUser(handle: "stranger", displayName: "Stranger")
         }
         let video = try service.write { store throws(FeedStoreError) in
             try store.createVideo(authorID: stranger.id, title: "unseen", thumbnailURL: "https://x.example/u.jpg", durationSeconds: 5)
         }
-        _ = service.heldPagesTouched()
+        _ = service.heldPagesTouched(by: .liveStreams)
         for round in 0..<20 {
             _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video.id, title: "unseen \(round)") }
         }
-        #expect(service.heldPagesTouched().isEmpty, "writes no held page shows touch none")
+        #expect(service.heldPagesTouched(by: .liveStreams).isEmpty, "writes no held page shows touch none")
         let shown = try #require(page.sections.flatMap(\.items).first { $0.id.hasPrefix("video:") }.flatMap { Int64($0.id.dropFirst(6)) })
         _ = try service.write { store throws(FeedStoreError) in try store.addToVideoCounts(id: shown, likes: 1) }
-        let touched = service.heldPagesTouched()
+        let touched = service.heldPagesTouched(by: .liveStreams)
         #expect(touched.count == 1 && touched.first?.viewer == 1 && touched.first?.parameters == parameters)
-        #expect(service.heldPagesTouched().isEmpty, "reported once")
-        service.releasePage(viewer: 1, parameters: parameters)
+        #expect(service.heldPagesTouched(by: .liveStreams).isEmpty, "reported once")
+        service.releasePage(viewer: 1, parameters: parameters, for: .liveStreams)
         _ = try service.write { store throws(FeedStoreError) in try store.addToVideoCounts(id: shown, likes: 1) }
-        #expect(service.heldPagesTouched().isEmpty, "a released page is no longer reported")
+        #expect(service.heldPagesTouched(by: .liveStreams).isEmpty, "a released page is no longer reported")
     }
 
     @Test("Each holder is told of its own held pages: one taking its report leaves the other's, and a page held by one is not reported to the other")

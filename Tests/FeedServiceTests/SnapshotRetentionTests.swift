@@ -221,8 +221,8 @@ struct SnapshotRetentionTests {
         let held = FeedParameters(limit: 20)
         _ = try service.feed(viewer: 1, parameters: held)
         #expect(service.cacheBytes.pages == 0)
-        service.holdPage(viewer: 1, parameters: held)
-        service.holdPage(viewer: 1, parameters: held)  // two streams of one page
+        service.holdPage(viewer: 1, parameters: held, for: .liveStreams)
+        service.holdPage(viewer: 1, parameters: held, for: .liveStreams)  // two streams of one page
         let page = try service.feed(viewer: 1, parameters: held)
         let cost = service.cacheBytes.pages
         #expect(cost > 64)
@@ -237,9 +237,9 @@ struct SnapshotRetentionTests {
         #expect(liked)
         #expect(try service.feed(viewer: 1, parameters: held).snapshotID != page.snapshotID)
         #expect(service.cacheBytes.pages > 64)
-        service.releasePage(viewer: 1, parameters: held)
+        service.releasePage(viewer: 1, parameters: held, for: .liveStreams)
         #expect(service.cacheBytes.pages > 64, "still held once")
-        service.releasePage(viewer: 1, parameters: held)
+        service.releasePage(viewer: 1, parameters: held, for: .liveStreams)
         #expect(service.cacheBytes.pages == 0, "released: over the budget, so gone")
     }
 }
