@@ -1,3 +1,5 @@
+import Deterministic
+
 /// Input rules shared by every write. Each check throws ``FeedStoreError/invalid(field:reason:)``
 /// naming the snake_case column, and returns the normalized value to store.
 package enum Validate {
@@ -163,11 +165,14 @@ package enum Validate {
 
     /// Snapshot ids: 1…128 bytes of printable ASCII (a hex hash in practice).
     package static func snapshotID(_ value: String) throws(FeedStoreError) -> String {
-        let bytes = value.utf8
-        guard !bytes.isEmpty, bytes.count <= 128 else {
+        // Over the string's bytes in place: through the UTF-8 view, a byte at a time, checking
+        // a 32-digit id took about 1,400 instructions (callgrind), and the maintenance thread
+        // checks every snapshot it stores.
+        let (count, printable) = withUTF8Bytes(of: value) { bytes in (bytes.count, bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }) }
+        guard count > 0, count <= 128 else {
             throw .invalid(field: "id", reason: "must be 1 to 128 characters")
         }
-        guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard printable else {
             throw .invalid(field: "id", reason: "must be printable ASCII without spaces")
         }
         return value
