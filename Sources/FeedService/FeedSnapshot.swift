@@ -48,6 +48,9 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
                 footer: section.footer.map(shape))
         }
 
+        /// Whether the section has a header or a footer, told without reading their box.
+        var hasViews: Bool { views != nil }
+
         /// The header or the footer.
         public subscript(element: SupplementaryElement) -> Item? {
             element == .header ? header : footer
