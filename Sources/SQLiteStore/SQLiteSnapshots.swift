@@ -69,7 +69,8 @@ extension SQLiteFeedStore {
                 state.keepNewest(max(1, keepPerViewer), .base, viewer: viewer, in: &batch)
             }
             for snapshot in upserts {
-                state.put(.snapshot, viewer: snapshot.viewerID, id: snapshot.id, createdAt: snapshot.createdAt, bytes: byteArray(snapshot.structure), in: &batch)
+                state.put(
+                    .snapshot, viewer: snapshot.viewerID, id: snapshot.id, createdAt: snapshot.createdAt, bytes: byteArray(snapshot.structure), in: &batch)
             }
             for deletion in deletions {
                 state.remove(.snapshot, viewer: deletion.viewer, in: &batch, where: SnapshotLog.Entry.of(deletion.id))
