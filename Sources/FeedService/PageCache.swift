@@ -299,19 +299,20 @@ final class PageCache: Sendable {
             carousel = ranked
         }
         var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, viewer: nil, carousel: carousel)
-        // A write touches one or two ids: comparing each of the page's videos with those costs
-        // less than hashing it into the sets.
-        let few = videoIDs.count + userIDs.count <= 8
-        let (fewVideos, fewUsers) = few ? (Array(videoIDs), Array(userIDs)) : ([], [])
-        for sectionIndex in 0..<cached.videoRefs.sectionCount {
-            for (itemIndex, ref) in cached.videoRefs.items(of: sectionIndex).enumerated() {
-                guard let ref,
-                    few
-                        ? fewVideos.contains(ref.id) || fewUsers.contains(ref.author)
-                        : videoIDs.contains(ref.id) || userIDs.contains(ref.author)
-                else { continue }
-                guard let video = view.video(ref.id) else { return .recompose }
+        if videoIDs.count + userIDs.count <= 8 {
+            var missing = false
+            cached.videoRefs.forEach(showing: Array(videoIDs), orBy: Array(userIDs)) { sectionIndex, itemIndex, ref in
+                guard let video = view.video(ref.id) else { return missing = true }
                 patch.videoItems.append((sectionIndex, itemIndex, video, view.user(ref.author)))
+            }
+            if missing { return .recompose }
+        } else {
+            for sectionIndex in 0..<cached.videoRefs.sectionCount {
+                for (itemIndex, ref) in cached.videoRefs.items(of: sectionIndex).enumerated() {
+                    guard let ref, videoIDs.contains(ref.id) || userIDs.contains(ref.author) else { continue }
+                    guard let video = view.video(ref.id) else { return .recompose }
+                    patch.videoItems.append((sectionIndex, itemIndex, video, view.user(ref.author)))
+                }
             }
         }
         if userIDs.contains(cached.page.structure.viewer) {

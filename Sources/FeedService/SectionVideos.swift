@@ -43,6 +43,28 @@ struct SectionVideos: Sendable, Equatable {
         return items[items.startIndex + item]
     }
 
+    /// Calls `body` with the section, item and video of each video whose id or author is one of
+    /// `videos` or `authors`, in page order. A write touches one or two ids: comparing each of
+    /// the page's videos with those in one pass over the array costs less than hashing it into
+    /// sets, and a like (one video) compares one number per item.
+    func forEach(showing videos: [Int64], orBy authors: [Int64], _ body: (_ section: Int, _ item: Int, _ video: VideoRef) -> Void) {
+        refs.withUnsafeBufferPointer { refs in
+            var section = 0
+            for (index, ref) in refs.enumerated() {
+                guard let ref else { continue }
+                let shown: Bool
+                if videos.count == 1 && authors.isEmpty {
+                    shown = ref.id == videos[0]
+                } else {
+                    shown = videos.contains(ref.id) || authors.contains(ref.author)
+                }
+                guard shown else { continue }
+                while ends[section] <= index { section += 1 }
+                body(section, index - (section == 0 ? 0 : ends[section - 1]), ref)
+            }
+        }
+    }
+
     /// Section `section` showing `items` instead.
     mutating func replace(section: Int, with items: [VideoRef?]) {
         let range = range(of: section)

@@ -39,4 +39,30 @@ struct SectionVideosTests {
         #expect(videos == SectionVideos([[], [c, a, nil], [b, b]]))
         #expect(videos.video(section: 1, item: 2) == nil)
     }
+
+    @Test("The videos a write touches are found where the sections show them, empty sections and other items passed over")
+    func videosTouchedAreFoundInTheirSections() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            let sections = (0..<Int.random(in: 0...8, using: &generator)).map { _ in
+                (0..<Int.random(in: 0...6, using: &generator)).map { _ -> VideoRef? in
+                    Bool.random(using: &generator) && Int.random(in: 0..<4, using: &generator) == 0
+                        ? nil : VideoRef(id: Int64.random(in: 1...6, using: &generator), author: Int64.random(in: 10...13, using: &generator))
+                }
+            }
+            let videos = (0..<Int.random(in: 0...2, using: &generator)).map { _ in Int64.random(in: 1...6, using: &generator) }
+            let authors = (0..<Int.random(in: 0...2, using: &generator)).map { _ in Int64.random(in: 10...13, using: &generator) }
+            var expected: [[Int]] = []
+            for (section, items) in sections.enumerated() {
+                for (item, ref) in items.enumerated() {
+                    if let ref, videos.contains(ref.id) || authors.contains(ref.author) { expected.append([section, item, Int(ref.id)]) }
+                }
+            }
+            var found: [[Int]] = []
+            SectionVideos(sections).forEach(showing: videos, orBy: authors) { section, item, ref in
+                found.append([section, item, Int(ref.id)])
+            }
+            #expect(found == expected, "\(sections) videos \(videos) authors \(authors)")
+        }
+    }
 }
