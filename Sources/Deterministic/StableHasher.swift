@@ -1,26 +1,37 @@
 /// 64-bit FNV-1a over bytes: a hash that is the same in every process, on every run and every
 /// machine, unlike Swift's `Hasher`, so item versions, snapshot ids and store digests survive
 /// restarts and match across servers. Not a cryptographic hash.
+///
+/// Its combining methods are inlinable: called from the other modules once per byte or number
+/// (a snapshot id folds two numbers per section, a section's hash every item's id and version),
+/// each call and its loop cost more than the hashing (callgrind).
 public struct StableHasher: Sendable {
     /// The hash so far.
-    public private(set) var state: UInt64
+    public var state: UInt64 { _state }
+
+    @usableFromInline
+    internal var _state: UInt64
 
     /// Starts a hash; different `seed`s give independent hashes of the same input.
+    @inlinable
     public init(seed: UInt64 = 0) {
-        state = 0xcbf2_9ce4_8422_2325 ^ (seed &* 0x9E37_79B9_7F4A_7C15)
+        _state = 0xcbf2_9ce4_8422_2325 ^ (seed &* 0x9E37_79B9_7F4A_7C15)
     }
 
     /// Resumes a hash from a ``state`` it reached earlier: combining the rest gives the same
     /// result as hashing everything in one go.
+    @inlinable
     public init(state: UInt64) {
-        self.state = state
+        _state = state
     }
 
     /// FNV-1a's 64-bit prime.
-    private static let prime: UInt64 = 0x0000_0100_0000_01B3
+    @usableFromInline
+    static var prime: UInt64 { 0x0000_0100_0000_01B3 }
 
+    @inlinable
     public mutating func combine(_ byte: UInt8) {
-        state = (state ^ UInt64(byte)) &* StableHasher.prime
+        _state = (_state ^ UInt64(byte)) &* StableHasher.prime
     }
 
     public mutating func combine(bytes: some Sequence<UInt8>) {
@@ -39,12 +50,13 @@ public struct StableHasher: Sendable {
 
     /// The bytes in `buffer`.
     public mutating func combine(bytes buffer: UnsafeBufferPointer<UInt8>) {
-        var state = self.state
+        var state = _state
         for byte in buffer { state = (state ^ UInt64(byte)) &* StableHasher.prime }
-        self.state = state
+        _state = state
     }
 
     /// A string followed by a separator byte, so ("ab","c") and ("a","bc") differ.
+    @inlinable
     public mutating func combine(_ text: String) {
         withUTF8Bytes(of: text) { combine(bytes: $0) }
         combine(UInt8(0xFF))
@@ -52,11 +64,13 @@ public struct StableHasher: Sendable {
 
     /// `first.combine(text)` then `second.combine(text)`, in one pass over the text's bytes (two
     /// independent hashes of the same input, as a snapshot id takes).
+    @inlinable
     public static func combine(_ text: String, into first: inout StableHasher, _ second: inout StableHasher) {
         withUTF8Bytes(of: text) { combine(bytes: $0, into: &first, &second) }
     }
 
     /// `combine(_:into:_:)` of `value`'s 16 lowercase hex digits, without making the text.
+    @inlinable
     public static func combineHex16(_ value: UInt64, into first: inout StableHasher, _ second: inout StableHasher) {
         var digits: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &digits) { raw in
@@ -67,17 +81,19 @@ public struct StableHasher: Sendable {
     }
 
     /// Both hashes over `bytes`, then the separator.
-    private static func combine(bytes: UnsafeBufferPointer<UInt8>, into first: inout StableHasher, _ second: inout StableHasher) {
-        var (a, b) = (first.state, second.state)
+    @inlinable
+    static func combine(bytes: UnsafeBufferPointer<UInt8>, into first: inout StableHasher, _ second: inout StableHasher) {
+        var (a, b) = (first._state, second._state)
         for byte in bytes {
             a = (a ^ UInt64(byte)) &* prime
             b = (b ^ UInt64(byte)) &* prime
         }
-        (first.state, second.state) = (a, b)
+        (first._state, second._state) = (a, b)
         first.combine(UInt8(0xFF))
         second.combine(UInt8(0xFF))
     }
 
+    @inlinable
     public mutating func combine(_ value: Int64) {
         var value = UInt64(bitPattern: value)
         for _ in 0..<8 {
@@ -86,6 +102,7 @@ public struct StableHasher: Sendable {
         }
     }
 
+    @inlinable
     public mutating func combine(_ value: UInt64) {
         combine(Int64(bitPattern: value))
     }
