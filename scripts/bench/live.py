@@ -105,18 +105,7 @@ class Server:
         self.command = command
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=raise_descriptor_limit)
         self.pid = self.process.pid  # taskset execs the server: the same process
-        deadline = time.monotonic() + 60
-        while True:
-            self.alive()
-            try:
-                status, _, _ = request(options.port, "GET", "/healthz", timeout=2)
-                if status == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit(f"the server did not become healthy in 60 s; see {self.log_path}")
-            time.sleep(0.1)
+        wait_until_healthy(options.port, 60, self.alive, self.log_path)
 
     def alive(self):
         if self.process.poll() is not None:
@@ -136,6 +125,22 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
+
+
+def wait_until_healthy(port, seconds, alive, log_path, pause=0.1):
+    """Asks /healthz until it answers 200; `alive()` raises if the server exited meanwhile."""
+    deadline = time.monotonic() + seconds
+    while True:
+        alive()
+        try:
+            status, _, _ = request(port, "GET", "/healthz", timeout=2)
+            if status == 200:
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the server did not become healthy in {seconds} s; see {log_path}")
+        time.sleep(pause)
 
 
 def request(port, method, path, body=None, timeout=10, connection=None):

@@ -26,7 +26,8 @@ import subprocess
 import sys
 import time
 
-TOKEN = "bench-token"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from live import TOKEN, wait_until_healthy  # noqa: E402
 
 
 def request(connection, method, path):
@@ -64,19 +65,12 @@ def main():
         [options.binary, "serve", "--db", db, "--host", "127.0.0.1", "--port", str(options.port), "--threads", "1",
          "--admin-token", TOKEN, "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 300  # valgrind starts slowly
-        while True:
+        def alive():
             if server.poll() is not None:
                 raise SystemExit(f"the server exited with {server.returncode}; see {log.name}")
-            try:
-                connection = http.client.HTTPConnection("127.0.0.1", options.port, timeout=60)
-                if request(connection, "GET", "/healthz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit(f"the server did not become healthy in 300 s; see {log.name}")
-            time.sleep(0.5)
+
+        wait_until_healthy(options.port, 300, alive, log.name, pause=0.5)  # valgrind starts slowly
+        connection = http.client.HTTPConnection("127.0.0.1", options.port, timeout=60)
 
         viewers = range(1, options.viewers + 1)
         held = {}
