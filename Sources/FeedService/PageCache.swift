@@ -302,7 +302,10 @@ final class PageCache: Sendable {
         if videoIDs.count + userIDs.count <= 8 {
             var missing = false
             cached.videoRefs.forEach(showing: Array(videoIDs), orBy: Array(userIDs)) { sectionIndex, itemIndex, ref in
-                guard let video = view.video(ref.id) else { return missing = true }
+                guard let video = view.video(ref.id) else {
+                    missing = true
+                    return
+                }
                 patch.videoItems.append((sectionIndex, itemIndex, video, view.user(ref.author)))
             }
             if missing { return .recompose }

@@ -168,8 +168,11 @@ package enum Validate {
         // Over the string's bytes in place: through the UTF-8 view, a byte at a time, checking
         // a 32-digit id took about 1,400 instructions (callgrind), and the maintenance thread
         // checks every snapshot it stores.
-        let (count, printable) = withUTF8Bytes(of: value) { bytes in (bytes.count, bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }) }
-        guard count > 0, count <= 128 else {
+        let printable: Bool? = withUTF8Bytes(of: value) { bytes in
+            guard !bytes.isEmpty, bytes.count <= 128 else { return nil }
+            return bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+        }
+        guard let printable else {
             throw .invalid(field: "id", reason: "must be 1 to 128 characters")
         }
         guard printable else {

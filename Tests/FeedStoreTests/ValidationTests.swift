@@ -203,4 +203,26 @@ struct ValidationTests {
         #expect(FeedStoreError.invalid(field: "title", reason: "must not be empty").description == "invalid title: must not be empty")
         #expect(FeedStoreError.notFound(entity: .video, id: "3").description == "video 3 not found")
     }
+
+    @Test("A snapshot id is 1 to 128 printable ASCII bytes without spaces; a long one is refused for its length")
+    func snapshotIDs() throws {
+        func reason(_ id: String) -> String? {
+            do {
+                _ = try Validate.snapshotID(id)
+                return nil
+            } catch {
+                guard case .invalid(field: "id", let reason) = error else { return "\(error)" }
+                return reason
+            }
+        }
+        #expect(reason("0123456789abcdef0123456789abcdef") == nil)
+        #expect(reason(String(repeating: "~", count: 128)) == nil)
+        #expect(reason("") == "must be 1 to 128 characters")
+        #expect(reason(String(repeating: "a", count: 129)) == "must be 1 to 128 characters")
+        // Length first: a long id with a space is refused for its length.
+        #expect(reason(String(repeating: "a", count: 200) + " ") == "must be 1 to 128 characters")
+        for id in ["a b", "a\tb", "a\u{7F}", "é", "a\nb"] {
+            #expect(reason(id) == "must be printable ASCII without spaces", "\(id.debugDescription)")
+        }
+    }
 }
