@@ -47,7 +47,11 @@ internal func _matchElements<Element, ID: Hashable>(
 ) -> _Matching<ID> {
     let oldCount = old.count
     let newCount = new.count
-    var table = _IdentifierTable<ID>(minimumCount: oldCount)
+    // Room for every identifier of both lists: the new-only ones are stored too. Sized for the
+    // old list's alone, the table grew (every key hashed again) on the first new-only one, which
+    // nearly every list that gained an element has: a feed's grid section with one video slid in
+    // at its top, 60,000 instructions of a shifted page's 986,000 (callgrind).
+    var table = _IdentifierTable<ID>(minimumCount: oldCount &+ newCount)
     let empty = _IdentifierTable<ID>.empty
     // links[2i]: the next old index with the same identifier as i, or -1.
     // links[2i + 1], for a first occurrence i: the next old occurrence of its
