@@ -9,9 +9,11 @@ maintenance thread's loop) serves a copy of the seeded demo store. Each of N vie
 first page; the video most of those pages show is found. Counters are zeroed, then R rounds:
 a like of that video, then every viewer's delta poll since the snapshot it holds (a changed
 poll for the viewers whose page shows it, the client one like behind, as in the polling mix's
-bursts), each viewer moving on to the snapshot it was given. Counters are dumped ("changed"),
-then every viewer polls again R times with the snapshot it holds (304s), and they are dumped
-again ("unchanged"). Prints one JSON line: the polls of each kind and the dump files.
+bursts), each viewer moving on to the snapshot it was given. Counters are dumped ("changed").
+Then R rounds of a new video by the author most of the pages show, each followed by every
+viewer's poll (its followers' grids shifted by one: "shifted"). Then every viewer polls again R
+times with the snapshot it holds (304s: "unchanged"). Prints one JSON line: the polls of each
+kind and status.
 """
 
 import argparse
@@ -30,8 +32,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from live import TOKEN, wait_until_healthy  # noqa: E402
 
 
-def request(connection, method, path):
-    connection.request(method, path, headers={"Authorization": f"Bearer {TOKEN}", "Accept-Encoding": "gzip"})
+def request(connection, method, path, body=None):
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept-Encoding": "gzip"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    connection.request(method, path, body=body, headers=headers)
     response = connection.getresponse()
     body = response.read()
     if response.headers.get("Content-Encoding") == "gzip":
@@ -75,15 +80,19 @@ def main():
         viewers = range(1, options.viewers + 1)
         held = {}
         shows = collections.Counter()
+        authors = collections.Counter()
         for viewer in viewers:
             status, headers, body = request(connection, "GET", f"/v1/users/{viewer}/feed")
             if status != 200:
                 raise SystemExit(f"GET feed of viewer {viewer} answered {status}")
             held[viewer] = etag(headers)
             page = json.loads(body)
-            shows.update({item["id"] for section in page["sections"] for item in section["items"] if item["kind"] == "video"})
+            videos = [item for section in page["sections"] for item in section["items"] if item["kind"] == "video"]
+            shows.update({item["id"] for item in videos})
+            authors.update({item["data"]["author"]["id"] for item in videos})
         video_id, showing = min(shows.items(), key=lambda item: (-item[1], item[0]))
         video = int(video_id.split(":")[1])
+        author, author_shown = min(authors.items(), key=lambda item: (-item[1], item[0]))
 
         def poll(viewer):
             status, headers, _ = request(connection, "GET", f"/v1/users/{viewer}/feed/delta?since={held[viewer]}")
@@ -112,13 +121,26 @@ def main():
                 statuses[f"changed round {poll(viewer)}"] += 1
         time.sleep(2)  # the maintenance pass stores what the changed polls handed out
         callgrind_control(server.pid, "--dump=changed")
+        # New videos of the author whose videos most pages show: a video at the top of its
+        # followers' grids, every other video one place on (the polling mix's other changed polls).
+        for round in range(options.rounds):
+            body = json.dumps({"author_id": author, "title": f"Counted video {round}", "thumbnail_url": "https://img.example/c.jpg",
+                               "duration_seconds": 30})
+            status, _, answer = request(connection, "POST", "/v1/videos", body)
+            if status != 201:
+                raise SystemExit(f"POST video answered {status}: {answer[:200]}")
+            time.sleep(0.5)
+            for viewer in viewers:
+                statuses[f"shifted round {poll(viewer)}"] += 1
+        time.sleep(2)
+        callgrind_control(server.pid, "--dump=shifted")
         for _ in range(options.rounds):
             for viewer in viewers:
                 statuses[f"unchanged round {poll(viewer)}"] += 1
         time.sleep(2)
         callgrind_control(server.pid, "--dump=unchanged")
-        print(json.dumps({"video": video, "showing": showing, "viewers": options.viewers, "rounds": options.rounds,
-                          "statuses": statuses}))
+        print(json.dumps({"video": video, "showing": showing, "author": author, "author_shown": author_shown,
+                          "viewers": options.viewers, "rounds": options.rounds, "statuses": statuses}))
     finally:
         if server.poll() is None:
             server.send_signal(signal.SIGTERM)
