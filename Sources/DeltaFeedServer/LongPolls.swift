@@ -30,7 +30,6 @@ final class LongPolls: @unchecked Sendable {
         let viewer: Int64
         let since: String
         let format: DeltaFormat
-        let deadline: Date
         let responder: Responder
         /// The index position the route's look saw the feed unchanged at; nil when it did not
         /// look (the snapshot had to be read from storage).
@@ -63,9 +62,9 @@ final class LongPolls: @unchecked Sendable {
     /// The waiting requests by the page they hold, and those without one.
     private var byPage: [Page: Set<UInt64>] = [:]
     private var unpaged: Set<UInt64> = []
-    /// Every parked request's deadline, soonest first; an entry whose request was answered is
-    /// dropped when it comes up (the thread found the earliest deadline and the expired ones by
-    /// walking every waiting request on each wake-up, once per change).
+    /// Every parked request's deadline (kept here alone), soonest first; an entry whose request
+    /// was answered is dropped when it comes up (the thread found the earliest deadline and the
+    /// expired ones by walking every waiting request on each wake-up, once per change).
     private var deadlines = Heap<Deadline>()
 
     struct Deadline: Comparable {
@@ -117,7 +116,7 @@ final class LongPolls: @unchecked Sendable {
         }
         guard waiters.count < capacity else { return false }
         nextKey &+= 1
-        waiters[nextKey] = Waiter(viewer: viewer, since: since, format: format, deadline: deadline, responder: responder, unchangedAt: unchangedAt)
+        waiters[nextKey] = Waiter(viewer: viewer, since: since, format: format, responder: responder, unchangedAt: unchangedAt)
         deadlines.insert(Deadline(at: deadline, key: nextKey))
         waiting.set(Int64(waiters.count))
         fresh.insert(nextKey)

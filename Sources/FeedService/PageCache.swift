@@ -303,25 +303,15 @@ final class PageCache: Sendable {
             carousel = ranked
         }
         var patch = PagePatch(sequence: view.sequence, dependencies: dependencies, viewer: nil, carousel: carousel)
-        if videoIDs.count + userIDs.count <= 8 {
-            var missing = false
-            cached.videoRefs.forEach(showing: Array(videoIDs), orBy: Array(userIDs)) { sectionIndex, itemIndex, ref in
-                guard let video = view.video(ref.id) else {
-                    missing = true
-                    return
-                }
-                patch.videoItems.append((sectionIndex, itemIndex, video, view.user(ref.author)))
+        var missing = false
+        cached.videoRefs.forEach(touchedBy: SectionVideos.Touched(videos: videoIDs, authors: userIDs)) { sectionIndex, itemIndex, ref in
+            guard let video = view.video(ref.id) else {
+                missing = true
+                return
             }
-            if missing { return .recompose }
-        } else {
-            for sectionIndex in 0..<cached.videoRefs.sectionCount {
-                for (itemIndex, ref) in cached.videoRefs.items(of: sectionIndex).enumerated() {
-                    guard let ref, videoIDs.contains(ref.id) || userIDs.contains(ref.author) else { continue }
-                    guard let video = view.video(ref.id) else { return .recompose }
-                    patch.videoItems.append((sectionIndex, itemIndex, video, view.user(ref.author)))
-                }
-            }
+            patch.videoItems.append((sectionIndex, itemIndex, video, view.user(ref.author)))
         }
+        if missing { return .recompose }
         if userIDs.contains(cached.page.structure.viewer) {
             guard let viewer = view.user(cached.page.structure.viewer) else { return .recompose }
             patch.viewer = viewer

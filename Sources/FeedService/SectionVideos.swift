@@ -43,22 +43,42 @@ struct SectionVideos: Sendable, Equatable {
         return items[items.startIndex + item]
     }
 
-    /// Calls `body` with the section, item and video of each video whose id or author is one of
-    /// `videos` or `authors`, in page order. A write touches one or two ids: comparing each of
-    /// the page's videos with those in one pass over the array costs less than hashing it into
-    /// sets, and a like (one video) compares one number per item.
-    func forEach(showing videos: [Int64], orBy authors: [Int64], _ body: (_ section: Int, _ item: Int, _ video: VideoRef) -> Void) {
+    /// The videos a batch of writes touched, by id or by author, as ``forEach(touchedBy:_:)``
+    /// compares them with a page's.
+    enum Touched {
+        /// One video (a like): one number compared per item.
+        case video(Int64)
+        /// A few ids: compared one by one, cheaper than hashing each item into sets.
+        case few(videos: [Int64], authors: [Int64])
+        /// Many ids.
+        case many(videos: Set<Int64>, authors: Set<Int64>)
+
+        init(videos: Set<Int64>, authors: Set<Int64>) {
+            if videos.count == 1, authors.isEmpty, let video = videos.first {
+                self = .video(video)
+            } else if videos.count + authors.count <= 8 {
+                self = .few(videos: Array(videos), authors: Array(authors))
+            } else {
+                self = .many(videos: videos, authors: authors)
+            }
+        }
+
+        func contains(_ ref: VideoRef) -> Bool {
+            switch self {
+            case .video(let id): ref.id == id
+            case .few(let videos, let authors): videos.contains(ref.id) || authors.contains(ref.author)
+            case .many(let videos, let authors): videos.contains(ref.id) || authors.contains(ref.author)
+            }
+        }
+    }
+
+    /// Calls `body` with the section, item and video of each video `touched` contains, in page
+    /// order: one pass over the page's one array.
+    func forEach(touchedBy touched: Touched, _ body: (_ section: Int, _ item: Int, _ video: VideoRef) -> Void) {
         refs.withUnsafeBufferPointer { refs in
             var section = 0
             for (index, ref) in refs.enumerated() {
-                guard let ref else { continue }
-                let shown: Bool
-                if videos.count == 1 && authors.isEmpty {
-                    shown = ref.id == videos[0]
-                } else {
-                    shown = videos.contains(ref.id) || authors.contains(ref.author)
-                }
-                guard shown else { continue }
+                guard let ref, touched.contains(ref) else { continue }
                 while ends[section] <= index { section += 1 }
                 body(section, index - (section == 0 ? 0 : ends[section - 1]), ref)
             }

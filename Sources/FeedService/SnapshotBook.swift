@@ -597,14 +597,15 @@ extension Array where Element == SnapshotBook.Entry {
     }
 }
 
-extension Array where Element == SnapshotStructure.Item {
-    /// Whether both are the same array storage (a copy not written to since), not equal
-    /// elements; two empty arrays may share the one empty storage.
+extension Array {
+    /// Whether both are the same array storage (a copy not written to since: equal without
+    /// comparing their elements), not merely equal elements; two empty arrays may share the one
+    /// empty storage.
     ///
     /// Compares the references to the storage without following them: an array here is that
     /// one reference (no Objective-C bridging on Linux), where `withUnsafeBufferPointer` reads
     /// the count from the storage, a cache miss for an array not touched for a while.
-    fileprivate func sharesStorage(with other: [SnapshotStructure.Item]) -> Bool {
+    func sharesStorage(with other: [Element]) -> Bool {
         unsafeBitCast(self, to: UnsafeRawPointer.self) == unsafeBitCast(other, to: UnsafeRawPointer.self)
     }
 }

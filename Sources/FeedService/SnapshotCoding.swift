@@ -67,13 +67,6 @@ package enum SnapshotCoding {
         return out
     }
 
-    /// Whether two arrays are one buffer (equal without comparing their elements). Empty arrays
-    /// may have no buffer: they are left to the comparison.
-    private static func sharesStorage<Element>(_ left: [Element], _ right: [Element]) -> Bool {
-        guard !left.isEmpty, left.count == right.count else { return false }
-        return left.withUnsafeBufferPointer { left in right.withUnsafeBufferPointer { $0.baseAddress == left.baseAddress } }
-    }
-
     /// `limit offset width+1|0 stack_ads(0|1) kinds viewport+1|0 prefetch+1|0`.
     private static func parameters(_ structure: SnapshotStructure, to out: inout [UInt8]) {
         let parameters = structure.parameters
@@ -265,7 +258,8 @@ package enum SnapshotCoding {
             // Sections mostly keep their place, and a page patched since the base shares the
             // items of the sections it did not touch: those need no comparison item by item.
             let samePlace = position < base.sections.count && base.sections[position].id == section.id
-            if samePlace, base.sections[position].kind == section.kind, sharesStorage(base.sections[position].items, section.items),
+            if samePlace, base.sections[position].kind == section.kind, !section.items.isEmpty,
+                base.sections[position].items.sharesStorage(with: section.items),
                 section.header == base.sections[position].header, section.footer == base.sections[position].footer
             {
                 out.append(0)

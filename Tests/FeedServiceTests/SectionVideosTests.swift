@@ -50,8 +50,9 @@ struct SectionVideosTests {
                         ? nil : VideoRef(id: Int64.random(in: 1...6, using: &generator), author: Int64.random(in: 10...13, using: &generator))
                 }
             }
-            let videos = (0..<Int.random(in: 0...2, using: &generator)).map { _ in Int64.random(in: 1...6, using: &generator) }
-            let authors = (0..<Int.random(in: 0...2, using: &generator)).map { _ in Int64.random(in: 10...13, using: &generator) }
+            // Up to 12 ids: one video, a few, and more than the few the pass compares one by one.
+            let videos = Set((0..<Int.random(in: 0...6, using: &generator)).map { _ in Int64.random(in: 1...6, using: &generator) })
+            let authors = Set((0..<Int.random(in: 0...6, using: &generator)).map { _ in Int64.random(in: 10...13, using: &generator) })
             var expected: [[Int]] = []
             for (section, items) in sections.enumerated() {
                 for (item, ref) in items.enumerated() {
@@ -59,7 +60,7 @@ struct SectionVideosTests {
                 }
             }
             var found: [[Int]] = []
-            SectionVideos(sections).forEach(showing: videos, orBy: authors) { section, item, ref in
+            SectionVideos(sections).forEach(touchedBy: SectionVideos.Touched(videos: videos, authors: authors)) { section, item, ref in
                 found.append([section, item, Int(ref.id)])
             }
             #expect(found == expected, "\(sections) videos \(videos) authors \(authors)")
