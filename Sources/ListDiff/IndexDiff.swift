@@ -47,11 +47,11 @@ internal enum _IdentifierLookup<ID: Hashable> {
     /// Identifier → first old index, or the encoded first new index of an
     /// identifier absent from the old list.
     case table(_IdentifierTable<ID>)
-    /// Both lists hold these identifiers (at most 32) in this order: every
-    /// element kept its index, so no table was built (the common case of a
-    /// feed section that changed only in content, or not at all); found by a
-    /// scan.
-    case sameOrder([ID])
+    /// The identifiers of the old list and of the new one, in order, for
+    /// short lists, whose diff builds no table (see ``_shortListDiff``); found
+    /// by a scan. Lists that kept every identifier's index (most sections of
+    /// a feed) share one array.
+    case scan(old: [ID], new: [ID])
 }
 
 extension _IdentifierLookup: Sendable where ID: Sendable {}
@@ -113,30 +113,29 @@ extension IndexDiff {
     /// The index in the old list of the first element with the identifier
     /// `id`, or `nil` when the old list has none.
     ///
-    /// - Complexity: O(1) expected (a scan of at most 32 identifiers when both
-    ///   short lists hold the same identifiers in the same order: no hash
-    ///   table is built for those).
+    /// - Complexity: O(1) expected (a scan of the old list when it is short:
+    ///   no hash table is built for short lists).
     public func oldIndex(for id: ID) -> Int? {
         switch _lookup {
         case .table(let table):
             let value = table.value(for: id)
             return value >= 0 ? value : nil
-        case .sameOrder(let ids):
-            return ids.firstIndex(of: id)
+        case .scan(let old, _):
+            return old.firstIndex(of: id)
         }
     }
 
     /// The index in the new list of the first element with the identifier
     /// `id`, or `nil` when the new list has none.
     ///
-    /// - Complexity: O(1) expected (a scan of at most 32 identifiers when both
-    ///   short lists hold the same identifiers in the same order: no hash
-    ///   table is built for those).
+    /// - Complexity: O(1) expected (a scan of the new list when it is short:
+    ///   no hash table is built for short lists).
     public func newIndex(for id: ID) -> Int? {
         let table: _IdentifierTable<ID>
         switch _lookup {
         case .table(let built): table = built
-        case .sameOrder(let ids): return ids.firstIndex(of: id)
+        // The k-th occurrences are matched, so the first new occurrence is the first old one's.
+        case .scan(_, let new): return new.firstIndex(of: id)
         }
         let value = table.value(for: id)
         if value >= 0 {
