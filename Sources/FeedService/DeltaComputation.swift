@@ -24,8 +24,11 @@ extension DeltaDocument {
         var views: [SupplementaryUpdate] = []
         var changedLayouts: [Int] = []
         var kept: [Int] = []
-        for sectionDiff in diff.itemDiffs {
-            let (oldIndex, newIndex) = (sectionDiff.oldSection, sectionDiff.newSection)
+        // The item diffs are read by index, field by field, here and below: a loop over them
+        // copied each one (its lookup's arrays retained and released), four times a section.
+        let itemDiffs = diff.itemDiffs
+        for position in itemDiffs.indices {
+            let (oldIndex, newIndex) = (itemDiffs[position].oldSection, itemDiffs[position].newSection)
             guard old.sections[oldIndex].kind == page[newIndex].kind.rawValue else { continue }
             var viewsChanged = false
             // Most sections have no header or footer, before or after.
@@ -48,7 +51,7 @@ extension DeltaDocument {
                     views.append(SupplementaryUpdate(section: newIndex, element: element, change: .changed, patch: previous.flatMap { patch($0, now) }))
                 }
             }
-            if sectionDiff.items.hasChanges || viewsChanged { kept.append(newIndex) }
+            if itemDiffs[position].items.hasChanges || viewsChanged { kept.append(newIndex) }
             // A section's layout follows from its kind (the same here), its item count and its
             // views (the kinds of its items follow from its kind and count: see FeedComposer).
             if current.layout != nil,
@@ -66,29 +69,34 @@ extension DeltaDocument {
         var deleted: [String: (path: ItemPath, version: UInt64)] = [:]
         // Sized at once, as `moved` below: grown entry by entry, a shifted page (an item out of
         // every grid section, another in) rehashed them about ten times (19,000 instructions).
-        deleted.reserveCapacity(diff.itemDiffs.reduce(0) { $0 + $1.items.deletes.count })
-        for sectionDiff in diff.itemDiffs {
-            for oldIndex in sectionDiff.items.deletes {
-                let item = old.sections[sectionDiff.oldSection].items[oldIndex]
-                deleted[item.id] = (ItemPath(section: sectionDiff.oldSection, item: oldIndex), item.version)
+        var deleteCount = 0
+        for position in itemDiffs.indices { deleteCount += itemDiffs[position].items.deletes.count }
+        deleted.reserveCapacity(deleteCount)
+        for position in itemDiffs.indices {
+            let oldSection = itemDiffs[position].oldSection
+            for oldIndex in itemDiffs[position].items.deletes {
+                let item = old.sections[oldSection].items[oldIndex]
+                deleted[item.id] = (ItemPath(section: oldSection, item: oldIndex), item.version)
             }
         }
         var moved: [ItemPath: ItemPath] = [:]
         moved.reserveCapacity(deleted.count)
-        for sectionDiff in diff.itemDiffs where !deleted.isEmpty {
-            for newIndex in sectionDiff.items.inserts {
-                let item = new.sections[sectionDiff.newSection].items[newIndex]
+        for position in itemDiffs.indices where !deleted.isEmpty {
+            let newSection = itemDiffs[position].newSection
+            for newIndex in itemDiffs[position].items.inserts {
+                let item = new.sections[newSection].items[newIndex]
                 if let held = deleted[item.id], held.version == item.version {
-                    moved[ItemPath(section: sectionDiff.newSection, item: newIndex)] = held.path
+                    moved[ItemPath(section: newSection, item: newIndex)] = held.path
                 }
             }
         }
-        for sectionDiff in diff.itemDiffs {
-            for oldIndex in sectionDiff.items.updates {
-                guard let newIndex = sectionDiff.items.newIndex(forOldIndex: oldIndex),
-                    let previous = renderedItem(old.sections[sectionDiff.oldSection].items[oldIndex].version)
+        for position in itemDiffs.indices {
+            let (oldSection, newSection) = (itemDiffs[position].oldSection, itemDiffs[position].newSection)
+            for oldIndex in itemDiffs[position].items.updates {
+                guard let newIndex = itemDiffs[position].items.newIndex(forOldIndex: oldIndex),
+                    let previous = renderedItem(old.sections[oldSection].items[oldIndex].version)
                 else { continue }
-                let path = ItemPath(section: sectionDiff.newSection, item: newIndex)
+                let path = ItemPath(section: newSection, item: newIndex)
                 patches[path] = patch(previous, page[path.section].items[path.item])
             }
         }

@@ -283,6 +283,7 @@ final class PageCache: Sendable {
             for (section, grid) in cached.gridIndices.enumerated() {
                 guard let grid else { continue }
                 var videos: [GridVideo] = []
+                videos.reserveCapacity(chunk)
                 for position in min(region.count, grid * chunk)..<min(region.count, (grid + 1) * chunk) {
                     let ref = region[position]
                     if let kept = keptItem(ref, wasAt: position - inserted) {

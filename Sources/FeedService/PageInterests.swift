@@ -35,12 +35,20 @@ public struct PageInterests: Sendable, Equatable {
 
     init(_ dependencies: FeedDependencies) {
         viewer = dependencies.viewer
+        // The dependencies keep their lists sorted: taken as they are (checked in one pass each),
+        // not sorted again for each page a shift registers anew.
         let watched = dependencies.watchedVideos.sortedUnique()
         videos = watched
-        laterVideos = dependencies.feedVideos.sortedUnique().filter { !watched.containsSorted($0) }
-        authors = dependencies.followees.sorted()
-        users = (dependencies.shownUsers + dependencies.suggestionOrder.map(\.id)).sortedUnique()
-        followers = (Array(dependencies.followees) + [dependencies.viewer]).sortedUnique()
+        laterVideos = dependencies.feedVideos.sortedUnique().subtractingSorted(watched)
+        let followees = dependencies.followees.sorted()
+        authors = followees
+        let shown = dependencies.shownUsers.sortedUnique()
+        users =
+            dependencies.suggestionOrder.allSatisfy { shown.containsSorted($0.id) }
+            ? shown : (shown + dependencies.suggestionOrder.map(\.id)).sortedUnique()
+        var followers = followees
+        followers.insertSorted(dependencies.viewer)
+        self.followers = followers
         anyNewVideo = dependencies.pageIsLast
         anyUserAddedOrRemoved = dependencies.suggestionsOffPage || (dependencies.suggestionsOnPage && dependencies.suggestionFloor == nil)
         popularThreshold = dependencies.regionPopular.last?.key
