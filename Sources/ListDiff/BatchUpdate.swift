@@ -54,6 +54,7 @@ public struct BatchUpdate: Hashable, Sendable {
 }
 
 /// Merges two ascending lists into one ascending list.
+@usableFromInline
 internal func _mergeAscending(_ a: [Int], _ b: [Int]) -> [Int] {
     if b.isEmpty { return a }
     if a.isEmpty { return b }
@@ -93,6 +94,7 @@ extension DiffCore {
     ///
     /// - Complexity: O(*d* + *i* + *u* + *v* log *v*), the numbers of deletes,
     ///   inserts, updates and moves.
+    @usableFromInline
     internal var batch: BatchUpdate {
         var keptMoves: [Move<Int>] = []
         var replacedFrom: [Int] = []

@@ -179,6 +179,7 @@ extension SectionedDiff {
 
     /// Whether the section at `oldSection` is replaced whole because its own
     /// content changed.
+    @inlinable
     internal func _isReplaced(oldSection: Int) -> Bool {
         sections._core.isUpdated[oldSection]
     }
