@@ -25,8 +25,19 @@ public struct JSONWriter: Sendable {
     /// binary, without `raw`'s look at a string's storage (about 100 instructions a call, and
     /// a delta writes dozens of punctuation literals).
     public mutating func literal(_ text: StaticString) {
+        let count = text.utf8CodeUnitCount
+        // Punctuation (`[`, `,`, `]`, `":`) a byte at a time: appending a buffer cost about 140
+        // instructions whatever its length, and a delta of a shifted page writes 200 of them.
+        if count <= Self.bytewiseLimit, text.hasPointerRepresentation {
+            let start = text.utf8Start
+            for index in 0..<count { bytes.append(start[index]) }
+            return
+        }
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
+
+    /// Up to this many bytes are appended one by one rather than as a buffer.
+    private static let bytewiseLimit = 4
 
     /// Appends raw bytes as is.
     public mutating func raw(bytes other: some Sequence<UInt8>) {
@@ -67,7 +78,11 @@ public struct JSONWriter: Sendable {
                 position -= 1
                 buffer[position] = UInt8(ascii: "-")
             }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[position...]))
+            if buffer.count - position <= Self.bytewiseLimit {
+                for index in position..<buffer.count { bytes.append(buffer[index]) }
+            } else {
+                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[position...]))
+            }
         }
     }
 
