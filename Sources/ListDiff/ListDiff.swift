@@ -154,7 +154,7 @@ internal func _sameOrderDiff<Element, ID: Hashable>(
     guard let isUpdated else { return nil }
     guard count > _sameOrderScanLimit else {
         let ids = old.map(identifier)
-        return IndexDiff(_core: DiffCore(sameOrder: isUpdated), lookup: .scan(old: ids, new: ids))
+        return IndexDiff(_core: _sameOrderCore(isUpdated), lookup: .scan(old: ids, new: ids))
     }
     // A longer list gets its table (each identifier's first index) so that lookups stay O(1):
     // backwards, so that the first occurrence is the one left.
@@ -166,7 +166,7 @@ internal func _sameOrderDiff<Element, ID: Hashable>(
             _ = table.exchange(identifier(old[i]), with: i)
         }
     }
-    return IndexDiff(_core: DiffCore(sameOrder: isUpdated), lookup: .table(table))
+    return IndexDiff(_core: _sameOrderCore(isUpdated), lookup: .table(table))
 }
 
 /// The diff of two short lists (at most ``_shortListLimit`` elements each), matched by
@@ -273,6 +273,19 @@ internal let _sameOrderScanLimit = 32
 /// sections are diffed many times a second and most of them did not change.
 private let _sharedNoUpdates: [[Bool]] = (0..._sameOrderScanLimit).map { [Bool](repeating: false, count: $0) }
 private let _sharedIdentities: [[Int]] = (0..._sameOrderScanLimit).map { Array(0..<$0) }
+
+/// One outcome per short length for lists that kept every element, unchanged: most sections of
+/// a feed between two snapshots, which each made one (an allocation, and its release).
+private let _unchangedCores: [DiffCore] = (0..._sameOrderScanLimit).map { DiffCore(sameOrder: _sharedNoUpdates[$0]) }
+
+/// The outcome for two lists whose elements all kept their index (``DiffCore/init(sameOrder:)``),
+/// shared when they are short and nothing changed.
+@usableFromInline
+internal func _sameOrderCore(_ isUpdated: [Bool]) -> DiffCore {
+    let count = isUpdated.count
+    if count <= _sameOrderScanLimit, _sharesStorage(isUpdated, _sharedNoUpdates[count]) { return _unchangedCores[count] }
+    return DiffCore(sameOrder: isUpdated)
+}
 
 /// `count` flags, all false (shared when short).
 @usableFromInline
