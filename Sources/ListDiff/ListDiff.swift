@@ -67,9 +67,9 @@ internal func _matchElements<Element, ID: Hashable>(
         }
         initialized = 2 &* oldCount
     }
-    var oldToNew = [Int](repeating: -1, count: oldCount)
-    var newToOld = [Int](repeating: -1, count: newCount)
-    var isUpdated = [Bool](repeating: false, count: oldCount)
+    var oldToNew = _filled(-1, count: oldCount)
+    var newToOld = _filled(-1, count: newCount)
+    var isUpdated = _filled(false, count: oldCount)
     links.withUnsafeMutableBufferPointer { links in
         oldToNew.withUnsafeMutableBufferPointer { oldToNew in
             newToOld.withUnsafeMutableBufferPointer { newToOld in
@@ -142,7 +142,7 @@ internal func _sameOrderDiff<Element, ID: Hashable>(
                 }
                 // Most sections of a feed did not change at all: they share one array of flags.
                 guard firstUpdate < count else { return _noUpdates(count: count) }
-                var flags = [Bool](repeating: false, count: count)
+                var flags = _filled(false, count: count)
                 flags[firstUpdate] = true
                 for i in (firstUpdate + 1)..<count {
                     guard identifier(old[i]) == identifier(new[i]) else { return nil }
@@ -192,12 +192,9 @@ internal func _shortListDiff<Element, ID: Hashable>(
     guard oldCount <= _shortListLimit, newCount <= _shortListLimit else { return nil }
     let oldIDs = _identifiers(of: old, identifier)
     let newIDs = _identifiers(of: new, identifier)
-    var oldToNew = _unmatched(count: oldCount)
-    var newToOld = _unmatched(count: newCount)
-    var isUpdated = [Bool](unsafeUninitializedCapacity: oldCount) { flags, initialized in
-        flags.initialize(repeating: false)
-        initialized = oldCount
-    }
+    var oldToNew = _filled(-1, count: oldCount)
+    var newToOld = _filled(-1, count: newCount)
+    var isUpdated = _filled(false, count: oldCount)
     old.withUnsafeBufferPointer { old in
         new.withUnsafeBufferPointer { new in
             oldIDs.withUnsafeBufferPointer { oldIDs in
@@ -235,21 +232,24 @@ internal func _shortListDiff<Element, ID: Hashable>(
 /// The identifiers of `elements`, in order.
 @inlinable
 internal func _identifiers<Element, ID>(of elements: [Element], _ identifier: (Element) -> ID) -> [ID] {
-    [ID](unsafeUninitializedCapacity: elements.count) { ids, initialized in
-        elements.withUnsafeBufferPointer { elements in
-            for index in elements.indices { (ids.baseAddress! + index).initialize(to: identifier(elements[index])) }
-        }
-        initialized = elements.count
+    var ids: [ID] = []
+    ids.reserveCapacity(elements.count)
+    elements.withUnsafeBufferPointer { elements in
+        for element in elements { ids.append(identifier(element)) }
     }
+    return ids
 }
 
-/// `count` indexes of -1 (no match).
+/// `count` copies of `value`. Reserved and appended: `Array(repeating:count:)` and
+/// `Array(unsafeUninitializedCapacity:initializingWith:)` allocate through the standard
+/// library's generic entry point, which looks the storage's type up at run time (about 400
+/// instructions an array, callgrind), where reserving capacity allocates from specialised code.
 @inlinable
-internal func _unmatched(count: Int) -> [Int] {
-    [Int](unsafeUninitializedCapacity: count) { indexes, initialized in
-        indexes.initialize(repeating: -1)
-        initialized = count
-    }
+internal func _filled<Element>(_ value: Element, count: Int) -> [Element] {
+    var array: [Element] = []
+    array.reserveCapacity(count)
+    for _ in 0..<count { array.append(value) }
+    return array
 }
 
 /// The longest lists ``_shortListDiff`` matches without a table: a feed section. Its worst

@@ -108,7 +108,7 @@ extension SectionedDiff {
         // Only sections that keep their place (relative to the others) and
         // their own content carry item operations: a moved section either has
         // no item change or became a delete plus an insert above.
-        var isMoved = [Bool](repeating: false, count: sections.oldCount)
+        var isMoved = _filled(false, count: sections.oldCount)
         for move in sections.moves { isMoved[move.from] = true }
         // By index, and each path appended in a plain loop: a loop over the diffs copied each,
         // and the lazily mapped appends went through generic code (a shifted feed page's 14 grid

@@ -57,7 +57,7 @@ public struct SectionedDiff<SectionID: Hashable, ItemID: Hashable> {
     internal init(_sections sections: IndexDiff<SectionID>, itemDiffs: [SectionItemsDiff<ItemID>]) {
         self.sections = sections
         self.itemDiffs = itemDiffs
-        var lookup = [Int](repeating: -1, count: sections.newCount)
+        var lookup = _filled(-1, count: sections.newCount)
         // By index: enumerating would copy each diff (and retain its arrays).
         for position in itemDiffs.indices {
             lookup[itemDiffs[position].newSection] = position
