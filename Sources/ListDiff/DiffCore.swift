@@ -89,30 +89,31 @@ internal final class DiffCore: Sendable {
         let insertCount = newCount &- matchedCount
         var deletes: [Int] = []
         var updates: [Int] = []
+        // A list of one index is a shared one where it can be (``_single(_:)``).
         if deleteCount > 0 || updateCount > 0 {
-            deletes.reserveCapacity(deleteCount)
-            updates.reserveCapacity(updateCount)
+            if deleteCount > 1 { deletes.reserveCapacity(deleteCount) }
+            if updateCount > 1 { updates.reserveCapacity(updateCount) }
             oldToNew.withUnsafeBufferPointer { oldToNew in
                 isUpdated.withUnsafeBufferPointer { isUpdated in
                     for i in 0..<oldCount {
                         if oldToNew[i] < 0 {
-                            deletes.append(i)
+                            if deleteCount == 1 { deletes = _single(i) } else { deletes.append(i) }
                         } else if isUpdated[i] {
-                            updates.append(i)
+                            if updateCount == 1 { updates = _single(i) } else { updates.append(i) }
                         }
                     }
                 }
             }
         }
         var inserts: [Int] = []
-        inserts.reserveCapacity(insertCount)
+        if insertCount > 1 { inserts.reserveCapacity(insertCount) }
         var increasing = true
         newToOld.withUnsafeBufferPointer { newToOld in
             var last = -1
             for j in 0..<newCount {
                 let i = newToOld[j]
                 if i < 0 {
-                    inserts.append(j)
+                    if insertCount == 1 { inserts = _single(j) } else { inserts.append(j) }
                 } else {
                     if i < last { increasing = false }
                     last = i
@@ -166,3 +167,13 @@ internal final class DiffCore: Sendable {
     @inlinable
     internal var matchedCount: Int { oldToNew.count &- deletes.count }
 }
+
+/// The list `[index]`, one storage shared by every diff for the first 64 indexes: most diffs of
+/// a feed's sections delete one item and insert one (a new video slides one of every grid section
+/// into the next), and each list was an allocation and a release.
+@usableFromInline
+internal func _single(_ index: Int) -> [Int] {
+    index >= 0 && index < _singles.count ? _singles[index] : [index]
+}
+
+private let _singles: [[Int]] = (0..<64).map { [$0] }
