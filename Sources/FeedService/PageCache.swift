@@ -266,13 +266,19 @@ final class PageCache: Sendable {
             // keeps the item the page showed it with; the others are shown from the records.
             let inserted = keys.count
             let chunk = FeedComposer.gridChunkSize
-            // Both dictionaries sized at once: grown entry by entry they were rehashed about ten
-            // times a shifted page (12,600 instructions of it, callgrind).
-            var sectionOfGrid: [Int: Int] = [:]
-            sectionOfGrid.reserveCapacity(cached.gridIndices.count)
-            for (section, grid) in cached.gridIndices.enumerated() { if let grid { sectionOfGrid[grid] = section } }
+            // The page section of each grid index, by index (-1: not on the page). The sets of
+            // touched videos and users are asked only when not empty: a lookup hashes the key even
+            // in an empty set (16,000 instructions a shifted page with the dictionary it replaced).
+            var sectionOfGrid: [Int] = []
+            for (section, grid) in cached.gridIndices.enumerated() {
+                guard let grid else { continue }
+                if grid >= sectionOfGrid.count { sectionOfGrid += repeatElement(-1, count: grid + 1 - sectionOfGrid.count) }
+                sectionOfGrid[grid] = section
+            }
+            let (anyVideoTouched, anyUserTouched) = (!videoIDs.isEmpty, !userIDs.isEmpty)
             func keptItem(_ ref: VideoRef, wasAt position: Int) -> GridVideo? {
-                guard position >= 0, !videoIDs.contains(ref.id), !userIDs.contains(ref.author), let section = sectionOfGrid[position / chunk]
+                guard position >= 0, !anyVideoTouched || !videoIDs.contains(ref.id), !anyUserTouched || !userIDs.contains(ref.author),
+                    position / chunk < sectionOfGrid.count, case let section = sectionOfGrid[position / chunk], section >= 0
                 else { return nil }
                 let item = position % chunk
                 guard cached.videoRefs.video(section: section, item: item) == ref else { return nil }
