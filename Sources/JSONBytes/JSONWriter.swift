@@ -6,11 +6,17 @@
 /// everything else is written as UTF-8 unchanged.
 public struct JSONWriter: Sendable {
     /// The bytes written so far.
-    public private(set) var bytes: [UInt8] = []
+    public var bytes: [UInt8] { _bytes }
+
+    /// Stored under its own name so that the small appends below can be inlined into callers:
+    /// called across modules, a one-byte literal or a one-digit number cost about 90
+    /// instructions, and a delta writes hundreds of them.
+    @usableFromInline
+    internal var _bytes: [UInt8] = []
 
     /// Creates an empty writer with room for `capacity` bytes.
     public init(capacity: Int = 128) {
-        bytes.reserveCapacity(capacity)
+        _bytes.reserveCapacity(capacity)
     }
 
     /// Appends `text` as is (it must already be valid JSON syntax).
@@ -18,43 +24,44 @@ public struct JSONWriter: Sendable {
         // In place for a native string (every literal): appending the UTF-8 view as a sequence
         // cost about 200 instructions for a one-byte literal (callgrind), and an answer writes
         // hundreds of them.
-        utf8Bytes(of: text) { bytes.append(contentsOf: $0) }
+        utf8Bytes(of: text) { _bytes.append(contentsOf: $0) }
     }
 
     /// Appends a literal as is (it must be valid JSON syntax): its bytes straight from the
-    /// binary, without `raw`'s look at a string's storage (about 100 instructions a call, and
-    /// a delta writes dozens of punctuation literals).
+    /// binary, without `raw`'s look at a string's storage. Inlinable: punctuation (`[`, `,`,
+    /// `":`) becomes a few appends in the caller, where a call cost about 90 instructions.
+    @inlinable
     public mutating func literal(_ text: StaticString) {
         let count = text.utf8CodeUnitCount
-        // Punctuation (`[`, `,`, `]`, `":`) a byte at a time: appending a buffer cost about 140
-        // instructions whatever its length, and a delta of a shifted page writes 200 of them.
-        if count <= Self.bytewiseLimit, text.hasPointerRepresentation {
+        if count <= 4, text.hasPointerRepresentation {
             let start = text.utf8Start
-            for index in 0..<count { bytes.append(start[index]) }
+            for index in 0..<count { _bytes.append(start[index]) }
             return
         }
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        text.withUTF8Buffer { _bytes.append(contentsOf: $0) }
     }
 
-    /// Up to this many bytes are appended one by one rather than as a buffer.
+    /// Up to this many digits of a number are appended one by one rather than as a buffer.
     private static let bytewiseLimit = 4
 
     /// Appends raw bytes as is.
     public mutating func raw(bytes other: some Sequence<UInt8>) {
-        bytes.append(contentsOf: other)
+        _bytes.append(contentsOf: other)
     }
 
     /// Appends `value` as a JSON string literal, quoted and escaped.
     public mutating func string(_ value: String) {
-        appendJSONString(value, to: &bytes)
+        appendJSONString(value, to: &_bytes)
     }
 
     /// Appends an integer.
+    @inlinable
     public mutating func int(_ value: Int) {
         int(Int64(value))
     }
 
     /// Appends an integer.
+    @inlinable
     public mutating func int(_ value: Int32) {
         int(Int64(value))
     }
@@ -62,7 +69,20 @@ public struct JSONWriter: Sendable {
     /// Appends an integer. The other widths come here: a generic writer over `BinaryInteger`,
     /// called from other modules unspecialised, cost about 500 instructions a number through
     /// witness tables (callgrind), and an answer writes dozens.
+    @inlinable
     public mutating func int(_ value: Int64) {
+        // Indexes and counts are mostly one or two digits: appended in the caller.
+        if value >= 0, value < 100 {
+            if value >= 10 { _bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / 10)) }
+            _bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10))
+            return
+        }
+        longInt(value)
+    }
+
+    /// ``int(_:)`` of a number outside 0…99.
+    @usableFromInline
+    internal mutating func longInt(_ value: Int64) {
         // Digits into a stack buffer from the least significant, then appended once: neither a
         // `String` per number nor the buffer reversed in place.
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
@@ -79,9 +99,9 @@ public struct JSONWriter: Sendable {
                 buffer[position] = UInt8(ascii: "-")
             }
             if buffer.count - position <= Self.bytewiseLimit {
-                for index in position..<buffer.count { bytes.append(buffer[index]) }
+                for index in position..<buffer.count { _bytes.append(buffer[index]) }
             } else {
-                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[position...]))
+                _bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[position...]))
             }
         }
     }
@@ -89,19 +109,19 @@ public struct JSONWriter: Sendable {
     /// Appends an integer of any other width (`UInt64` beyond `Int64` as its decimal text).
     public mutating func int<T: BinaryInteger>(_ value: T) {
         if let signed = Int64(exactly: value) { return int(signed) }
-        bytes.append(contentsOf: String(value).utf8)
+        _bytes.append(contentsOf: String(value).utf8)
     }
 
     /// Appends an array of integers, `[1,2,3]`.
     public mutating func ints(_ values: some Sequence<Int>) {
-        bytes.append(UInt8(ascii: "["))
+        _bytes.append(UInt8(ascii: "["))
         var first = true
         for value in values {
-            if !first { bytes.append(UInt8(ascii: ",")) }
+            if !first { _bytes.append(UInt8(ascii: ",")) }
             first = false
             int(value)
         }
-        bytes.append(UInt8(ascii: "]"))
+        _bytes.append(UInt8(ascii: "]"))
     }
 
     /// Appends `true` or `false`.
@@ -117,7 +137,7 @@ public struct JSONWriter: Sendable {
     /// Appends `"name":`, the start of an object member.
     public mutating func key(_ name: String) {
         string(name)
-        bytes.append(UInt8(ascii: ":"))
+        _bytes.append(UInt8(ascii: ":"))
     }
 
     /// Appends a string or `null`.
