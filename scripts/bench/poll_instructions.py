@@ -64,6 +64,12 @@ def main():
     options = parser.parse_args()
 
     db = os.path.join(options.out, "poll-store.sqlite")
+    # A fresh copy for each binary, without the write-ahead log and shared memory the previous
+    # binary's server left beside it: SQLite would read that log into the new copy and find the
+    # database malformed.
+    for stale in (db + "-wal", db + "-shm"):
+        if os.path.exists(stale):
+            os.remove(stale)
     shutil.copyfile(options.seed, db)
     log = open(os.path.join(options.out, "poll-server.log"), "w")
     server = subprocess.Popen(
