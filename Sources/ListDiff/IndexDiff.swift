@@ -47,11 +47,12 @@ internal enum _IdentifierLookup<ID: Hashable> {
     /// Identifier → first old index, or the encoded first new index of an
     /// identifier absent from the old list.
     case table(_IdentifierTable<ID>)
-    /// The identifiers of the old list and of the new one, in order, for
-    /// short lists, whose diff builds no table (see ``_shortListDiff``); found
-    /// by a scan. Lists that kept every identifier's index (most sections of
-    /// a feed) share one array.
-    case scan(old: [ID], new: [ID])
+    /// The identifiers of the old list (`ids[0..<oldCount]`) and of the new
+    /// one (`newCount` of them from `newStart`), in order, for short lists,
+    /// whose diff builds no table (see ``_shortListDiff``); found by a scan.
+    /// One array for both lists: they follow each other, or are the same
+    /// identifiers when every element kept its index (`newStart` 0).
+    case scan(ids: [ID], newStart: Int)
 }
 
 extension _IdentifierLookup: Sendable where ID: Sendable {}
@@ -120,8 +121,8 @@ extension IndexDiff {
         case .table(let table):
             let value = table.value(for: id)
             return value >= 0 ? value : nil
-        case .scan(let old, _):
-            return old.firstIndex(of: id)
+        case .scan(let ids, _):
+            return ids[..<_core.oldCount].firstIndex(of: id)
         }
     }
 
@@ -135,7 +136,8 @@ extension IndexDiff {
         switch _lookup {
         case .table(let built): table = built
         // The k-th occurrences are matched, so the first new occurrence is the first old one's.
-        case .scan(_, let new): return new.firstIndex(of: id)
+        case .scan(let ids, let newStart):
+            return ids[newStart..<newStart + _core.newCount].firstIndex(of: id).map { $0 - newStart }
         }
         let value = table.value(for: id)
         if value >= 0 {

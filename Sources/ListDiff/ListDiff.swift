@@ -154,7 +154,7 @@ internal func _sameOrderDiff<Element, ID: Hashable>(
     guard let isUpdated else { return nil }
     guard count > _sameOrderScanLimit else {
         let ids = old.map(identifier)
-        return IndexDiff(_core: _sameOrderCore(isUpdated), lookup: .scan(old: ids, new: ids))
+        return IndexDiff(_core: _sameOrderCore(isUpdated), lookup: .scan(ids: ids, newStart: 0))
     }
     // A longer list gets its table (each identifier's first index) so that lookups stay O(1):
     // backwards, so that the first occurrence is the one left.
@@ -190,34 +190,33 @@ internal func _shortListDiff<Element, ID: Hashable>(
     let oldCount = old.count
     let newCount = new.count
     guard oldCount <= _shortListLimit, newCount <= _shortListLimit else { return nil }
-    let oldIDs = _identifiers(of: old, identifier)
-    let newIDs = _identifiers(of: new, identifier)
+    // Both lists' identifiers in one array: the old list's, then the new list's.
+    let ids = _identifiers(of: old, new, identifier)
     var oldToNew = _filled(-1, count: oldCount)
     var newToOld = _filled(-1, count: newCount)
     var isUpdated = _filled(false, count: oldCount)
     old.withUnsafeBufferPointer { old in
         new.withUnsafeBufferPointer { new in
-            oldIDs.withUnsafeBufferPointer { oldIDs in
-                newIDs.withUnsafeBufferPointer { newIDs in
-                    oldToNew.withUnsafeMutableBufferPointer { oldToNew in
-                        newToOld.withUnsafeMutableBufferPointer { newToOld in
-                            // Every old element before it is taken.
-                            var firstFree = 0
-                            for j in 0..<newCount {
-                                var i = firstFree
-                                while i < oldCount {
-                                    if oldToNew[i] < 0, oldIDs[i] == newIDs[j] { break }
-                                    i &+= 1
-                                }
-                                guard i < oldCount else { continue }
-                                oldToNew[i] = j
-                                newToOld[j] = i
-                                switch options.mode {
-                                case .equality: if !isContentEqual(old[i], new[j]) { isUpdated[i] = true }
-                                case .identity: if !_isIdentical(old[i], new[j]) { isUpdated[i] = true }
-                                }
-                                while firstFree < oldCount, oldToNew[firstFree] >= 0 { firstFree &+= 1 }
+            ids.withUnsafeBufferPointer { ids in
+                oldToNew.withUnsafeMutableBufferPointer { oldToNew in
+                    newToOld.withUnsafeMutableBufferPointer { newToOld in
+                        // Every old element before it is taken.
+                        var firstFree = 0
+                        for j in 0..<newCount {
+                            let id = ids[oldCount &+ j]
+                            var i = firstFree
+                            while i < oldCount {
+                                if oldToNew[i] < 0, ids[i] == id { break }
+                                i &+= 1
                             }
+                            guard i < oldCount else { continue }
+                            oldToNew[i] = j
+                            newToOld[j] = i
+                            switch options.mode {
+                            case .equality: if !isContentEqual(old[i], new[j]) { isUpdated[i] = true }
+                            case .identity: if !_isIdentical(old[i], new[j]) { isUpdated[i] = true }
+                            }
+                            while firstFree < oldCount, oldToNew[firstFree] >= 0 { firstFree &+= 1 }
                         }
                     }
                 }
@@ -226,15 +225,18 @@ internal func _shortListDiff<Element, ID: Hashable>(
     }
     return IndexDiff(
         _core: DiffCore(oldToNew: oldToNew, newToOld: newToOld, isUpdated: isUpdated, moves: options.moves),
-        lookup: .scan(old: oldIDs, new: newIDs))
+        lookup: .scan(ids: ids, newStart: oldCount))
 }
 
-/// The identifiers of `elements`, in order.
+/// The identifiers of `first`'s elements, then of `second`'s, in order.
 @inlinable
-internal func _identifiers<Element, ID>(of elements: [Element], _ identifier: (Element) -> ID) -> [ID] {
+internal func _identifiers<Element, ID>(of first: [Element], _ second: [Element], _ identifier: (Element) -> ID) -> [ID] {
     var ids: [ID] = []
-    ids.reserveCapacity(elements.count)
-    elements.withUnsafeBufferPointer { elements in
+    ids.reserveCapacity(first.count + second.count)
+    first.withUnsafeBufferPointer { elements in
+        for element in elements { ids.append(identifier(element)) }
+    }
+    second.withUnsafeBufferPointer { elements in
         for element in elements { ids.append(identifier(element)) }
     }
     return ids
