@@ -67,9 +67,7 @@ internal func _matchElements<Element, ID: Hashable>(
         }
         initialized = 2 &* oldCount
     }
-    var oldToNew = _filled(-1, count: oldCount)
-    var newToOld = _filled(-1, count: newCount)
-    var isUpdated = _filled(false, count: oldCount)
+    var (oldToNew, newToOld, isUpdated) = _unmatched(oldCount: oldCount, newCount: newCount)
     links.withUnsafeMutableBufferPointer { links in
         oldToNew.withUnsafeMutableBufferPointer { oldToNew in
             newToOld.withUnsafeMutableBufferPointer { newToOld in
@@ -192,9 +190,7 @@ internal func _shortListDiff<Element, ID: Hashable>(
     guard oldCount <= _shortListLimit, newCount <= _shortListLimit else { return nil }
     // Both lists' identifiers in one array: the old list's, then the new list's.
     let ids = _identifiers(of: old, new, identifier)
-    var oldToNew = _filled(-1, count: oldCount)
-    var newToOld = _filled(-1, count: newCount)
-    var isUpdated = _filled(false, count: oldCount)
+    var (oldToNew, newToOld, isUpdated) = _unmatched(oldCount: oldCount, newCount: newCount)
     old.withUnsafeBufferPointer { old in
         new.withUnsafeBufferPointer { new in
             ids.withUnsafeBufferPointer { ids in
@@ -240,6 +236,13 @@ internal func _identifiers<Element, ID>(of first: [Element], _ second: [Element]
         for element in elements { ids.append(identifier(element)) }
     }
     return ids
+}
+
+/// The arrays of a matching of `oldCount` old and `newCount` new elements before any is matched:
+/// no partner (-1) and no update.
+@inlinable
+internal func _unmatched(oldCount: Int, newCount: Int) -> (oldToNew: [Int], newToOld: [Int], isUpdated: [Bool]) {
+    (_filled(-1, count: oldCount), _filled(-1, count: newCount), _filled(false, count: oldCount))
 }
 
 /// `count` copies of `value`. Reserved and appended: `Array(repeating:count:)` and
