@@ -33,7 +33,7 @@ public struct JSONWriter: Sendable {
     @inlinable
     public mutating func literal(_ text: StaticString) {
         let count = text.utf8CodeUnitCount
-        if count <= 4, text.hasPointerRepresentation {
+        if count <= Self.bytewiseLimit, text.hasPointerRepresentation {
             let start = text.utf8Start
             for index in 0..<count { _bytes.append(start[index]) }
             return
@@ -41,8 +41,10 @@ public struct JSONWriter: Sendable {
         text.withUTF8Buffer { _bytes.append(contentsOf: $0) }
     }
 
-    /// Up to this many digits of a number are appended one by one rather than as a buffer.
-    private static let bytewiseLimit = 4
+    /// Up to this many bytes (of a literal, of a number's digits) are appended one by one rather
+    /// than as a buffer: appending a buffer cost about 140 instructions whatever its length.
+    @usableFromInline
+    internal static var bytewiseLimit: Int { 4 }
 
     /// Appends raw bytes as is.
     public mutating func raw(bytes other: some Sequence<UInt8>) {

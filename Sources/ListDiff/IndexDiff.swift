@@ -135,7 +135,8 @@ extension IndexDiff {
         let table: _IdentifierTable<ID>
         switch _lookup {
         case .table(let built): table = built
-        // The k-th occurrences are matched, so the first new occurrence is the first old one's.
+        // The first new element with the identifier, as the table says too (first occurrences
+        // are matched with each other, and a new-only identifier keeps its first index).
         case .scan(let ids, let newStart):
             return ids[newStart..<newStart + _core.newCount].firstIndex(of: id).map { $0 - newStart }
         }

@@ -6,6 +6,11 @@
 // identifier, the next unmatched old occurrence: the k-th occurrence in the
 // new list takes the k-th occurrence in the old list. One hash insert per old
 // element, one hash lookup per new element, no allocation per element.
+//
+// Two kinds of list skip the table: lists that kept every identifier at its
+// index (`_sameOrderDiff`, compared pairwise), and lists of at most 16
+// elements (`_shortListDiff`, the same k-th-to-k-th matching found by a scan),
+// where hashing and allocating cost more than comparing.
 
 /// Returns whether two values are the same class instance; `false` for
 /// values of any other type.
