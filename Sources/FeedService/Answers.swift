@@ -16,8 +16,9 @@ public final class RenderedFeed: Sendable {
     /// The page's structure, as remembered for deltas.
     public let structure: SnapshotStructure
     /// When the page is an earlier page with items rendered again in place (a write changed
-    /// what they show): that page's snapshot and where the items' versions changed. A client
-    /// holding that snapshot is sent those items without a diff.
+    /// what they show), or with only some sections' items changed (a new video slid the grids
+    /// on): that page's snapshot and what changed. A client holding that snapshot is sent the
+    /// change without a diff.
     let patchedFrom: Patched?
 
     init(snapshotID: String, sections: [FeedSection], nextCursor: String?, structure: SnapshotStructure, patchedFrom: Patched? = nil) {
@@ -28,12 +29,21 @@ public final class RenderedFeed: Sendable {
         self.patchedFrom = patchedFrom
     }
 
-    /// An earlier page and the items that changed since, in place.
+    /// An earlier page and what changed since.
     struct Patched: Sendable {
         /// The snapshot of the page patched.
         let snapshotID: String
-        /// Where items' versions changed, ascending; nothing else did.
-        let updatedItems: [ItemPath]
+        /// What changed.
+        let change: Change
+
+        enum Change: Sendable {
+            /// Items' versions changed at these paths, ascending, each item in its place;
+            /// nothing else did.
+            case itemsUpdated([ItemPath])
+            /// Only the items of these sections (ascending) changed, the sections keeping their
+            /// ids, kinds, headers and footers; every other section is as it was.
+            case sectionsChanged([Int])
+        }
     }
 
     /// Sizes items for the screen width the page was asked with, if one was.

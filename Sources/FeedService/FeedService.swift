@@ -311,13 +311,24 @@ public final class FeedService: Sendable {
         return .changed(delta)
     }
 
-    /// The delta document from `old` to `current`: built from the items a patch rendered again
-    /// when `current` is `old`'s page patched in place (a client one write behind), else diffed.
+    /// The delta document from `old` to `current`: built from what changed when `current` is
+    /// `old`'s page patched (a client one write behind): from the items a patch rendered again,
+    /// or the items of the sections a shift changed; else diffed.
     private func document(from old: SnapshotStructure, oldID: String, format: DeltaFormat, current: RenderedFeed) -> DeltaDocument {
         if let patched = current.patchedFrom, patched.snapshotID == oldID {
-            return DeltaDocument(
-                format: format, from: old, to: current, updatedItems: patched.updatedItems, renderedItem: items.rendered(version:),
-                patch: items.patch(from:to:))
+            switch patched.change {
+            case .itemsUpdated(let paths):
+                return DeltaDocument(
+                    format: format, from: old, to: current, updatedItems: paths, renderedItem: items.rendered(version:),
+                    patch: items.patch(from:to:))
+            case .sectionsChanged(let sections):
+                if let document = DeltaDocument(
+                    format: format, from: old, to: current, changedSections: sections, renderedItem: items.rendered(version:),
+                    patch: items.patch(from:to:))
+                {
+                    return document
+                }
+            }
         }
         return DeltaDocument(format: format, from: old, to: current, renderedItem: items.rendered(version:), patch: items.patch(from:to:))
     }

@@ -418,7 +418,11 @@ final class PageCache: Sendable {
             viewer: page.structure.viewer, parameters: page.structure.parameters, sections: shapes, prefetch: page.structure.prefetch)
         let idHashes = structure.idHashes(reusing: cached.idHashes, changed: changed)
         assert(idHashes.id == structure.id, "a shifted page's id differs from its hash from the start")
-        let rendered = RenderedFeed(snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor, structure: structure)
+        // A client holding the cached page is sent the changed sections' edits (their items
+        // matched by id), without a diff.
+        let rendered = RenderedFeed(
+            snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor, structure: structure,
+            patchedFrom: RenderedFeed.Patched(snapshotID: page.snapshotID, change: .sectionsChanged(changed.sorted())))
         return CachedPage(
             page: rendered, validatedAt: shift.sequence, dependencies: shift.dependencies, videoRefs: videoRefs,
             composition: compositions.add(1, ordering: .relaxed).newValue, idHashes: idHashes, regionOrder: shift.region,
@@ -483,7 +487,9 @@ final class PageCache: Sendable {
         updated.sort { ($0.section, $0.item) < ($1.section, $1.item) }
         let rendered = RenderedFeed(
             snapshotID: idHashes.id, sections: sections, nextCursor: page.nextCursor,
-            structure: structure, patchedFrom: reordered ? nil : RenderedFeed.Patched(snapshotID: page.snapshotID, updatedItems: updated))
+            structure: structure,
+            patchedFrom: RenderedFeed.Patched(
+                snapshotID: page.snapshotID, change: reordered ? .sectionsChanged(changed.sorted()) : .itemsUpdated(updated)))
         return CachedPage(
             page: rendered, validatedAt: patch.sequence, dependencies: patch.dependencies, videoRefs: cached.videoRefs,
             composition: reordered ? compositions.add(1, ordering: .relaxed).newValue : cached.composition, idHashes: idHashes,

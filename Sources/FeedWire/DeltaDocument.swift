@@ -398,12 +398,18 @@ public enum DeltaChanges: Sendable {
     /// nothing else: the new page is the snapshot's with those items rendered again. Paths
     /// ascending. The forms are built from the paths, without a diff; they equal the diff's.
     case itemsUpdated([ItemPath])
+    /// Every section kept its place and its own content, and in each the items kept their
+    /// order: some deleted, inserted or updated (a new video at the top of a grid: each grid
+    /// section passes its last video on and takes the one before it). The forms are built from
+    /// the edits, without a diff; they equal the diff's.
+    case itemsEdited(OrderedItemEdits)
 
     /// The batch form.
     public var batch: SectionedBatchUpdate {
         switch self {
         case .diff(let diff): diff.batch
         case .itemsUpdated(let paths): SectionedBatchUpdate(reloadingItemsAt: paths)
+        case .itemsEdited(let edits): edits.batch
         }
     }
 
@@ -412,6 +418,7 @@ public enum DeltaChanges: Sendable {
         switch self {
         case .diff(let diff): diff.sequential
         case .itemsUpdated(let paths): SectionedSequentialUpdate(changingItemsAt: paths)
+        case .itemsEdited(let edits): edits.sequential
         }
     }
 
@@ -420,6 +427,7 @@ public enum DeltaChanges: Sendable {
         switch self {
         case .diff(let diff): diff.changeCount
         case .itemsUpdated(let paths): paths.count
+        case .itemsEdited(let edits): edits.changeCount
         }
     }
 
@@ -427,17 +435,18 @@ public enum DeltaChanges: Sendable {
     func newSection(forOldSection oldIndex: Int) -> Int {
         switch self {
         case .diff(let diff): diff.sections.newIndex(forOldIndex: oldIndex)!
-        case .itemsUpdated: oldIndex
+        case .itemsUpdated, .itemsEdited: oldIndex
         }
     }
 
-    /// The new path of an item kept from the snapshot.
+    /// The new path of an item kept from the snapshot (the batch's reloaded items).
     func newPath(forOldPath path: ItemPath) -> ItemPath {
         switch self {
         case .diff(let diff):
             let sectionDiff = diff.itemsDiff(forOldSection: path.section)!
             return ItemPath(section: sectionDiff.newSection, item: sectionDiff.items.newIndex(forOldIndex: path.item)!)
         case .itemsUpdated: return path
+        case .itemsEdited(let edits): return edits.newPath(ofUpdatedItemAt: path)!
         }
     }
 }

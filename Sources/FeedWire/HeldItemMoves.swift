@@ -14,8 +14,13 @@ extension DeltaDocument {
     /// the document as the earlier ones left it (RFC 6902). When something does not add up (an
     /// item held back that no `add` takes), the operations come back as they were.
     func movingHeldItems(_ operations: [JSONPatchOperation]) -> [JSONPatchOperation] {
-        guard !movedItems.isEmpty, case .diff(let diff) = changes else { return operations }
-        var moves = HeldItemMoves(diff: diff, held: Set(movedItems.values))
+        guard !movedItems.isEmpty else { return operations }
+        var moves: HeldItemMoves
+        switch changes {
+        case .diff(let diff): moves = HeldItemMoves(diff: diff, held: Set(movedItems.values))
+        case .itemsEdited(let edits): moves = HeldItemMoves(edits: edits, page: page, held: Set(movedItems.values))
+        case .itemsUpdated: return operations
+        }
         var result: [JSONPatchOperation] = []
         result.reserveCapacity(operations.count)
         for operation in operations {
@@ -54,6 +59,18 @@ private struct HeldItemMoves {
         sections = Array(0..<diff.sections.oldCount)
         var counts: [Int: Int] = [:]
         for itemDiff in diff.itemDiffs { counts[itemDiff.oldSection] = itemDiff.items.oldCount }
+        oldCounts = counts
+        self.held = held
+    }
+
+    /// For edits in place: the sections are the page's, each section's old item count its count
+    /// now less what was inserted, plus what was deleted.
+    init(edits: OrderedItemEdits, page: [FeedSection], held: Set<ItemPath>) {
+        sections = Array(0..<page.count)
+        var counts: [Int: Int] = [:]
+        for path in edits.inserts + edits.deletes + edits.updatedNewPaths { counts[path.section] = page[path.section].items.count }
+        for path in edits.inserts { counts[path.section]! -= 1 }
+        for path in edits.deletes { counts[path.section]! += 1 }
         oldCounts = counts
         self.held = held
     }

@@ -1,0 +1,135 @@
+import FeedStore
+import FeedWire
+import ListDiff
+import StoreOracle
+import Testing
+
+@testable import FeedService
+
+/// A client one write behind a page whose grids a followee's new video slid on is sent the edits
+/// of the sections that changed (their items matched by id), without a diff.
+@Suite("Deltas of pages whose grids slid on")
+struct ShiftedDeltaTests {
+    /// Writes that shift viewer 1's page, alone or with other changes in the same window.
+    func shiftingWrites(
+        _ service: FeedService, page: RenderedFeed
+    ) throws -> [(name: String, write: (any FeedStorage) throws(FeedStoreError) -> Void)] {
+        let followees = try service.store.read { try $0.followees(of: 1) }
+        try #require(followees.count >= 2)
+        let shown = page.sections.flatMap(\.items).compactMap { $0.id.hasPrefix("video:") ? Int64($0.id.dropFirst(6)) : nil }
+        try #require(shown.count >= 8)
+        let videos = try service.store.read { reader in try shown.compactMap { try reader.video(id: $0) } }
+        let last = try #require(videos.last)
+        func newVideo(by author: Int64, _ title: String) -> (any FeedStorage) throws(FeedStoreError) -> Void {
+            { store throws(FeedStoreError) in
+                try store.createVideo(authorID: author, title: title, thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+            }
+        }
+        return [
+            ("a new video", newVideo(by: followees[0], "one")),
+            (
+                "two new videos",
+                { store throws(FeedStoreError) in
+                    try newVideo(by: followees[0], "two a")(store)
+                    try newVideo(by: followees[1], "two b")(store)
+                }
+            ),
+            (
+                // Liked where it stays in its section (updated in place, sent as a patch) and
+                // where it slides into the next (sent whole: the snapshot's copy is out of date).
+                "a new video and likes",
+                { store throws(FeedStoreError) in
+                    try newVideo(by: followees[0], "liked")(store)
+                    for video in [videos[1], videos[5], videos[videos.count - 2]] {
+                        _ = try store.updateVideo(id: video.id, likeCount: video.likeCount + 10)
+                    }
+                }
+            ),
+            (
+                "a new video and a renamed author",
+                { store throws(FeedStoreError) in
+                    try newVideo(by: followees[1], "renamed")(store)
+                    _ = try store.updateUser(id: last.authorID, displayName: "Renamed Author")
+                }
+            ),
+            (
+                "a new video and the viewer renamed",
+                { store throws(FeedStoreError) in
+                    try newVideo(by: followees[0], "viewer")(store)
+                    _ = try store.updateUser(id: 1, displayName: "Renamed Viewer")
+                }
+            ),
+        ]
+    }
+
+    @Test(
+        "A client one write behind a shifted page gets the document the diff makes, built from the sections' edits, in every form",
+        arguments: DeltaFormat.allCases,
+        [FeedParameters(limit: 12), FeedParameters(limit: 12, width: 390, stackAds: true), FeedParameters(limit: 6, offset: 3)])
+    func shiftedDeltasEqualDiffedOnes(format: DeltaFormat, parameters: FeedParameters) throws {
+        let service = try makeService()
+        var page = try service.feed(viewer: 1, parameters: parameters)
+        for (name, write) in try shiftingWrites(service, page: page) {
+            let before = service.pageWork
+            _ = try service.write { store throws(FeedStoreError) in try write(store) }
+            let after = try service.feed(viewer: 1, parameters: parameters)
+            #expect(service.pageWork.shifted == before.shifted + 1, "\(name): the page was shifted, not composed")
+            let patched = try #require(after.patchedFrom, "\(name)")
+            #expect(patched.snapshotID == page.snapshotID, "\(name)")
+            guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: page.snapshotID, format: format) else {
+                Issue.record("\(name): expected a delta")
+                return
+            }
+            guard case .itemsEdited(let edits) = delta.changes else {
+                Issue.record("\(name): the delta was not built from the sections' edits")
+                return
+            }
+            #expect(!edits.inserts.isEmpty, "\(name)")
+            let diffed = DeltaDocument(
+                format: format, from: page.structure, to: after, renderedItem: service.items.rendered(version:),
+                patch: service.items.patch(from:to:))
+            guard case .diff = diffed.changes else {
+                Issue.record("\(name): the reference was not diffed")
+                return
+            }
+            #expect(String(decoding: delta.bytes, as: UTF8.self) == String(decoding: diffed.bytes, as: UTF8.self), "\(name)")
+            let applied = try FeedDocument(parsing: page.document.bytes).applying(try delta.decoded(since: page.snapshotID))
+            #expect(applied == (try FeedDocument(parsing: after.document.bytes)), "\(name)")
+            page = after
+        }
+    }
+
+    @Test("Sections whose items did not keep their order, or whose ids or kinds changed, are diffed")
+    func itemsOutOfOrderAreDiffed() throws {
+        let service = try makeService()
+        let page = try service.feed(viewer: 1, parameters: FeedParameters(limit: 12))
+        let grid = try #require(page.structure.sections.firstIndex { $0.kind == SectionKind.videoGrid.rawValue })
+        let items = page.structure.sections[grid].items
+        try #require(items.count >= 3)
+        func edited(_ change: (inout SnapshotStructure.Section) -> Void) -> RenderedFeed {
+            var structure = page.structure
+            change(&structure.sections[grid])
+            return RenderedFeed(snapshotID: "edited", sections: page.sections, nextCursor: page.nextCursor, structure: structure)
+        }
+        let swapped = edited { $0.items.swapAt(0, 2) }
+        let renamed = edited { $0.id = "another" }
+        let repeated = edited { $0.items[1] = $0.items[0] }
+        for (name, current) in [("two items swapped", swapped), ("the section's id changed", renamed), ("an id twice", repeated)] {
+            #expect(
+                DeltaDocument(
+                    format: .batch, from: page.structure, to: current, changedSections: [grid], renderedItem: { _ in nil }, patch: { _, _ in nil })
+                    == nil, "\(name)")
+        }
+        // Kept in order with one item gone: the edits.
+        let shortened = edited { $0.items.remove(at: 1) }
+        let document = try #require(
+            DeltaDocument(
+                format: .batch, from: page.structure, to: shortened, changedSections: [grid], renderedItem: { _ in nil }, patch: { _, _ in nil }))
+        guard case .itemsEdited(let edits) = document.changes else {
+            Issue.record("expected edits")
+            return
+        }
+        #expect(edits.deletes == [ItemPath(section: grid, item: 1)])
+        #expect(edits.inserts.isEmpty && edits.updatedOldPaths.isEmpty)
+    }
+}
