@@ -40,8 +40,9 @@ public final class RenderedFeed: Sendable {
             /// Items' versions changed at these paths, ascending, each item in its place;
             /// nothing else did.
             case itemsUpdated([ItemPath])
-            /// Only the items of these sections (ascending) changed, the sections keeping their
-            /// ids, kinds, headers and footers; every other section is as it was.
+            /// Only these sections (ascending) changed, in their items, headers or footers;
+            /// every other section, and the list of sections, is as it was. (A changed
+            /// section's items in another order, or its id or kind, are diffed.)
             case sectionsChanged([Int])
         }
     }

@@ -178,8 +178,8 @@ final class PageCache: Sendable {
         var sequence: Int64
         var dependencies: FeedDependencies
         var region: [VideoRef]
-        /// For each page section that is a grid, its videos now.
-        var grids: [Int: [GridVideo]]
+        /// Each page section that is a grid, ascending, with its videos now.
+        var grids: [(section: Int, videos: [GridVideo])]
         /// The carousel ranked again (a followee's follows came too), when set.
         var carousel: [Suggestion]?
         /// The viewer, when their profile changed too.
@@ -250,14 +250,14 @@ final class PageCache: Sendable {
             // of their videos' authors; the carousel, if a card changed, is asked again, and the
             // viewer's header rendered again if the viewer's profile changed.
             let viewer = cached.page.structure.viewer
-            let suggested = Set(dependencies.suggestionOrder.map(\.id))
             var header: Revised<User>?
             if userIDs.contains(viewer) {
                 guard let record = view.user(viewer) else { return .recompose }
                 header = record
             }
             var carousel: [Suggestion]?
-            if refreshSuggestions || !suggestionIDs.isEmpty || userIDs.contains(where: suggested.contains) {
+            // A suggested user's new name or avatar (asked only when some user changed).
+            if refreshSuggestions || !suggestionIDs.isEmpty || (!userIDs.isEmpty && dependencies.suggestionOrder.contains { userIDs.contains($0.id) }) {
                 guard let ranked = rankCarousel(of: cached, dependencies: &dependencies, region: region, view: view) else { return .recompose }
                 carousel = ranked
             }
@@ -270,6 +270,7 @@ final class PageCache: Sendable {
             // touched videos and users are asked only when not empty: a lookup hashes the key even
             // in an empty set (16,000 instructions a shifted page with the dictionary it replaced).
             var sectionOfGrid: [Int] = []
+            sectionOfGrid.reserveCapacity(cached.gridIndices.count)
             for (section, grid) in cached.gridIndices.enumerated() {
                 guard let grid else { continue }
                 if grid >= sectionOfGrid.count { sectionOfGrid += repeatElement(-1, count: grid + 1 - sectionOfGrid.count) }
@@ -284,7 +285,7 @@ final class PageCache: Sendable {
                 guard cached.videoRefs.video(section: section, item: item) == ref else { return nil }
                 return .kept(section: section, item: item)
             }
-            var grids: [Int: [GridVideo]] = [:]
+            var grids: [(section: Int, videos: [GridVideo])] = []
             grids.reserveCapacity(cached.gridIndices.count)
             for (section, grid) in cached.gridIndices.enumerated() {
                 guard let grid else { continue }
@@ -299,7 +300,7 @@ final class PageCache: Sendable {
                     guard let video = view.video(ref.id) else { return .recompose }
                     videos.append(.records(video: video, author: view.user(ref.author)))
                 }
-                grids[section] = videos
+                grids.append((section, videos))
             }
             return .shift(GridShift(sequence: view.sequence, dependencies: dependencies, region: region, grids: grids, carousel: carousel, header: header))
         }
@@ -372,7 +373,7 @@ final class PageCache: Sendable {
         var shapes = page.structure.sections
         var videoRefs = cached.videoRefs
         var changed: [Int] = []
-        for (index, videos) in shift.grids.sorted(by: { $0.key < $1.key }) {
+        for (index, videos) in shift.grids {
             let section = sections[index]
             // The videos shown from their records, rendered (or found rendered) at once.
             let records = videos.compactMap { video -> (video: Revised<Video>, author: Revised<User>?)? in

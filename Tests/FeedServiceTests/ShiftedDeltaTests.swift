@@ -99,6 +99,41 @@ struct ShiftedDeltaTests {
         }
     }
 
+    @Test(
+        "A carousel ranked again, with or without a new video, gets the document the diff makes, whichever way it is built",
+        arguments: DeltaFormat.allCases)
+    func carouselRankedAgainEqualsTheDiff(format: DeltaFormat) throws {
+        let service = try makeService()
+        let parameters = FeedParameters(limit: 12)
+        var page = try service.feed(viewer: 1, parameters: parameters)
+        let followees = try service.store.read { try $0.followees(of: 1) }
+        let followed = Set(followees)
+        let others = (2...40).map(Int64.init).filter { !followed.contains($0) }
+        // Followees follow and unfollow users the viewer does not follow (cards change places,
+        // enter and leave the carousel); every other round a followee's new video too.
+        for (round, (followee, user)) in zip(followees.prefix(4), others.suffix(4)).enumerated() {
+            let follows = try service.store.read { try $0.followees(of: followee) }.contains(user)
+            _ = try service.write { store throws(FeedStoreError) in
+                if follows { _ = try store.unfollow(follower: followee, followee: user) } else { _ = try store.follow(follower: followee, followee: user) }
+                if round.isMultiple(of: 2) {
+                    try store.createVideo(authorID: followees[0], title: "round \(round)", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
+                }
+            }
+            let after = try service.feed(viewer: 1, parameters: parameters)
+            guard case .answered(let outcome) = try service.delta(viewer: 1, since: page.snapshotID, format: format) else {
+                Issue.record("round \(round): the snapshot is known")
+                return
+            }
+            if case .changed(let delta) = outcome {
+                let diffed = DeltaDocument(
+                    format: format, from: page.structure, to: after, renderedItem: service.items.rendered(version:),
+                    patch: service.items.patch(from:to:))
+                #expect(String(decoding: delta.bytes, as: UTF8.self) == String(decoding: diffed.bytes, as: UTF8.self), "round \(round)")
+            }
+            page = after
+        }
+    }
+
     @Test("Sections whose items did not keep their order, or whose ids or kinds changed, are diffed")
     func itemsOutOfOrderAreDiffed() throws {
         let service = try makeService()
