@@ -195,6 +195,8 @@ extension DeltaFeedServer {
     /// were made (composed from the index, patched in place, or their grids shifted for new
     /// videos at the top); `deltafeed_changes_judged_total`: index changes judged against cached
     /// pages (those noted on each page, not every change since);
+    /// `deltafeed_deltas_total{how="patched|edited|diffed"}`: how delta documents were built
+    /// (from a patch's items, from a shift's section edits, or by a diff);
     /// `deltafeed_snapshots_superseded_total`: new snapshots kept in memory only. From the
     /// service's counts when `/metrics` is rendered.
     fileprivate static func serviceWorkMetrics(_ service: FeedService, _ registry: PrometheusCollectorRegistry) -> @Sendable () -> Void {
@@ -204,6 +206,14 @@ extension DeltaFeedServer {
         let composed = registry.makeCounter(descriptor: descriptor, labels: [("how", "composed")])
         let patched = registry.makeCounter(descriptor: descriptor, labels: [("how", "patched")])
         let shifted = registry.makeCounter(descriptor: descriptor, labels: [("how", "shifted")])
+        let deltaDescriptor = MetricNameDescriptor(
+            namespace: "deltafeed", metricName: "deltas", unitName: "total",
+            helpText: "Delta documents built: from a patch's items, from the edits of the sections a shift changed, or by diffing the structures")
+        let deltaCounters = (
+            patched: registry.makeCounter(descriptor: deltaDescriptor, labels: [("how", "patched")]),
+            edited: registry.makeCounter(descriptor: deltaDescriptor, labels: [("how", "edited")]),
+            diffed: registry.makeCounter(descriptor: deltaDescriptor, labels: [("how", "diffed")])
+        )
         let judged = registry.makeCounter(
             descriptor: MetricNameDescriptor(
                 namespace: "deltafeed", metricName: "changes_judged", unitName: "total",
@@ -213,7 +223,15 @@ extension DeltaFeedServer {
                 namespace: "deltafeed", metricName: "snapshots_superseded", unitName: "total",
                 helpText: "New snapshots not stored: their client moved on from them before the next store pass (kept in memory; stored at a clean stop)"))
         let reported = Mutex<(composed: UInt64, patched: UInt64, shifted: UInt64, judged: UInt64, superseded: UInt64)>((0, 0, 0, 0, 0))
+        let reportedDeltas = Mutex<(patched: UInt64, edited: UInt64, diffed: UInt64)>((0, 0, 0))
         return {
+            let deltas = service.deltaWork
+            reportedDeltas.withLock { last in
+                deltaCounters.patched.increment(by: Int64(deltas.patched - last.patched))
+                deltaCounters.edited.increment(by: Int64(deltas.edited - last.edited))
+                deltaCounters.diffed.increment(by: Int64(deltas.diffed - last.diffed))
+                last = deltas
+            }
             let work = service.pageWork
             let changesJudged = service.changesJudged
             let supersededSnapshots = service.supersededSnapshots

@@ -64,6 +64,10 @@ public final class FeedService: Sendable {
     let items: ItemCache
     private let pages: PageCache
     private let deltas: Mutex<ByteBoundedCache<DeltaKey, DeltaDocument>>
+    /// Delta documents built from a patch's items, from a shift's edits, and by a diff.
+    private let deltasPatched = Atomic<UInt64>(0)
+    private let deltasEdited = Atomic<UInt64>(0)
+    private let deltasDiffed = Atomic<UInt64>(0)
     private let book: Mutex<SnapshotBook>
     /// Serialises ``persistSnapshots()``, and holds the bases it stores snapshots against.
     private let persisting: Mutex<SnapshotBases>
@@ -318,6 +322,7 @@ public final class FeedService: Sendable {
         if let patched = current.patchedFrom, patched.snapshotID == oldID {
             switch patched.change {
             case .itemsUpdated(let paths):
+                deltasPatched.add(1, ordering: .relaxed)
                 return DeltaDocument(
                     format: format, from: old, to: current, updatedItems: paths, renderedItem: items.rendered(version:),
                     patch: items.patch(from:to:))
@@ -326,10 +331,12 @@ public final class FeedService: Sendable {
                     format: format, from: old, to: current, changedSections: sections, renderedItem: items.rendered(version:),
                     patch: items.patch(from:to:))
                 {
+                    deltasEdited.add(1, ordering: .relaxed)
                     return document
                 }
             }
         }
+        deltasDiffed.add(1, ordering: .relaxed)
         return DeltaDocument(format: format, from: old, to: current, renderedItem: items.rendered(version:), patch: items.patch(from:to:))
     }
 
@@ -590,6 +597,14 @@ public final class FeedService: Sendable {
     /// How many pages were composed from the index, patched in place (items re-rendered) and
     /// shifted for new videos at the top (grids shown again) since the start.
     package var pageWork: (composed: UInt64, patched: UInt64, shifted: UInt64) { pages.work }
+
+    /// How many delta documents were built from the items a patch rendered again (a client one
+    /// write behind a page patched in place), from the edits of the sections a shift changed
+    /// (one new video behind), and by diffing the two structures, since the start. Answers
+    /// served from the delta cache are not counted again.
+    package var deltaWork: (patched: UInt64, edited: UInt64, diffed: UInt64) {
+        (deltasPatched.load(ordering: .relaxed), deltasEdited.load(ordering: .relaxed), deltasDiffed.load(ordering: .relaxed))
+    }
 
     /// How many carousels were ranked again for pages kept current (a followee's follow that
     /// could reorder them) since the start.

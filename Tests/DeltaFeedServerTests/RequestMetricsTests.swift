@@ -44,6 +44,47 @@ struct RequestMetricsTests {
         #expect(end["shifted"] == 1, "\(end)")
     }
 
+    @Test("How deltas were built is counted: from a patch's items, from a shift's section edits, or by a diff")
+    func deltaWorkIsCounted() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        func counts() throws -> [String: Double] {
+            let text = String(decoding: try server.request("GET", "/metrics", token: nil).body, as: UTF8.self)
+            var found: [String: Double] = [:]
+            for how in ["patched", "edited", "diffed"] {
+                let line = #"deltafeed_deltas_total{how=""# + how + #""}"#
+                found[how] = text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.dropFirst(line.count + 1)) }
+            }
+            return found
+        }
+        /// The delta since `snapshot`, and the snapshot it leads to.
+        func delta(since snapshot: String) throws -> String {
+            let response = try server.request("GET", "/v1/users/4/feed/delta?since=\(snapshot)&limit=12", token: nil)
+            #expect(response.status == 200)
+            guard case .string(let next)? = try response.json()["snapshot"] else { throw TestFailure("no snapshot in the delta") }
+            return next
+        }
+        let first = try FeedDocument(parsing: try server.request("GET", "/v1/users/4/feed?limit=12", token: nil).body)
+        #expect(try counts() == ["patched": 0, "edited": 0, "diffed": 0])
+        // A like on a video the page shows: the client one write behind gets the patched item.
+        let video = try #require(first.sections.flatMap(\.items).first { $0.kind == "video" })
+        let id = video.id.dropFirst("video:".count)
+        #expect(try server.request("PATCH", "/v1/videos/\(id)", raw: #"{"like_count":4321}"#).status == 200)
+        let second = try delta(since: first.snapshot)
+        #expect(try counts() == ["patched": 1, "edited": 0, "diffed": 0])
+        // A followee's new video slides the grids on: the client one write behind gets the edits.
+        let author = try #require(video.data["author"]?["id"]?.int64Value)
+        #expect(
+            try server.request(
+                "POST", "/v1/videos", raw: #"{"author_id":\#(author),"title":"new","thumbnail_url":"https://x.example/t.jpg","duration_seconds":5}"#
+            ).status == 201)
+        _ = try delta(since: second)
+        #expect(try counts() == ["patched": 1, "edited": 1, "diffed": 0])
+        // Two writes behind: diffed.
+        _ = try delta(since: first.snapshot)
+        #expect(try counts() == ["patched": 1, "edited": 1, "diffed": 1])
+    }
+
     @Test("Requests are counted by route, method and status, and timed by route")
     func requestsAreCountedByRouteMethodAndStatus() throws {
         let server = try TestServer()
