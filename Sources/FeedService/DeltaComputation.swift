@@ -89,7 +89,9 @@ extension DeltaDocument {
     ) {
         let new = current.structure
         let page = current.sections
-        guard old.sections.count == new.sections.count else { return nil }
+        guard old.sections.count == new.sections.count, zip(changedSections, changedSections.dropFirst()).allSatisfy({ $0 < $1 }),
+            changedSections.allSatisfy(new.sections.indices.contains)
+        else { return nil }
         var deletes: [ItemPath] = []
         var inserts: [ItemPath] = []
         var updates: [(old: ItemPath, new: ItemPath)] = []

@@ -155,6 +155,13 @@ struct ShiftedDeltaTests {
                     format: .batch, from: page.structure, to: current, changedSections: [grid], renderedItem: { _ in nil }, patch: { _, _ in nil })
                     == nil, "\(name)")
         }
+        // Sections named twice, out of order or past the end: not the promise, so diffed.
+        for sections in [[grid, grid], [grid + 1, grid], [page.sections.count]] {
+            #expect(
+                DeltaDocument(
+                    format: .batch, from: page.structure, to: page, changedSections: sections, renderedItem: { _ in nil }, patch: { _, _ in nil })
+                    == nil, "\(sections)")
+        }
         // Kept in order with one item gone: the edits.
         let shortened = edited { $0.items.remove(at: 1) }
         let document = try #require(
