@@ -5,19 +5,31 @@ import Testing
 /// Prometheus shows them.
 @Suite("Request metrics on /metrics")
 struct RequestMetricsTests {
+    /// What `/metrics` shows now.
+    func metricsText(_ server: TestServer) throws -> String {
+        String(decoding: try server.request("GET", "/metrics", token: nil).body, as: UTF8.self)
+    }
+
+    /// The value on the line that starts with `line` (a name with its labels), if any.
+    static func value(of line: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.dropFirst(line.count + 1)) }
+    }
+
+    /// The values of counter `name` by its `how` label.
+    func metric(_ server: TestServer, _ name: String, how labels: [String]) throws -> [String: Double] {
+        let text = try metricsText(server)
+        var found: [String: Double] = [:]
+        for how in labels { found[how] = Self.value(of: name + #"{how=""# + how + #""}"#, in: text) }
+        return found
+    }
+
     @Test("How the pages of answers were made is counted (composed, patched in place, shifted for a new video), and the changes judged")
     func pageWorkIsCounted() throws {
         let server = try TestServer()
         defer { server.stop() }
         func values() throws -> [String: Double] {
-            let text = String(decoding: try server.request("GET", "/metrics", token: nil).body, as: UTF8.self)
-            var found: [String: Double] = [:]
-            for how in ["composed", "patched", "shifted"] {
-                let line = #"deltafeed_pages_total{how=""# + how + #""}"#
-                found[how] = text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.dropFirst(line.count + 1)) }
-            }
-            let judged = "deltafeed_changes_judged_total"
-            found["judged"] = text.split(separator: "\n").first { $0.hasPrefix(judged + " ") }.flatMap { Double($0.dropFirst(judged.count + 1)) }
+            var found = try metric(server, "deltafeed_pages_total", how: ["composed", "patched", "shifted"])
+            found["judged"] = Self.value(of: "deltafeed_changes_judged_total", in: try metricsText(server))
             return found
         }
         let query = "/v1/users/4/feed?limit=12"
@@ -48,15 +60,7 @@ struct RequestMetricsTests {
     func deltaWorkIsCounted() throws {
         let server = try TestServer()
         defer { server.stop() }
-        func counts() throws -> [String: Double] {
-            let text = String(decoding: try server.request("GET", "/metrics", token: nil).body, as: UTF8.self)
-            var found: [String: Double] = [:]
-            for how in ["patched", "edited", "diffed"] {
-                let line = #"deltafeed_deltas_total{how=""# + how + #""}"#
-                found[how] = text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.dropFirst(line.count + 1)) }
-            }
-            return found
-        }
+        func counts() throws -> [String: Double] { try metric(server, "deltafeed_deltas_total", how: ["patched", "edited", "diffed"]) }
         /// The delta since `snapshot`, and the snapshot it leads to.
         func delta(since snapshot: String) throws -> String {
             let response = try server.request("GET", "/v1/users/4/feed/delta?since=\(snapshot)&limit=12", token: nil)
@@ -95,10 +99,8 @@ struct RequestMetricsTests {
         #expect(try server.request("DELETE", "/healthz", token: nil).status == 405)
         #expect(try server.request("GET", "/v1/users/4/feed", token: nil).status == 200)
         #expect(try server.request("GET", "/v1/users/999999/feed", token: nil).status == 404)
-        let text = String(decoding: try server.request("GET", "/metrics", token: nil).body, as: UTF8.self)
-        func value(_ line: String) -> Double? {
-            text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.dropFirst(line.count + 1)) }
-        }
+        let text = try metricsText(server)
+        func value(_ line: String) -> Double? { Self.value(of: line, in: text) }
         #expect(value(#"http_requests_total{route="/healthz",method="GET",status="200"}"#) == 3, "\(text)")
         #expect(value(#"http_requests_total{route="/healthz",method="HEAD",status="200"}"#) == 1)
         #expect(value(#"http_requests_total{route="unmatched",method="GET",status="404"}"#) == 1)

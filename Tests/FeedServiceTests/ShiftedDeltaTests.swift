@@ -85,14 +85,7 @@ struct ShiftedDeltaTests {
                 return
             }
             #expect(!edits.inserts.isEmpty, "\(name)")
-            let diffed = DeltaDocument(
-                format: format, from: page.structure, to: after, renderedItem: service.items.rendered(version:),
-                patch: service.items.patch(from:to:))
-            guard case .diff = diffed.changes else {
-                Issue.record("\(name): the reference was not diffed")
-                return
-            }
-            #expect(String(decoding: delta.bytes, as: UTF8.self) == String(decoding: diffed.bytes, as: UTF8.self), "\(name)")
+            expectSameAsDiffed(delta, service: service, from: page, to: after, name)
             let applied = try FeedDocument(parsing: page.document.bytes).applying(try delta.decoded(since: page.snapshotID))
             #expect(applied == (try FeedDocument(parsing: after.document.bytes)), "\(name)")
             page = after
@@ -125,10 +118,7 @@ struct ShiftedDeltaTests {
                 return
             }
             if case .changed(let delta) = outcome {
-                let diffed = DeltaDocument(
-                    format: format, from: page.structure, to: after, renderedItem: service.items.rendered(version:),
-                    patch: service.items.patch(from:to:))
-                #expect(String(decoding: delta.bytes, as: UTF8.self) == String(decoding: diffed.bytes, as: UTF8.self), "round \(round)")
+                expectSameAsDiffed(delta, service: service, from: page, to: after, "round \(round)")
             }
             page = after
         }
@@ -174,4 +164,20 @@ struct ShiftedDeltaTests {
         #expect(edits.deletes == [ItemPath(section: grid, item: 1)])
         #expect(edits.inserts.isEmpty && edits.updatedOldPaths.isEmpty)
     }
+}
+
+/// Expects `delta` to be, byte for byte, the document the diff of `old`'s structure and `new`
+/// makes (a delta built another way, from a patch or a shift, must be that document).
+func expectSameAsDiffed(
+    _ delta: DeltaDocument, service: FeedService, from old: RenderedFeed, to new: RenderedFeed, _ context: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let diffed = DeltaDocument(
+        format: delta.format, from: old.structure, to: new, renderedItem: service.items.rendered(version:), patch: service.items.patch(from:to:))
+    guard case .diff = diffed.changes else {
+        Issue.record("\(context): the reference was not diffed", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(
+        String(decoding: delta.bytes, as: UTF8.self) == String(decoding: diffed.bytes, as: UTF8.self), "\(context)", sourceLocation: sourceLocation)
 }
