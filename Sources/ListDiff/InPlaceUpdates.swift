@@ -54,9 +54,10 @@ extension SectionedSequentialUpdate {
 /// start, the others in their order.
 ///
 /// What the caller promises and this cannot check (it never sees the lists): within every
-/// section, identifiers appear once in the old items and once in the new, and the items both
-/// hold keep their order. Then the diff matches exactly the items that keep their identifier,
-/// in order, so it moves none: the changes are these and nothing else.
+/// section, an identifier appears at most once among the old items and once among the new; the
+/// identifiers both hold are exactly those of the items kept or updated (a deleted item's is not
+/// inserted again in its section); and those items keep their order. Then the diff matches
+/// exactly them, in order, so it moves none: the changes are these and nothing else.
 public struct OrderedItemEdits: Hashable, Sendable {
     /// Old paths of the deleted items, ascending.
     public let deletes: [ItemPath]
