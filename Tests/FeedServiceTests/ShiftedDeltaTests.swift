@@ -1,6 +1,8 @@
+import Deterministic
 import FeedStore
 import FeedWire
 import ListDiff
+import SQLiteStore
 import StoreOracle
 import Testing
 
@@ -122,6 +124,45 @@ struct ShiftedDeltaTests {
             }
             page = after
         }
+    }
+
+    @Test("After every random write, each viewer's delta one write behind is the diff's document, whichever way it is built", arguments: [21, 22] as [UInt64])
+    func randomWritesGiveTheDiffsDocument(seed: UInt64) throws {
+        let store = try SQLiteFeedStore.temporary()
+        try store.seed(DemoSeed(users: 30, videos: 260, ads: 4, seed: seed, followsPerUser: 2...8))
+        let service = try FeedService(store: store)
+        var writer = RandomWriter(store: store, seed: seed)
+        var random = SplitMix64(seed: seed)
+        let parameterSets = [FeedParameters(limit: 30), FeedParameters(limit: 12, offset: 3, width: 390), FeedParameters(limit: 40, stackAds: true)]
+        var held: [(viewer: Int64, parameters: FeedParameters, page: RenderedFeed)] = []
+        for viewer in Int64(1)...6 {
+            let parameters = parameterSets[Int(viewer) % parameterSets.count]
+            held.append((viewer, parameters, try service.feed(viewer: viewer, parameters: parameters)))
+        }
+        let before = service.deltaWork
+        for step in 0..<150 {
+            try service.write { _ throws(FeedStoreError) in try writer.write() }
+            // Viewers the writes deleted leave.
+            for index in held.indices.reversed() {
+                let (viewer, parameters, page) = held[index]
+                let format = DeltaFormat.allCases[Int(random.next(below: UInt64(DeltaFormat.allCases.count)))]
+                let lookup: DeltaLookup
+                do {
+                    lookup = try service.delta(viewer: viewer, since: page.snapshotID, format: format)
+                } catch .viewerNotFound {
+                    held.remove(at: index)
+                    continue
+                }
+                guard case .answered(let outcome) = lookup else { continue }
+                let now = try service.feed(viewer: viewer, parameters: parameters)
+                if case .changed(let delta) = outcome {
+                    expectSameAsDiffed(delta, service: service, from: page, to: now, "seed \(seed), step \(step), viewer \(viewer), \(format)")
+                }
+                held[index].page = now
+            }
+        }
+        let work = service.deltaWork
+        #expect(work.patched > before.patched && work.edited > before.edited, "both ways were taken: \(work)")
     }
 
     @Test("Sections whose items did not keep their order, or whose ids or kinds changed, are diffed")
