@@ -32,44 +32,20 @@ extension DeltaDocument {
                 old: old.sections[oldIndex], new: page[newIndex], at: newIndex, itemsChanged: itemDiffs[position].items.hasChanges,
                 layout: current.layout != nil, renderedItem: renderedItem, patch: patch)
         }
-        var patches: [ItemPath: ItemPatch] = [:]
-        // Inserted items the snapshot holds unchanged elsewhere (slid from one section into the
-        // next: deleted there, inserted here) are sent as their old path. Only the deleted items
-        // can be: a handful, by id.
-        var deleted: [String: (path: ItemPath, version: UInt64)] = [:]
-        // Sized at once, as `moved` below: grown entry by entry, a shifted page (an item out of
-        // every grid section, another in) rehashed them about ten times (19,000 instructions).
-        var deleteCount = 0
-        for position in itemDiffs.indices { deleteCount += itemDiffs[position].items.deletes.count }
-        deleted.reserveCapacity(deleteCount)
-        for position in itemDiffs.indices {
-            let oldSection = itemDiffs[position].oldSection
-            for oldIndex in itemDiffs[position].items.deletes {
-                let item = old.sections[oldSection].items[oldIndex]
-                deleted[item.id] = (ItemPath(section: oldSection, item: oldIndex), item.version)
-            }
-        }
-        var moved: [ItemPath: ItemPath] = [:]
-        moved.reserveCapacity(deleted.count)
-        for position in itemDiffs.indices where !deleted.isEmpty {
-            let newSection = itemDiffs[position].newSection
-            for newIndex in itemDiffs[position].items.inserts {
-                let item = new.sections[newSection].items[newIndex]
-                if let held = deleted[item.id], held.version == item.version {
-                    moved[ItemPath(section: newSection, item: newIndex)] = held.path
-                }
-            }
-        }
+        var deleted: [ItemPath] = []
+        var inserted: [ItemPath] = []
+        var updated: [(old: ItemPath, new: ItemPath)] = []
         for position in itemDiffs.indices {
             let (oldSection, newSection) = (itemDiffs[position].oldSection, itemDiffs[position].newSection)
+            for oldIndex in itemDiffs[position].items.deletes { deleted.append(ItemPath(section: oldSection, item: oldIndex)) }
+            for newIndex in itemDiffs[position].items.inserts { inserted.append(ItemPath(section: newSection, item: newIndex)) }
             for oldIndex in itemDiffs[position].items.updates {
-                guard let newIndex = itemDiffs[position].items.newIndex(forOldIndex: oldIndex),
-                    let previous = renderedItem(old.sections[oldSection].items[oldIndex].version)
-                else { continue }
-                let path = ItemPath(section: newSection, item: newIndex)
-                patches[path] = patch(previous, page[path.section].items[path.item])
+                guard let newIndex = itemDiffs[position].items.newIndex(forOldIndex: oldIndex) else { continue }
+                updated.append((ItemPath(section: oldSection, item: oldIndex), ItemPath(section: newSection, item: newIndex)))
             }
         }
+        let moved = Self.slidItems(deleted: deleted, inserted: inserted, from: old, to: new)
+        let patches = Self.itemPatches(updated, from: old, to: page, renderedItem: renderedItem, patch: patch)
         self.init(
             format: format, snapshot: current.snapshotID, nextCursor: (old.nextCursor, current.nextCursor), page: page,
             layout: current.layout, changes: .diff(diff), keptSectionsWithChangedItems: kept.withChangedItems, itemPatches: patches,
@@ -96,9 +72,11 @@ extension DeltaDocument {
         var inserts: [ItemPath] = []
         var updates: [(old: ItemPath, new: ItemPath)] = []
         var matched: [Int] = []
+        var editCount = 0
         // A shift deletes and inserts one item a section.
         deletes.reserveCapacity(changedSections.count)
         inserts.reserveCapacity(changedSections.count)
+        var kept = KeptSections()
         for section in changedSections {
             let (was, now) = (old.sections[section], new.sections[section])
             guard was.id == now.id, was.kind == now.kind, was.items.count <= Self.longestScanned, now.items.count <= Self.longestScanned
@@ -138,37 +116,15 @@ extension DeltaDocument {
                 deletes.append(ItemPath(section: section, item: next))
                 next += 1
             }
-        }
-        let edits = OrderedItemEdits(deletes: deletes, inserts: inserts, updates: updates)
-        var kept = KeptSections()
-        var (d, i, u) = (0, 0, 0)
-        for section in changedSections {
-            // Whether this section's items changed: its edits are the next in each list.
-            var itemsChanged = false
-            while d < deletes.count && deletes[d].section == section { (d, itemsChanged) = (d + 1, true) }
-            while i < inserts.count && inserts[i].section == section { (i, itemsChanged) = (i + 1, true) }
-            while u < updates.count && updates[u].old.section == section { (u, itemsChanged) = (u + 1, true) }
+            let editsBefore = editCount
+            editCount = deletes.count + inserts.count + updates.count
             kept.note(
-                old: old.sections[section], new: page[section], at: section, itemsChanged: itemsChanged, layout: current.layout != nil,
+                old: was, new: page[section], at: section, itemsChanged: editCount != editsBefore, layout: current.layout != nil,
                 renderedItem: renderedItem, patch: patch)
         }
-        // An inserted item the snapshot holds unchanged where it was deleted travels as that old
-        // path, as the diff's document has it: the last deleted item with its id (the diff keeps
-        // them by id, a later one replacing an earlier), if its version is the same.
-        var moved: [ItemPath: ItemPath] = [:]
-        moved.reserveCapacity(inserts.count)
-        for path in inserts {
-            let item = new.sections[path.section].items[path.item]
-            guard let held = deletes.last(where: { old.sections[$0.section].items[$0.item].id == item.id }),
-                old.sections[held.section].items[held.item].version == item.version
-            else { continue }
-            moved[path] = held
-        }
-        var patches: [ItemPath: ItemPatch] = [:]
-        for update in updates {
-            guard let previous = renderedItem(old.sections[update.old.section].items[update.old.item].version) else { continue }
-            patches[update.new] = patch(previous, page[update.new.section].items[update.new.item])
-        }
+        let edits = OrderedItemEdits(deletes: deletes, inserts: inserts, updates: updates)
+        let moved = Self.slidItems(deleted: deletes, inserted: inserts, from: old, to: new)
+        let patches = Self.itemPatches(updates, from: old, to: page, renderedItem: renderedItem, patch: patch)
         self.init(
             format: format, snapshot: current.snapshotID, nextCursor: (old.nextCursor, current.nextCursor), page: page,
             layout: current.layout, changes: .itemsEdited(edits), keptSectionsWithChangedItems: kept.withChangedItems, itemPatches: patches,
@@ -189,18 +145,55 @@ extension DeltaDocument {
     ) {
         let page = current.sections
         var kept: [Int] = []
-        var patches: [ItemPath: ItemPatch] = [:]
-        for path in updatedItems {
-            if kept.last != path.section { kept.append(path.section) }
-            guard let previous = renderedItem(old.sections[path.section].items[path.item].version) else { continue }
-            patches[path] = patch(previous, page[path.section].items[path.item])
-        }
+        for path in updatedItems where kept.last != path.section { kept.append(path.section) }
+        let patches = Self.itemPatches(
+            updatedItems.lazy.map { (old: $0, new: $0) }, from: old, to: page, renderedItem: renderedItem, patch: patch)
         // The same sections at the same offset and the same hint: the page's cursor is the
         // snapshot's, and the page keeps it made (the structure's is encoded on each call).
         self.init(
             format: format, snapshot: current.snapshotID, nextCursor: (current.nextCursor, current.nextCursor), page: page,
             layout: current.layout, changes: .itemsUpdated(updatedItems), keptSectionsWithChangedItems: kept, itemPatches: patches,
             prefetch: (old.prefetchHint, current.structure.prefetchHint))
+    }
+
+    /// Inserted items the snapshot holds unchanged where they were deleted (slid from one
+    /// section into the next: deleted there, inserted here), by new path: the old path each is
+    /// sent as. The last deleted item with an id is the one looked at (they are kept by id), and
+    /// only if its version is the same. Only the deleted items can be: a handful, by id.
+    private static func slidItems(
+        deleted: [ItemPath], inserted: [ItemPath], from old: SnapshotStructure, to new: SnapshotStructure
+    ) -> [ItemPath: ItemPath] {
+        guard !deleted.isEmpty, !inserted.isEmpty else { return [:] }
+        // Both sized at once: grown entry by entry, a shifted page (an item out of every grid
+        // section, another in) rehashed them about ten times (19,000 instructions).
+        var byID: [String: (path: ItemPath, version: UInt64)] = [:]
+        byID.reserveCapacity(deleted.count)
+        for path in deleted {
+            let item = old.sections[path.section].items[path.item]
+            byID[item.id] = (path, item.version)
+        }
+        var moved: [ItemPath: ItemPath] = [:]
+        moved.reserveCapacity(min(deleted.count, inserted.count))
+        for path in inserted {
+            let item = new.sections[path.section].items[path.item]
+            if let held = byID[item.id], held.version == item.version { moved[path] = held.path }
+        }
+        return moved
+    }
+
+    /// The items updated in place (old path in the snapshot, new path in `page`) that travel as
+    /// the fields that changed, by new path: those whose previous rendering `renderedItem` still
+    /// has and for which `patch` makes a patch.
+    private static func itemPatches(
+        _ updated: some Sequence<(old: ItemPath, new: ItemPath)>, from old: SnapshotStructure, to page: [FeedSection],
+        renderedItem: (UInt64) -> FeedItem?, patch: (FeedItem, FeedItem) -> ItemPatch?
+    ) -> [ItemPath: ItemPatch] {
+        var patches: [ItemPath: ItemPatch] = [:]
+        for (was, now) in updated {
+            guard let previous = renderedItem(old.sections[was.section].items[was.item].version) else { continue }
+            patches[now] = patch(previous, page[now.section].items[now.item])
+        }
+        return patches
     }
 
     /// What the sections kept in place (matched by id and kind) carry besides their item

@@ -27,19 +27,8 @@ extension SectionedSequentialUpdate {
     /// - Parameter updatedItems: The paths of the updated items, ascending, without repeats.
     /// - Complexity: O(*u*), the number of updated items.
     public init(changingItemsAt updatedItems: [ItemPath]) {
-        precondition(_isStrictlyAscending(updatedItems), "updated item paths must be ascending, without repeats")
-        var operations: [SectionedSequentialOperation] = []
-        var start = 0
-        while start < updatedItems.count {
-            let section = updatedItems[start].section
-            var end = start + 1
-            while end < updatedItems.count && updatedItems[end].section == section { end += 1 }
-            var steps: [SequentialOperation] = []
-            _appendRuns(updatedItems[start..<end].map(\.item), to: &steps) { .change(at: $0, count: $1) }
-            for step in steps { operations.append(.item(section: section, step)) }
-            start = end
-        }
-        self.init(operations: operations)
+        // Edits with nothing deleted or inserted; they check the paths ascend.
+        self = OrderedItemEdits(deletes: [], inserts: [], updates: updatedItems.map { (old: $0, new: $0) }).sequential
     }
 }
 
