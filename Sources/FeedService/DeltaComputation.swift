@@ -44,12 +44,9 @@ extension DeltaDocument {
                 updated.append((ItemPath(section: oldSection, item: oldIndex), ItemPath(section: newSection, item: newIndex)))
             }
         }
-        let moved = Self.slidItems(deleted: deleted, inserted: inserted, from: old, to: new)
-        let patches = Self.itemPatches(updated, from: old, to: page, renderedItem: renderedItem, patch: patch)
         self.init(
-            format: format, snapshot: current.snapshotID, nextCursor: (old.nextCursor, current.nextCursor), page: page,
-            layout: current.layout, changes: .diff(diff), keptSectionsWithChangedItems: kept.withChangedItems, itemPatches: patches,
-            movedItems: moved, supplementaryChanges: kept.views, changedLayouts: kept.layouts, prefetch: (old.prefetchHint, new.prefetchHint))
+            format: format, from: old, to: current, changes: .diff(diff), kept: kept, deleted: deleted, inserted: inserted,
+            updated: updated, renderedItem: renderedItem, patch: patch)
     }
 
     /// The delta to a page that is the snapshot's own page with only the items of
@@ -122,13 +119,26 @@ extension DeltaDocument {
                 old: was, new: page[section], at: section, itemsChanged: editCount != editsBefore, layout: current.layout != nil,
                 renderedItem: renderedItem, patch: patch)
         }
-        let edits = OrderedItemEdits(deletes: deletes, inserts: inserts, updates: updates)
-        let moved = Self.slidItems(deleted: deletes, inserted: inserts, from: old, to: new)
-        let patches = Self.itemPatches(updates, from: old, to: page, renderedItem: renderedItem, patch: patch)
         self.init(
-            format: format, snapshot: current.snapshotID, nextCursor: (old.nextCursor, current.nextCursor), page: page,
-            layout: current.layout, changes: .itemsEdited(edits), keptSectionsWithChangedItems: kept.withChangedItems, itemPatches: patches,
-            movedItems: moved, supplementaryChanges: kept.views, changedLayouts: kept.layouts, prefetch: (old.prefetchHint, new.prefetchHint))
+            format: format, from: old, to: current, changes: .itemsEdited(OrderedItemEdits(deletes: deletes, inserts: inserts, updates: updates)),
+            kept: kept, deleted: deletes, inserted: inserts, updated: updates, renderedItem: renderedItem, patch: patch)
+    }
+
+    /// The document of `changes` from `old` to `current`, given the items they delete, insert and
+    /// update (old and new paths) and what the kept sections carry: slid items sent as their old
+    /// path, updated items as patches where one is made.
+    private init(
+        format: DeltaFormat, from old: SnapshotStructure, to current: RenderedFeed, changes: DeltaChanges, kept: KeptSections,
+        deleted: [ItemPath], inserted: [ItemPath], updated: [(old: ItemPath, new: ItemPath)], renderedItem: (UInt64) -> FeedItem?,
+        patch: (FeedItem, FeedItem) -> ItemPatch?
+    ) {
+        let new = current.structure
+        self.init(
+            format: format, snapshot: current.snapshotID, nextCursor: (old.nextCursor, current.nextCursor), page: current.sections,
+            layout: current.layout, changes: changes, keptSectionsWithChangedItems: kept.withChangedItems,
+            itemPatches: Self.itemPatches(updated, from: old, to: current.sections, renderedItem: renderedItem, patch: patch),
+            movedItems: Self.slidItems(deleted: deleted, inserted: inserted, from: old, to: new), supplementaryChanges: kept.views,
+            changedLayouts: kept.layouts, prefetch: (old.prefetchHint, new.prefetchHint))
     }
 
     /// Sections longer than this are diffed: matching by scanning costs the square of the length.
