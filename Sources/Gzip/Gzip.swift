@@ -3,8 +3,8 @@ import CZlib
 import Synchronization
 
 /// gzip (RFC 1952): what the server answers with when a client sends `Accept-Encoding: gzip`
-/// (short bodies written by this module's own encoder, the rest by libdeflate), and what a
-/// client reads back (read with zlib, which streams and can stop at a size limit).
+/// (written with libdeflate), and what a client reads back (read with zlib, which streams and
+/// can stop at a size limit).
 public enum Gzip {
     /// Why a gzip body could not be read.
     public enum DecodingError: Error, Equatable, Sendable {
@@ -14,31 +14,17 @@ public enum Gzip {
         case tooLarge(limit: Int)
     }
 
-    /// The longest body level 1 writes with this module's own encoder (``ShortDeflate``);
-    /// longer ones, and every other level, go to libdeflate.
-    ///
-    /// libdeflate's level 1 sets up a 128 KB table per call, which is most of what a delta of a
-    /// few hundred bytes costs it; the short encoder's cost follows the body's length, and it
-    /// keeps the same number of bytes or fewer. On this project's deltas (BENCHMARKS, session
-    /// 38) it takes about half the time up to 1 KB and breaks even near 3 KB, where libdeflate's
-    /// faster parse has paid for its table.
-    public static let shortBodyLimit = 3 << 10
-
     /// `bytes` as one gzip member at `level` (1 fastest … 9 smallest; -1, zlib's default, is 6),
     /// or nil for another level (or when out of memory).
     ///
-    /// Level 1 bodies of at most ``shortBodyLimit`` bytes are written by ``ShortDeflate``; the
-    /// rest by libdeflate, which writes a whole body in one call, with no stream to reset
-    /// between bodies (two to three times faster than zlib at the same level, and a few bytes
-    /// smaller). Encoders are kept in pools, so a body does not allocate one each time. What
-    /// either writes is plain gzip, read back with ``decompress(_:limit:)`` (zlib) or any gzip
-    /// reader.
+    /// libdeflate writes the whole body in one call, with no stream to reset between bodies:
+    /// on the server's deltas (0.3 to 7 KB) two to three times faster than zlib at the same
+    /// level, and a few bytes smaller. Compressors are kept in a pool, so a body does not
+    /// allocate one (hundreds of KB) each time. What it writes is plain gzip, read back with
+    /// ``decompress(_:limit:)`` (zlib) or any gzip reader.
     public static func compress(_ bytes: [UInt8], level: Int) -> [UInt8]? {
         let level = level == -1 ? 6 : level
         guard (1...9).contains(level) else { return nil }
-        if level == 1, bytes.count <= shortBodyLimit {
-            return bytes.withUnsafeBufferPointer { ShortDeflate.gzip($0) }
-        }
         guard let compressor = Compressor.take(level: Int32(level)) else { return nil }
         defer { Compressor.give(compressor) }
         return compressor.compress(bytes)
