@@ -93,3 +93,11 @@ public enum DeltaOutcome: Sendable {
         return nil
     }
 }
+
+/// The question a delta answers (viewer, the snapshot it is asked since, the form): the key of
+/// the service's cache of computed deltas.
+struct DeltaKey: Hashable {
+    let viewer: Int64
+    let since: String
+    let format: DeltaFormat
+}

@@ -1,5 +1,7 @@
 import Testing
 
+// @testable: `ByteBoundedCache` is internal to the service (its caches' storage), and these tests
+// check its accounting directly.
 @testable import FeedService
 
 @Suite("A cache bounded in bytes")

@@ -1,5 +1,7 @@
 import Testing
 
+// @testable: `FeedCursor` is internal to the service (clients see only its text), and these tests
+// pin that text digit by digit.
 @testable import FeedService
 
 /// Cursors are written digit by digit: they must stay what `String(_:radix: 36)` wrote, since

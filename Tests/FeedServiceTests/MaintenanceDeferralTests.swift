@@ -3,6 +3,8 @@ import Foundation
 import Synchronization
 import Testing
 
+// @testable: these tests set how often a store pass may pause (`pauseEvery`), an internal knob of
+// snapshot upkeep that only tests need to turn.
 @testable import FeedService
 
 /// Snapshot upkeep waits while latency-bound work runs (the live thread sending a change), for

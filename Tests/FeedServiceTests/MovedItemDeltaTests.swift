@@ -1,10 +1,9 @@
+import FeedService
 import FeedStore
 import FeedWire
 import ListDiff
 import StoreOracle
 import Testing
-
-@testable import FeedService
 
 /// A new video at the top of the grid slides one video of every grid section into the next: the
 /// client holds those already, so batch and sequential deltas name them by their old path.

@@ -1,11 +1,10 @@
 import FeedIndex
+import FeedService
 import FeedStore
 import FeedWire
 import Foundation
 import StoreOracle
 import Testing
-
-@testable import FeedService
 
 /// A poll judges only the index changes noted on its page (``PageMarks``), so what it costs does
 /// not grow with how often others write.

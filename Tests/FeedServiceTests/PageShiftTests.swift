@@ -1,10 +1,9 @@
+import FeedService
 import FeedStore
 import FeedWire
 import JSONBytes
 import StoreOracle
 import Testing
-
-@testable import FeedService
 
 /// A followee's new video enters the feed at the top of the grid: the cached page's grids are
 /// shown again from the region shifted by one, not composed from the index.

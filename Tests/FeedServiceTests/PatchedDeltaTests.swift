@@ -3,6 +3,8 @@ import FeedWire
 import ListDiff
 import Testing
 
+// @testable: these tests read how the page cache made a page (`RenderedFeed.patchedFrom`), which is
+// internal to the service: the delta builders' bookkeeping, not an API.
 @testable import FeedService
 
 /// A client one write behind a page patched in place is sent the patched items without a diff.

@@ -1,6 +1,8 @@
 import FeedIndex
 import Testing
 
+// @testable: `SectionVideos` is internal to the page cache, and these tests check its lookups
+// directly.
 @testable import FeedService
 
 /// A cached page's videos by section and item, kept in one array (``SectionVideos``): what a

@@ -6,6 +6,8 @@ import SQLiteStore
 import StoreOracle
 import Testing
 
+// @testable: these tests build pages and read how the page cache made them (`RenderedFeed`'s
+// initialiser, `patchedFrom`, `items`), which are internal to the service's delta bookkeeping.
 @testable import FeedService
 
 /// A client one write behind a page whose grids a followee's new video slid on is sent the edits

@@ -5,6 +5,8 @@ import GRDB
 import StoreOracle
 import Testing
 
+// @testable: these tests read the store's snapshot log (`log`: its directory and rows), which is
+// internal to the store: how snapshots sit on disk is not an API.
 @testable import SQLiteStore
 
 @Suite("The snapshot log")
