@@ -42,6 +42,33 @@ struct ProveTests {
 
     // MARK: Arithmetic
 
+    @Test("The proof fails on a lost write, a mismatch, a form never applied or a missed lag target, and passes otherwise")
+    func reportFailures() {
+        var counts = ProveCounters.Counts()
+        for format in FeedDelta.Format.allCases { counts.applied[format] = 3 }
+        func report(
+            _ counts: ProveCounters.Counts, lost: Int = 0, lag: [Double]? = nil, target: Double? = nil
+        ) -> [String] {
+            var verification = WriteVerification(records: 10, uncertain: 0)
+            verification.lost = lost
+            return ProveReport(
+                counts: counts, rounds: 5, seconds: 1, verification: verification,
+                lag: lag.map { ConvergenceLag(pairs: "a->b", milliseconds: $0) }, lagTarget: target, maxWriteErrors: 0, replicaCount: 1
+            ).failures
+        }
+        #expect(report(counts) == [])
+        #expect(report(counts, lost: 2) == ["2 acknowledged writes not found"])
+        var mismatched = counts
+        mismatched.mismatches = 1
+        #expect(report(mismatched) == ["1 mismatches"])
+        var unproven = counts
+        unproven.applied[.jsonpatch] = 0
+        #expect(report(unproven) == ["no jsonpatch delta applied: nothing proven for that form"])
+        let lag = (1...100).map(Double.init)
+        #expect(report(counts, lag: lag, target: 99) == [])
+        #expect(report(counts, lag: lag, target: 98.5) == ["convergence lag p99 99.0 ms is above the target of 98.5 ms"])
+    }
+
     @Test("Percentiles are nearest-rank: p99 of 1…100 is 99, the maximum is p100")
     func percentiles() {
         let hundred = Percentiles((1...100).reversed().map(Double.init))
