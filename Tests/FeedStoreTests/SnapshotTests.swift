@@ -233,6 +233,17 @@ struct PostgresSnapshotTests {
         #expect(try store.setting("jit") == "off")
     }
 
+    /// The README: `--durability full` is `synchronous_commit = on` (a write's answer waits for
+    /// its commit to reach disk), `normal` is `off`.
+    @Test("The store's sessions commit synchronously with full durability and asynchronously with normal")
+    func durabilitySetsSynchronousCommit() throws {
+        for (durability, expected) in [(StorageOptions.Durability.full, "on"), (.normal, "off")] {
+            let options = StorageOptions(maximumReaderCount: 1, durability: durability)
+            let store = try PostgresFeedStore(url: postgresURL!, schema: freshSchemaName(), options: options)
+            #expect(try store.setting("synchronous_commit") == expected, "durability \(durability)")
+        }
+    }
+
     /// The defect: count pruning ranked a viewer's rows, then deleted a row that another
     /// transaction had stored again meanwhile (a snapshot served again: a newer time) as soon as
     /// that one committed. The replica that served it still answered it from memory; every other
