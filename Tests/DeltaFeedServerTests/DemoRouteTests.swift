@@ -17,8 +17,20 @@ struct DemoRouteTests {
         #expect(page.header("Content-Type") == "text/html; charset=utf-8")
         #expect(page.header("Cache-Control") == "no-cache")
         #expect(page.header("X-Content-Type-Options") == "nosniff")
-        #expect(page.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
-        #expect(String(decoding: page.body, as: UTF8.self).contains("<script type=\"module\" src=\"demo/demo.js\">"))
+        // Only this server's scripts, styles and requests: no inline script, no eval.
+        let policy = try #require(page.header("Content-Security-Policy"))
+        var directives: [String: String] = [:]
+        for directive in policy.split(separator: ";") {
+            let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
+            directives[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        #expect(directives["default-src"] == "'none'", "\(policy)")
+        for source in ["script-src", "style-src", "connect-src"] { #expect(directives[source] == "'self'", "\(source): \(policy)") }
+        #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"), "\(policy)")
+        let html = String(decoding: page.body, as: UTF8.self)
+        #expect(html.contains("<script type=\"module\" src=\"demo/demo.js\">"))
+        let scripts = html.ranges(of: "<script").map { html[$0.lowerBound...].prefix { $0 != ">" } }
+        #expect(!scripts.isEmpty && scripts.allSatisfy { $0.contains(" src=") }, "every script is a file: \(scripts)")
         let etag = try #require(page.header("ETag"))
         #expect(etag.wholeMatch(of: /"[0-9a-f]{16}"/) != nil)
 
