@@ -244,6 +244,21 @@ struct PostgresSnapshotTests {
         }
     }
 
+    /// The README: the store's location (what the server logs at start) is the URL without the
+    /// password of its user part.
+    @Test("The store's location names the server and schema, never the URL's password")
+    func locationLeavesThePasswordOut() throws {
+        let url = try #require(postgresURL)
+        let scheme = try #require(url.range(of: "://"))
+        let user = try #require(url.range(of: "@", range: scheme.upperBound..<url.endIndex))
+        // The test server trusts local connections, so a password is sent and ignored.
+        let withPassword = String(url[..<user.lowerBound]) + ":s3cret-pw" + String(url[user.lowerBound...])
+        let schema = freshSchemaName()
+        let store = try PostgresFeedStore(url: withPassword, schema: schema, options: StorageOptions(maximumReaderCount: 1))
+        #expect(!store.location.contains("s3cret"), "\(store.location)")
+        #expect(store.location.contains("127.0.0.1") && store.location.contains(schema), "\(store.location)")
+    }
+
     /// The defect: count pruning ranked a viewer's rows, then deleted a row that another
     /// transaction had stored again meanwhile (a snapshot served again: a newer time) as soon as
     /// that one committed. The replica that served it still answered it from memory; every other
