@@ -87,6 +87,22 @@ struct FeedCompositionTests {
         #expect(FeedParameters.offset(fromCursor: "garbage") == nil)
     }
 
+    /// The README: "the feed holds at most 240 videos, and `next_cursor` pages through them".
+    @Test("A feed holds at most 240 videos, each once, and its cursor pages through them all")
+    func feedHoldsAtMost240Videos() throws {
+        let service = try makeService(users: 40, videos: 3_000)
+        var offset = 0
+        var videos: [String] = []
+        for _ in 0..<50 {
+            let page = try service.feed(viewer: 1, parameters: FeedParameters(limit: 200, offset: offset))
+            videos += page.sections.flatMap(\.items).filter { $0.kind == .video }.map(\.id)
+            guard let cursor = page.nextCursor else { break }
+            offset = try #require(FeedParameters.offset(fromCursor: cursor))
+        }
+        #expect(videos.count == 240)
+        #expect(Set(videos).count == videos.count)
+    }
+
     @Test("Unknown viewer is an error") func unknownViewerIsAnError() throws {
         let service = try makeService()
         #expect(throws: FeedError.viewerNotFound(999_999)) { try service.feed(viewer: 999_999, parameters: FeedParameters()) }
