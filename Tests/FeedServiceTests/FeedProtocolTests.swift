@@ -199,6 +199,15 @@ struct FeedProtocolTests {
         #expect(carousel.contentWidth == 8 + 3 * 120 + 2 * 8 + 8)
         #expect(carousel.footer == Frame(x: 0, y: 44 + 8 + 168 + 8, width: 390, height: 44))
         #expect(carousel.height == 44 + 8 + 168 + 8 + 44)
+        // The README's other sizes: the header item content × 56, the empty state content × 240,
+        // a `sponsored` footer 24 high across the whole width.
+        let header = layout.section(kind: .header, itemKinds: [.header], header: nil, footer: nil)
+        #expect(header.frames == [Frame(x: 8, y: 8, width: 374, height: 56)])
+        let empty = layout.section(kind: .empty, itemKinds: [.empty], header: nil, footer: nil)
+        #expect(empty.frames == [Frame(x: 8, y: 8, width: 374, height: 240)])
+        let ad = layout.section(kind: .ad, itemKinds: [.ad], header: nil, footer: .sponsored)
+        #expect(ad.footer == Frame(x: 0, y: 8 + 374 * 9 / 16 + 56 + 8, width: 390, height: 24))
+        #expect(ad.height == 8 + 374 * 9 / 16 + 56 + 8 + 24)
     }
 
     @Test("A page with a next page says when to fetch it: the first section within two viewports of the end")
@@ -219,6 +228,16 @@ struct FeedProtocolTests {
         let tall = try service.feed(viewer: 1, parameters: FeedParameters(limit: 12, width: 390, viewport: 1200))
         #expect(try #require(try document(tall).prefetch).index < hint.index)
         #expect(tall.snapshotID != first.snapshotID)
+        // Without a width, the page's heights are taken at 390 points: at a viewport where 390
+        // and 320 points give different hints, the page gives 390's.
+        let unsized = FeedParameters(limit: 12)
+        let sections = try service.feed(viewer: 1, parameters: unsized).sections
+        func index(at width: Int, viewport: Int) -> Int? {
+            Layout.prefetchIndex(heights: sections.map { $0.sectionLayout(Layout(width: width)).height }, viewport: viewport)
+        }
+        let viewport = try #require(stride(from: 100, through: 4000, by: 20).first { index(at: 390, viewport: $0) != index(at: 320, viewport: $0) })
+        let page = try service.feed(viewer: 1, parameters: FeedParameters(limit: 12, viewport: viewport))
+        #expect(try document(page).prefetch?.index == index(at: 390, viewport: viewport))
         let last = try service.feed(viewer: 1, parameters: FeedParameters(limit: 200, width: 390))
         #expect(last.nextCursor == nil)
         #expect(try document(last).prefetch == nil)
