@@ -156,6 +156,43 @@ struct LiveStreamTests {
         #expect(try reader.nextEvent(timeout: 2.5) == nil, "and no other event follows")
     }
 
+    @Test("A client that stops reading is owed one event: when it catches up, it gets one delta from what it last received")
+    func slowReaderIsOwedOneEvent() throws {
+        // No coalescing: to a reader that keeps up, each like is an event of its own.
+        let server = try TestServer(live: LiveLimits(coalesce: .zero))
+        defer { server.stop() }
+        // The largest page: its reset is far more than the slow reader's buffers hold, so the
+        // server cannot finish writing it until the reader reads.
+        let query = FeedQuery(limit: 200)
+        let slow = try EventStreamReader(
+            port: server.server.http.port, path: "/v1/users/\(LiveStreamTests.viewer)/feed/live?limit=200", narrow: true)
+        try slow.readHead()
+        let reader = try open(server, "?limit=200")
+        var kept = try document(try #require(try reader.nextEvent()))
+        let video = try videoOnPage(kept)
+        let likers = Array(Int64(30)...34)
+        for user in likers {
+            try like(server, video: video, by: user)
+            // The stream that keeps up gets each like as it lands.
+            let event = try #require(try reader.nextEvent(), "like by \(user): no event")
+            kept = try applied(event, to: kept)
+        }
+        // The one that did not read: the page, then one delta from it to the feed now.
+        let reset = try #require(try slow.nextEvent())
+        #expect(reset.name == "reset")
+        var held = try document(reset)
+        var deltas = 0
+        while let event = try slow.nextEvent(timeout: 1) {
+            #expect(event.name == "delta")
+            held = try applied(event, to: held)
+            deltas += 1
+        }
+        #expect(deltas == 1, "\(likers.count) likes landed while the client did not read")
+        let fresh = try server.freshFeed(viewer: LiveStreamTests.viewer, query: query).document
+        #expect(held == fresh, "\(held.firstDifference(from: fresh))")
+        #expect(kept == fresh, "\(kept.firstDifference(from: fresh))")
+    }
+
     @Test("An idle stream gets a heartbeat comment and outlives the request timeout")
     func heartbeatsKeepIdleStreams() throws {
         let server = try TestServer(live: LiveLimits(heartbeat: .milliseconds(500)), requestTimeout: .seconds(1))
