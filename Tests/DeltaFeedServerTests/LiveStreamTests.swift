@@ -292,6 +292,21 @@ struct LiveStreamTests {
         #expect(feed.status == 401)
     }
 
+    @Test("With viewer tokens, a valid token in the URL does not open the stream: 401, as without one")
+    func tokenInTheURLIsRefused() async throws {
+        let tokens = try await ViewerTokens(secret: String(repeating: "s", count: 32))
+        let own = try await tokens.token(viewer: LiveStreamTests.viewer, expiresAt: Date(timeIntervalSinceNow: 600))
+        let server = try TestServer(viewerTokens: tokens)
+        defer { server.stop() }
+        // Access logs, proxies and the browser's history keep URLs: a token is never read from one.
+        for name in ["token", "access_token", "deltafeed_token"] {
+            let reader = try open(server, "?\(name)=\(own)")
+            #expect(reader.status == 401, "\(name)=")
+        }
+        // The same token where the server reads it opens the stream.
+        #expect(try open(server, headers: ["Cookie": "deltafeed_token=\(own)"]).status == 200)
+    }
+
     @Test("Shutdown sends every stream event: shutdown and ends it")
     func shutdownEndsStreams() throws {
         let server = try TestServer()
