@@ -216,7 +216,7 @@ let package = Package(
         .testTarget(
             name: "DeltafeedCommandTests",
             dependencies: [
-                "deltafeed", "DeltaFeedClient", "EventHTTP", "FeedService", "FeedStore",
+                "deltafeed", "DeltaFeedClient", "DeltaFeedServer", "EventHTTP", "FeedService", "FeedStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

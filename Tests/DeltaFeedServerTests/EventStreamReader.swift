@@ -34,9 +34,11 @@ final class EventStreamReader {
     private(set) var ended = false
     private var parts: [Part] = []
 
-    /// Connects to `port` and sends `method path` with `headers`.
-    init(port: Int, path: String, headers: [String: String] = [:], method: String = "GET") throws {
-        connection = try RawHTTPClient(port: port)
+    /// Connects to `port` and sends `method path` with `headers`. A reader made `narrow` has
+    /// small socket buffers at both ends (``RawHTTPClient``'s receive buffer and segment size):
+    /// when it stops reading, the server soon cannot write to it.
+    init(port: Int, path: String, headers: [String: String] = [:], method: String = "GET", narrow: Bool = false) throws {
+        connection = try RawHTTPClient(port: port, receiveBufferBytes: narrow ? 4096 : nil, maximumSegmentBytes: narrow ? 536 : nil)
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         guard connection.send(request + "\r\n") else { throw TestFailure("the request could not be sent") }

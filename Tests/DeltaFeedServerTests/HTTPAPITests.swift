@@ -191,6 +191,23 @@ struct HTTPAPITests {
         #expect(unkeyedDiff["inserts"] == [1])
     }
 
+    @Test("POST /v1/diff takes lists of up to 100,000 elements; one more is 413 too_many_elements naming the list")
+    func diffOfTooManyElementsIs413() throws {
+        let server = try TestServer(seed: DemoSeed(users: 2, videos: 0, ads: 0, seed: 1))
+        defer { server.stop() }
+        /// `count` zeros: two bytes each, so both lists fit in the body limit at the bound.
+        func zeros(_ count: Int) -> String { "[" + Array(repeating: "0", count: count).joined(separator: ",") + "]" }
+        let atTheBound = try server.request("POST", "/v1/diff", raw: #"{"old":\#(zeros(100_000)),"new":\#(zeros(100_000))}"#, token: nil)
+        #expect(atTheBound.status == 200, "\(String(decoding: atTheBound.body.prefix(300), as: UTF8.self))")
+        for (old, new, named) in [(100_001, 0, "old"), (0, 100_001, "new")] {
+            let response = try server.request("POST", "/v1/diff", raw: #"{"old":\#(zeros(old)),"new":\#(zeros(new))}"#, token: nil)
+            #expect(response.status == 413, "\(named)")
+            let error = try response.json()["error"]
+            #expect(error?["code"] == "too_many_elements", "\(named)")
+            #expect(error?["message"] == .string("\(named): at most 100000 elements."))
+        }
+    }
+
     @Test("A user is the same object at /v1/users as in the feed (header viewer, video author), with the counts beside it")
     func userObjectIsTheSameEverywhere() throws {
         let server = try TestServer(seed: DemoSeed(users: 30, videos: 300, ads: 0, seed: 7))

@@ -40,6 +40,23 @@ struct LiveStreamTests {
         try document.applying(try FeedDelta(parsing: Array(event.data.utf8), format: format, since: document.snapshot))
     }
 
+    /// The value on `/metrics` of `line` (a metric's name with its labels), nil when it is not shown.
+    func metric(_ server: TestServer, _ line: String) throws -> Double? {
+        RequestMetricsTests.value(of: line, in: String(decoding: try server.request("GET", "/metrics", token: nil).body, as: UTF8.self))
+    }
+
+    /// Metric `line` once it is `value`, or as it is after `seconds` (it moves on the live
+    /// streams' thread, after the write that moves it has answered).
+    func metric(_ server: TestServer, _ line: String, awaiting value: Double, within seconds: Double = 5) throws -> Double? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        var seen = try metric(server, line)
+        while seen != value, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+            seen = try metric(server, line)
+        }
+        return seen
+    }
+
     @Test("An event's data is one data: line per line of it, whichever line break it uses, and one line when it has none")
     func eventFraming() {
         func framed(_ data: String, id: String? = "s1") -> String {
@@ -156,6 +173,43 @@ struct LiveStreamTests {
         #expect(try reader.nextEvent(timeout: 2.5) == nil, "and no other event follows")
     }
 
+    @Test("A client that stops reading is owed one event: when it catches up, it gets one delta from what it last received")
+    func slowReaderIsOwedOneEvent() throws {
+        // No coalescing: to a reader that keeps up, each like is an event of its own.
+        let server = try TestServer(live: LiveLimits(coalesce: .zero))
+        defer { server.stop() }
+        // The largest page: its reset is far more than the slow reader's buffers hold, so the
+        // server cannot finish writing it until the reader reads.
+        let query = FeedQuery(limit: 200)
+        let slow = try EventStreamReader(
+            port: server.server.http.port, path: "/v1/users/\(LiveStreamTests.viewer)/feed/live?limit=200", narrow: true)
+        try slow.readHead()
+        let reader = try open(server, "?limit=200")
+        var kept = try document(try #require(try reader.nextEvent()))
+        let video = try videoOnPage(kept)
+        let likers = Array(Int64(30)...34)
+        for user in likers {
+            try like(server, video: video, by: user)
+            // The stream that keeps up gets each like as it lands.
+            let event = try #require(try reader.nextEvent(), "like by \(user): no event")
+            kept = try applied(event, to: kept)
+        }
+        // The one that did not read: the page, then one delta from it to the feed now.
+        let reset = try #require(try slow.nextEvent())
+        #expect(reset.name == "reset")
+        var held = try document(reset)
+        var deltas = 0
+        while let event = try slow.nextEvent(timeout: 1) {
+            #expect(event.name == "delta")
+            held = try applied(event, to: held)
+            deltas += 1
+        }
+        #expect(deltas == 1, "\(likers.count) likes landed while the client did not read")
+        let fresh = try server.freshFeed(viewer: LiveStreamTests.viewer, query: query).document
+        #expect(held == fresh, "\(held.firstDifference(from: fresh))")
+        #expect(kept == fresh, "\(kept.firstDifference(from: fresh))")
+    }
+
     @Test("An idle stream gets a heartbeat comment and outlives the request timeout")
     func heartbeatsKeepIdleStreams() throws {
         let server = try TestServer(live: LiveLimits(heartbeat: .milliseconds(500)), requestTimeout: .seconds(1))
@@ -172,6 +226,48 @@ struct LiveStreamTests {
         // And it still delivers.
         try like(server, video: try videoOnPage(fresh), by: 30)
         #expect(try reader.nextEvent()?.name == "delta")
+    }
+
+    @Test("/metrics times each fan-out, and counts the changes folded into an event a stream is already owed")
+    func fanOutAndCoalescingAreCounted() throws {
+        // A window no test outlasts: every like after the first lands while the stream is owed its event.
+        let server = try TestServer(live: LiveLimits(coalesce: .seconds(30)))
+        defer { server.stop() }
+        let reader = try open(server, "?limit=6")
+        let video = try videoOnPage(try document(try #require(try reader.nextEvent())))
+        #expect(try metric(server, "deltafeed_live_coalesced_total") == 0)
+        let fanOuts = try #require(try metric(server, "deltafeed_live_fanout_seconds_count"))
+        #expect(try metric(server, #"deltafeed_live_fanout_seconds_bucket{le="+Inf"}"#) == fanOuts)
+        // The first like makes the stream owed an event, held for the window: a fan-out, nothing folded.
+        try like(server, video: video, by: 30)
+        let afterFirst = try metric(server, "deltafeed_live_fanout_seconds_count", awaiting: fanOuts + 1)
+        #expect(afterFirst == fanOuts + 1, "one fan-out for the like")
+        #expect(try metric(server, "deltafeed_live_coalesced_total") == 0)
+        // Each like after it touches the owed stream: one change folded in, one more fan-out.
+        for (index, user) in [Int64(31), 32].enumerated() {
+            try like(server, video: video, by: user)
+            let folded = Double(index + 1)
+            let coalesced = try metric(server, "deltafeed_live_coalesced_total", awaiting: folded)
+            #expect(coalesced == folded, "likes folded in")
+            let fannedOut = try metric(server, "deltafeed_live_fanout_seconds_count", awaiting: fanOuts + 1 + folded)
+            #expect(fannedOut == fanOuts + 1 + folded, "a fan-out for each like")
+        }
+    }
+
+    @Test("/metrics counts the heartbeats sent on idle streams")
+    func heartbeatsAreCounted() throws {
+        let server = try TestServer(live: LiveLimits(heartbeat: .milliseconds(500)))
+        defer { server.stop() }
+        let fresh = try server.freshFeed(viewer: LiveStreamTests.viewer, query: FeedQuery(limit: 6)).document
+        #expect(try metric(server, "deltafeed_live_heartbeats_total") == 0)
+        let reader = try open(server, "?limit=6&since=\(fresh.snapshot)")
+        var heartbeats = 0
+        while heartbeats < 2, let part = try reader.next(timeout: 5) {
+            if case .comment = part { heartbeats += 1 }
+        }
+        #expect(heartbeats == 2)
+        let counted = try #require(try metric(server, "deltafeed_live_heartbeats_total"))
+        #expect(counted >= 2, "at least the two the client read: \(counted)")
     }
 
     @Test("Past the per-viewer and per-server limits a stream gets 503 with Retry-After; a closed stream frees its place")
@@ -253,6 +349,21 @@ struct LiveStreamTests {
         // The feed routes themselves still want the header.
         let feed = try server.request("GET", "/v1/users/4/feed", token: nil, headers: ["Cookie": "deltafeed_token=\(own)"])
         #expect(feed.status == 401)
+    }
+
+    @Test("With viewer tokens, a valid token in the URL does not open the stream: 401, as without one")
+    func tokenInTheURLIsRefused() async throws {
+        let tokens = try await ViewerTokens(secret: String(repeating: "s", count: 32))
+        let own = try await tokens.token(viewer: LiveStreamTests.viewer, expiresAt: Date(timeIntervalSinceNow: 600))
+        let server = try TestServer(viewerTokens: tokens)
+        defer { server.stop() }
+        // Access logs, proxies and the browser's history keep URLs: a token is never read from one.
+        for name in ["token", "access_token", "deltafeed_token"] {
+            let reader = try open(server, "?\(name)=\(own)")
+            #expect(reader.status == 401, "\(name)=")
+        }
+        // The same token where the server reads it opens the stream.
+        #expect(try open(server, headers: ["Cookie": "deltafeed_token=\(own)"]).status == 200)
     }
 
     @Test("Shutdown sends every stream event: shutdown and ends it")

@@ -71,6 +71,18 @@ struct LongPollTests {
         #expect(poll.seconds >= 1.9 && poll.seconds < 10, "\(poll.seconds) s")
     }
 
+    @Test("Waiting is the server's time: a wait longer than the request timeout ends in 304, not a cut connection")
+    func waitOutlastsTheRequestTimeout() throws {
+        let server = try TestServer(requestTimeout: .seconds(1))
+        defer { server.stop() }
+        let since = try snapshot(server, viewer: 4)
+        let poll = Pending { try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=3", token: nil) }
+        let response = try poll.wait()
+        #expect(response.status == 304)
+        #expect(response.headers["etag"] == "\"\(since)\"")
+        #expect(poll.seconds >= 2.9, "it waited all three seconds, three request timeouts: \(poll.seconds) s")
+    }
+
     @Test("A feed that changed already is answered at once, wait or not")
     func changedAlreadyIsAnsweredAtOnce() throws {
         let server = try TestServer()

@@ -1,4 +1,5 @@
 import DeltaFeedClient
+import Foundation
 import Testing
 
 /// The request metrics EventHTTP keeps per route (handles made on a route's first request) as
@@ -110,5 +111,32 @@ struct RequestMetricsTests {
         #expect(value(#"http_request_duration_seconds_count{route="/healthz"}"#) == 4)
         #expect(value(#"http_request_duration_seconds_count{route="/v1/users/{id}/feed"}"#) == 2)
         #expect(value(#"http_request_duration_seconds_count{route="unmatched"}"#) == 2)
+    }
+
+    @Test("http_requests_in_flight counts the requests being answered: a waiting long poll is one until its answer")
+    func requestsInFlightAreCounted() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        func inFlight() throws -> Double? { Self.value(of: "http_requests_in_flight", in: try metricsText(server)) }
+        /// The gauge once it is `value` (the loop counts a request out once its answer is written),
+        /// or as it is after two seconds.
+        func inFlight(awaiting value: Double) throws -> Double? {
+            let deadline = Date(timeIntervalSinceNow: 2)
+            var seen = try inFlight()
+            while seen != value, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+                seen = try inFlight()
+            }
+            return seen
+        }
+        let since = try server.freshFeed(viewer: 4, query: FeedQuery()).document.snapshot
+        // The /metrics request itself is being answered when it is counted.
+        let alone = try #require(try inFlight())
+        let poll = LongPollTests.Pending { try server.request("GET", "/v1/users/4/feed/delta?since=\(since)&wait=3", token: nil) }
+        let waiting = try inFlight(awaiting: alone + 1)
+        #expect(waiting == alone + 1, "the waiting long poll")
+        #expect(try poll.wait().status == 304)
+        let answered = try inFlight(awaiting: alone)
+        #expect(answered == alone, "answered, it is no longer in flight")
     }
 }

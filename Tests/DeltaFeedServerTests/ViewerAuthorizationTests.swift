@@ -122,6 +122,21 @@ struct ViewerAuthorizationTests {
         #expect(try server.request("GET", "/v1/videos/1", token: nil).status == 200)
     }
 
+    @Test("With a viewer secret, POST /v1/diff, GET /healthz and GET /metrics still answer without a token")
+    func diffHealthAndMetricsStayPublic() async throws {
+        try await withServer { server, _ in
+            let diff = try server.request("POST", "/v1/diff", json: ["old": [1, 2, 3], "new": [3, 1, 2]], token: nil)
+            #expect(diff.status == 200, "\(String(decoding: diff.body, as: UTF8.self))")
+            #expect(try diff.json()["moves"] != nil)
+            let health = try server.request("GET", "/healthz", token: nil)
+            #expect(health.status == 200)
+            #expect(try health.json() == ["status": "ok"])
+            let metrics = try server.request("GET", "/metrics", token: nil)
+            #expect(metrics.status == 200)
+            #expect(String(decoding: metrics.body, as: UTF8.self).contains("http_requests_total"))
+        }
+    }
+
     @Test("The reference client sends its token: fetch and deltas work end to end")
     func clientWithToken() async throws {
         let tokens = try await ViewerTokens(secret: ViewerAuthorizationTests.secret)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeltaFeedServer
 import EventHTTP
 import FeedService
 import FeedStore
@@ -81,6 +82,70 @@ struct OptionTests {
             #expect((try serve.storePolicy.options().durability) == .full)
             #expect((try serve.storage.postgresURL()) == nil)
             #expect((try serve.adminToken.valueIfSet) == nil)
+        }
+    }
+
+    /// One row of README's configuration table: a flag of `serve`, its variable, the default README
+    /// states, two other values (one for the variable, one for the flag), and where the value ends
+    /// up in what `serve` configures.
+    struct TableRow: Sendable, CustomTestStringConvertible {
+        let flag: String
+        let variable: String
+        let readmeDefault: Double
+        let values: (variable: String, flag: String)
+        let configured: @Sendable (Serve) throws -> Double
+        var testDescription: String { flag }
+    }
+
+    static let tableRows: [TableRow] = [
+        TableRow(flag: "--max-buffered-body-bytes", variable: "DELTAFEED_MAX_BUFFERED_BODY_BYTES", readmeDefault: 67_108_864, values: ("2097152", "4194304")) {
+            Double(try $0.httpOptions.configuration().maxBufferedBodyBytes)
+        },
+        TableRow(flag: "--shutdown-grace", variable: "DELTAFEED_SHUTDOWN_GRACE", readmeDefault: 10, values: ("2.5", "0.5")) {
+            try $0.httpOptions.configuration().shutdownGracePeriod / .seconds(1)
+        },
+        TableRow(flag: "--compression-min-bytes", variable: "DELTAFEED_COMPRESSION_MIN_BYTES", readmeDefault: 200, values: ("50", "0")) {
+            Double(try $0.httpOptions.configuration().compression.minimumSize)
+        },
+        TableRow(flag: "--long-poll-max", variable: "DELTAFEED_LONG_POLL_MAX", readmeDefault: 10_000, values: ("7", "8")) {
+            Double(try $0.httpOptions.longPollCapacity())
+        },
+        TableRow(flag: "--live-max", variable: "DELTAFEED_LIVE_MAX", readmeDefault: 100_000, values: ("5", "6")) {
+            Double(try $0.httpOptions.liveLimits().maxStreams)
+        },
+        TableRow(flag: "--live-per-viewer", variable: "DELTAFEED_LIVE_PER_VIEWER", readmeDefault: 16, values: ("2", "3")) {
+            Double(try $0.httpOptions.liveLimits().perViewer)
+        },
+        TableRow(flag: "--live-coalesce-ms", variable: "DELTAFEED_LIVE_COALESCE_MS", readmeDefault: 100, values: ("0", "250")) {
+            try $0.httpOptions.liveLimits().coalesce / .milliseconds(1)
+        },
+        TableRow(flag: "--group-commit-max", variable: "DELTAFEED_GROUP_COMMIT_MAX", readmeDefault: 256, values: ("32", "1")) {
+            Double(try $0.storePolicy.groupCommit().maxWrites)
+        },
+        TableRow(flag: "--group-commit-wait-ms", variable: "DELTAFEED_GROUP_COMMIT_WAIT_MS", readmeDefault: 0, values: ("1.5", "2")) {
+            try $0.storePolicy.groupCommit().maxWait / .milliseconds(1)
+        },
+        TableRow(flag: "--write-queue", variable: "DELTAFEED_WRITE_QUEUE", readmeDefault: 4096, values: ("64", "65")) {
+            Double(try $0.storePolicy.groupCommit().queueCapacity)
+        },
+        TableRow(flag: "--item-cache-mib", variable: "DELTAFEED_ITEM_CACHE_MIB", readmeDefault: 64, values: ("3", "4")) {
+            Double(try $0.caches.options().itemCacheBytes >> 20)
+        },
+        TableRow(flag: "--snapshot-cache-mib", variable: "DELTAFEED_SNAPSHOT_CACHE_MIB", readmeDefault: 128, values: ("5", "6")) {
+            Double(try $0.caches.options().snapshotBytes >> 20)
+        },
+    ]
+
+    @Test("Each flag of README's configuration table has README's default, reads its variable, and wins over it", arguments: OptionTests.tableRows)
+    func readmeTable(row: TableRow) throws {
+        try withEnvironment([:]) {
+            let configured = try row.configured(try Serve.parse([]))
+            #expect(configured == row.readmeDefault, "the default README states")
+        }
+        try withEnvironment([row.variable: row.values.variable]) {
+            let (fromVariable, fromFlag) = (try row.configured(try Serve.parse([])), try row.configured(try Serve.parse([row.flag, row.values.flag])))
+            #expect(fromVariable == Double(row.values.variable), "from \(row.variable)")
+            #expect(fromFlag == Double(row.values.flag), "the flag wins over the variable")
         }
     }
 

@@ -22,8 +22,19 @@ public final class RawHTTPClient {
     public let fd: Int32
     private var buffer: [UInt8] = []
 
-    public init(port: Int, receiveTimeoutSeconds: Int = 10) throws {
+    /// Connects to `port` on 127.0.0.1. `receiveBufferBytes` and `maximumSegmentBytes` are set
+    /// before the connection is made, so the handshake carries them: a small receive window, and
+    /// a small segment size, which keeps the server's send buffer small too (Linux sizes it by
+    /// segments). With both, a client that stops reading fills every buffer between it and the
+    /// server after a few tens of kilobytes.
+    public init(port: Int, receiveTimeoutSeconds: Int = 10, receiveBufferBytes: Int32? = nil, maximumSegmentBytes: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var bytes = receiveBufferBytes {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if var bytes = maximumSegmentBytes {
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_MAXSEG, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
