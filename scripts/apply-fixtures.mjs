@@ -5,8 +5,9 @@
 // prefetch hint — and every item, header and footer of both pages must hash to its version as
 // the client computes it, and every layout must have a frame per item and per header/footer.
 // The listener must be told of every step, header and footer steps included. FeedWire's and
-// ListDiff's test targets apply the same files. Run by scripts/test; `node
-// scripts/apply-fixtures.mjs` on its own. Exits 1 on a mismatch.
+// ListDiff's test targets apply the same files. Then what must be refused: a JSON Patch whose
+// last operation fails throws and leaves the document it was given unchanged. Run by
+// scripts/test; `node scripts/apply-fixtures.mjs` on its own. Exits 1 on a mismatch.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +71,49 @@ for (const name of names) {
       failed += 1;
       console.error(`FAIL ${name} ${form}: ${error.message}`);
     }
+  }
+}
+// What must be refused: a patch whose last operation fails throws and leaves the document it was
+// given as it was (never half-applied, README).
+function refuses(name, body) {
+  try {
+    body();
+  } catch (error) {
+    if (error?.name === 'DeltaApplyError') {
+      passed += 1;
+      return error;
+    }
+    failed += 1;
+    console.error(`FAIL ${name}: threw ${error?.name}: ${error?.message}, not a DeltaApplyError`);
+    return error;
+  }
+  failed += 1;
+  console.error(`FAIL ${name}: not refused`);
+  return null;
+}
+
+function unchanged(name, document, before) {
+  const difference = documentDifference(document, before) ?? (jsonEqual(document, before) ? null : 'the documents differ');
+  if (difference === null) passed += 1;
+  else {
+    failed += 1;
+    console.error(`FAIL ${name}: the document passed in was changed: ${difference}`);
+  }
+}
+
+for (const name of names) {
+  const fixture = JSON.parse(readFileSync(join(directory, name), 'utf8'));
+  const patch = fixture.deltas.jsonpatch.patch;
+  const firstSection = fixture.before.sections[0];
+  for (const [what, last] of [
+    ['a failing test', { op: 'test', path: '/snapshot', value: `not ${fixture.before.snapshot}` }],
+    ['a replace of a missing member', { op: 'replace', path: `/sections/0/no_such_member`, value: 1 }],
+    ['a replace past the last item', { op: 'replace', path: `/sections/0/items/${firstSection.items.length + 5}`, value: {} }],
+  ]) {
+    const document = structuredClone(fixture.before);
+    const before = structuredClone(document);
+    refuses(`${name} jsonpatch ending in ${what}`, () => applyJSONPatch(document, [...patch, last]));
+    unchanged(`${name} jsonpatch ending in ${what}`, document, before);
   }
 }
 if (names.length === 0) {
