@@ -5,8 +5,10 @@
 // prefetch hint — and every item, header and footer of both pages must hash to its version as
 // the client computes it, and every layout must have a frame per item and per header/footer.
 // The listener must be told of every step, header and footer steps included. FeedWire's and
-// ListDiff's test targets apply the same files. Run by scripts/test; `node
-// scripts/apply-fixtures.mjs` on its own. Exits 1 on a mismatch.
+// ListDiff's test targets apply the same files. Then what must be refused: a JSON Patch whose
+// last operation fails throws and leaves the document it was given unchanged, and layouts whose
+// frames do not match their items are refused (checkLayouts, applySequential). Run by
+// scripts/test; `node scripts/apply-fixtures.mjs` on its own. Exits 1 on a mismatch.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +73,89 @@ for (const name of names) {
       console.error(`FAIL ${name} ${form}: ${error.message}`);
     }
   }
+}
+// What must be refused: a patch whose last operation fails throws and leaves the document it was
+// given as it was (never half-applied, README), and frames that do not match their items are
+// refused by checkLayouts and by applySequential (a stale layout would draw items on top of each
+// other).
+function refuses(name, body) {
+  try {
+    body();
+  } catch (error) {
+    if (error?.name === 'DeltaApplyError') {
+      passed += 1;
+      return error;
+    }
+    failed += 1;
+    console.error(`FAIL ${name}: threw ${error?.name}: ${error?.message}, not a DeltaApplyError`);
+    return error;
+  }
+  failed += 1;
+  console.error(`FAIL ${name}: not refused`);
+  return null;
+}
+
+function unchanged(name, document, before) {
+  const difference = documentDifference(document, before) ?? (jsonEqual(document, before) ? null : 'the documents differ');
+  if (difference === null) passed += 1;
+  else {
+    failed += 1;
+    console.error(`FAIL ${name}: the document passed in was changed: ${difference}`);
+  }
+}
+
+for (const name of names) {
+  const fixture = JSON.parse(readFileSync(join(directory, name), 'utf8'));
+  const patch = fixture.deltas.jsonpatch.patch;
+  const firstSection = fixture.before.sections[0];
+  for (const [what, last] of [
+    ['a failing test', { op: 'test', path: '/snapshot', value: `not ${fixture.before.snapshot}` }],
+    ['a replace of a missing member', { op: 'replace', path: `/sections/0/no_such_member`, value: 1 }],
+    ['a replace past the last item', { op: 'replace', path: `/sections/0/items/${firstSection.items.length + 5}`, value: {} }],
+  ]) {
+    const document = structuredClone(fixture.before);
+    const before = structuredClone(document);
+    refuses(`${name} jsonpatch ending in ${what}`, () => applyJSONPatch(document, [...patch, last]));
+    unchanged(`${name} jsonpatch ending in ${what}`, document, before);
+  }
+  // A section with a layout: one frame too few, one too many, and a header/footer frame missing.
+  const laidOut = fixture.before.sections.findIndex((section) => section.layout?.frames?.length > 0);
+  if (laidOut < 0) {
+    failed += 1;
+    console.error(`FAIL ${name}: no section with frames to break`);
+    continue;
+  }
+  const section = fixture.before.sections[laidOut];
+  for (const [what, breakLayout] of [
+    ['one frame too few', (layout) => layout.frames.pop()],
+    ['one frame too many', (layout) => layout.frames.push(structuredClone(layout.frames[0]))],
+    ...['header', 'footer'].filter((element) => section[element] !== undefined).map((element) => [`no ${element} frame`, (layout) => delete layout[element]]),
+  ]) {
+    const document = structuredClone(fixture.before);
+    breakLayout(document.sections[laidOut].layout);
+    refuses(`${name} checkLayouts with ${what} in section ${section.id}`, () => checkLayouts(document));
+  }
+}
+// A sequential delta that changes a section's items without its section_layouts leaves its frames
+// stale: applySequential refuses the result, and the document passed in is unchanged.
+for (const name of names) {
+  const fixture = JSON.parse(readFileSync(join(directory, name), 'utf8'));
+  const delta = fixture.deltas.sequential;
+  if (Object.keys(delta.section_layouts ?? {}).length === 0) continue;
+  const stale = structuredClone(delta);
+  delete stale.section_layouts;
+  const document = structuredClone(fixture.before);
+  const before = structuredClone(document);
+  const error = refuses(`${name} sequential without its section_layouts`, () => applySequential(document, stale, document.snapshot));
+  if (error && !/frame/.test(error.message)) {
+    failed += 1;
+    console.error(`FAIL ${name} sequential without its section_layouts: refused for another reason: ${error.message}`);
+  }
+  unchanged(`${name} sequential without its section_layouts`, document, before);
+}
+if (!names.some((name) => Object.keys(JSON.parse(readFileSync(join(directory, name), 'utf8')).deltas.sequential.section_layouts ?? {}).length > 0)) {
+  failed += 1;
+  console.error('no fixture has section_layouts to leave out');
 }
 if (names.length === 0) {
   failed += 1;

@@ -1,5 +1,7 @@
 import DeltaFeedClient
 import DeltaFeedServer
+import EventHTTP
+import Foundation
 import Gzip
 import Testing
 
@@ -56,6 +58,38 @@ struct GzippedPagesTests {
             #expect(gzipped.body == identity.body, "attempt \(attempt): the socket transport decoded it")
             #expect(gzipped.header("ETag") == identity.header("ETag"))
         }
+    }
+
+    @Test("A large page is answered 200, gzipped, while the compute pool that gzips pages is full: a page is never refused for its compression")
+    func largePageWhileTheComputePoolIsFull() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let path = "/v1/users/3/feed?limit=60&width=390"
+        let identity = try server.request("GET", path, token: nil, headers: ["Accept-Encoding": "identity"])
+        #expect(identity.status == 200 && identity.body.count >= 16 << 10, "large enough for the compute pool: \(identity.body.count) B")
+
+        // The pool's threads (two, as many as the server's) held, and its queue filled behind them.
+        let compute = server.server.pools.compute
+        let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let hold: @Sendable () -> Void = {
+            started.signal()
+            release.wait()
+        }
+        var submitted = 0
+        defer { for _ in 0..<submitted { release.signal() } }
+        for _ in 0..<2 {
+            #expect(compute.trySubmit(hold))
+            submitted += 1
+            started.wait()
+        }
+        while compute.trySubmit(hold) { submitted += 1 }
+        #expect(compute.load.running == 2 && compute.load.waiting == compute.queueCapacity, "the pool is full")
+
+        let gzipped = try server.request("GET", path, token: nil, headers: ["Accept-Encoding": "gzip"])
+        try #require(gzipped.status == 200, "\(String(decoding: gzipped.body.prefix(300), as: UTF8.self))")
+        #expect(gzipped.header("Content-Encoding") == "gzip")
+        #expect(gzipped.body == identity.body, "the socket transport decoded it")
+        #expect(compute.load.running == 2 && compute.load.waiting == compute.queueCapacity, "gzipped on the event loop, not queued")
     }
 }
 

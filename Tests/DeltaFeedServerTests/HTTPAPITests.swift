@@ -1,6 +1,10 @@
 import DeltaFeedClient
+import DeltaFeedServer
+import FeedService
 import FeedStore
 import Foundation
+import SQLiteStore
+import StoreOracle
 import Testing
 
 /// The HTTP API's behaviour as a client sees it: conditional requests, expired and foreign
@@ -206,6 +210,36 @@ struct HTTPAPITests {
             #expect(error?["code"] == "too_many_elements", "\(named)")
             #expect(error?["message"] == .string("\(named): at most 100000 elements."))
         }
+    }
+
+    @Test("A write past a full write queue answers 503 overloaded with Retry-After: 1 at once and changes nothing; retried, it is stored")
+    func writePastAFullQueueIsOverloaded() throws {
+        let server = try TestServer(seed: DemoSeed(users: 5, videos: 10, ads: 1, seed: 3), groupCommit: GroupCommit.Limits(queueCapacity: 1))
+        defer { server.stop() }
+        #expect(try server.request("GET", "/v1/videos/1", token: nil).status == 200)
+        // A write holds the committing thread, and one more waits: the queue of one is full.
+        let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        defer { release.signal() }
+        let commits = server.server.commits
+        #expect(
+            commits.submit({ _ throws(FeedStoreError) in
+                started.signal()
+                release.wait()
+            }) { _ in })
+        started.wait()
+        #expect(commits.submit({ _ throws(FeedStoreError) in }) { _ in })
+        #expect(commits.waiting == 1)
+
+        let refused = try server.request("PATCH", "/v1/videos/1", json: ["like_count": 424_242])
+        #expect(refused.status == 503)
+        #expect(try refused.json()["error"]?["code"] == "overloaded")
+        #expect(refused.header("Retry-After") == "1")
+
+        release.signal()
+        #expect(try server.store.read { try $0.video(id: 1) }?.likeCount != 424_242, "the refused write changed nothing")
+        let retried = try server.request("PATCH", "/v1/videos/1", json: ["like_count": 424_242])
+        #expect(retried.status == 200)
+        #expect(try server.store.read { try $0.video(id: 1) }?.likeCount == 424_242)
     }
 
     @Test("A user is the same object at /v1/users as in the feed (header viewer, video author), with the counts beside it")

@@ -30,7 +30,7 @@ final class TestServer: @unchecked Sendable {  // immutable after init; requests
         seed: DemoSeed = DemoSeed(users: 60, videos: 400, ads: 5, seed: 7), stack: Stack = .sockets,
         storeOptions: StorageOptions = StorageOptions(), viewerTokens: ViewerTokens? = nil, demo: Bool = true,
         longPollCapacity: Int = 10_000, live: LiveLimits = LiveLimits(), requestTimeout: Duration = .seconds(10),
-        isReady: @escaping @Sendable () -> Bool = { true }
+        groupCommit: GroupCommit.Limits? = nil, isReady: @escaping @Sendable () -> Bool = { true }
     ) throws {
         store = try SQLiteFeedStore.temporary(options: storeOptions)
         try store.seed(seed)
@@ -47,6 +47,7 @@ final class TestServer: @unchecked Sendable {  // immutable after init; requests
         configuration.demo = demo
         configuration.longPollCapacity = longPollCapacity
         configuration.live = live
+        if let groupCommit { configuration.groupCommit = groupCommit }
         configuration.isReady = isReady
         server = try DeltaFeedServer.start(configuration: configuration)
         baseURL = URL(string: "http://127.0.0.1:\(server.http.port)")!

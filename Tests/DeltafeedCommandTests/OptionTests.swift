@@ -149,6 +149,33 @@ struct OptionTests {
         }
     }
 
+    @Test("--snapshot-handoff auto stores snapshots before answering on PostgreSQL and batches them on SQLite; stored and batched choose for either")
+    func snapshotHandoff() throws {
+        /// Whether answers wait for their snapshot on a store shared by replicas (PostgreSQL) and
+        /// on one that is not (SQLite).
+        func stores(_ serve: Serve) throws -> [Bool] {
+            [try serve.storePolicy.storesSnapshotsBeforeAnswering(shared: true), try serve.storePolicy.storesSnapshotsBeforeAnswering(shared: false)]
+        }
+        try withEnvironment([:]) {
+            let chosen = try [[], ["--snapshot-handoff", "auto"], ["--snapshot-handoff", "stored"], ["--snapshot-handoff", "batched"]].map {
+                try stores(try Serve.parse($0))
+            }
+            #expect(chosen == [[true, false], [true, false], [true, true], [false, false]], "auto (the default), auto, stored, batched")
+        }
+        try withEnvironment(["DELTAFEED_SNAPSHOT_HANDOFF": "stored"]) {
+            let (fromVariable, fromFlag) = (try stores(try Serve.parse([])), try stores(try Serve.parse(["--snapshot-handoff", "batched"])))
+            #expect(fromVariable == [true, true], "from DELTAFEED_SNAPSHOT_HANDOFF")
+            #expect(fromFlag == [false, false], "the flag wins over the variable")
+        }
+        try withEnvironment([:]) {
+            for shared in [true, false] {
+                #expect(
+                    message { _ = try Serve.parse(["--snapshot-handoff", "always"]).storePolicy.storesSnapshotsBeforeAnswering(shared: shared) }
+                        == "snapshot-handoff must be auto, stored or batched, not always.")
+            }
+        }
+    }
+
     @Test("simulate and prove read the server's URL and the admin token from the environment")
     func writeClients() throws {
         try withEnvironment(["DELTAFEED_URL": "http://127.0.0.1:9", "DELTAFEED_ADMIN_TOKEN": "t"]) {

@@ -58,6 +58,57 @@ struct GroupCommitTests {
         #expect(service.store.changeVersion == versionBefore + 20)
     }
 
+    /// Limits, the writes queued at once behind a first write that holds the committing thread,
+    /// and the groups that must commit them.
+    struct Bound: Sendable, CustomTestStringConvertible {
+        let limits: GroupCommit.Limits
+        let waiting: Int
+        let groups: [Int]
+        var testDescription: String { "at most \(limits.maxWrites), \(waiting) waiting" }
+    }
+
+    @Test(
+        "No group holds more than the most writes per commit (256 by default) when more than that wait at once",
+        arguments: [
+            Bound(limits: GroupCommit.Limits(), waiting: 600, groups: [1, 256, 256, 88]),
+            Bound(limits: GroupCommit.Limits(maxWrites: 5), waiting: 12, groups: [1, 5, 5, 2]),
+        ])
+    func groupsAreBounded(bound: Bound) throws {
+        let (limits, waiting, expected) = (bound.limits, bound.waiting, bound.groups)
+        let service = try makeService()
+        let groups = Mutex<[Int]>([])
+        let commits = GroupCommit(service: service, limits: limits) { report in groups.withLock { $0.append(report.writes) } }
+        defer { commits.shutdown() }
+        // A first write holds the committing thread until every other write is queued.
+        let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let answered = DispatchGroup()
+        let results = Mutex<[Int: Result<Int, FeedStoreError>]>([:])
+        answered.enter()
+        #expect(
+            commits.submit({ _ throws(FeedStoreError) in
+                started.signal()
+                release.wait()
+                return -1
+            }) { _ in answered.leave() })
+        started.wait()
+        for write in 0..<waiting {
+            answered.enter()
+            let accepted = commits.submit({ _ throws(FeedStoreError) in write }) { result in
+                results.withLock { $0[write] = result }
+                answered.leave()
+            }
+            #expect(accepted, "write \(write) refused")
+            if !accepted { answered.leave() }
+        }
+        #expect(commits.waiting == waiting)
+        release.signal()
+        #expect(answered.wait(timeout: .now() + 30) == .success)
+        // The report comes after the answers, on the committing thread: let it finish first.
+        commits.shutdown()
+        #expect(groups.withLock { $0 } == expected)
+        #expect(try (0..<waiting).allSatisfy { write in try results.withLock { $0[write] }?.get() == write }, "every write answered with its own value")
+    }
+
     @Test("A full queue refuses the write at once")
     func fullQueueRefuses() throws {
         let service = try makeService()
