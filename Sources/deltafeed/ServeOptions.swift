@@ -152,6 +152,12 @@ struct StorePolicyOptions: ParsableArguments {
         .env("DELTAFEED_SNAPSHOT_HANDOFF", default: "auto"))
     var snapshotHandoff: Setting<String>
 
+    /// Refuses an unknown `--snapshot-handoff` when the command line is read: found only once
+    /// the store is open and the index loaded, a typo would cost a whole start of a large store.
+    func validate() throws {
+        _ = try storesSnapshotsBeforeAnswering(shared: false)
+    }
+
     /// Whether answers that hand out a snapshot wait until it is stored, for a store that is
     /// (`shared`) or is not read by other replicas.
     func storesSnapshotsBeforeAnswering(shared: Bool) throws -> Bool {
