@@ -31,10 +31,7 @@ struct FeedProtocolTests {
         let video = try #require(page.sections.first?.items.first?.id.split(separator: ":").last.flatMap { Int64($0) })
         _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video, likeCount: 777_777) }
         let lookup = try service.delta(viewer: 1, since: page.snapshotID, format: .jsonpatch)
-        guard case .answered(.changed(let delta)) = lookup else {
-            Issue.record("expected a delta, got \(lookup)")
-            return
-        }
+        let delta = try #require(lookup.changedDocument, "expected a delta, got \(lookup)")
         let applied = try document(page).applying(try delta.decoded(since: page.snapshotID))
         let fresh = try service.feed(viewer: 1, parameters: videosOnly)
         #expect(applied == (try document(fresh)))
@@ -113,10 +110,7 @@ struct FeedProtocolTests {
         let after = try service.feed(viewer: 1, parameters: parameters)
         let newIndex = try #require(after.sections.firstIndex { $0.kind == .followSuggestions })
         #expect(after.sections[newIndex].footer?.version != before.sections[index].footer?.version)
-        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: before.snapshotID, format: format) else {
-            Issue.record("expected a delta")
-            return
-        }
+        let delta = try #require(try service.delta(viewer: 1, since: before.snapshotID, format: format).changedDocument, "expected a delta")
         let parsed = try delta.decoded(since: before.snapshotID)
         switch parsed {
         case .batch(let batch):
@@ -266,10 +260,8 @@ struct NextPageTests {
         #expect(after.sections.map(\.id) == ["header"])
         #expect(after.nextCursor == nil)
         #expect(after.snapshotID != before.snapshotID)
-        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: before.snapshotID, format: format) else {
-            Issue.record("expected a delta, the page lost its next page")
-            return
-        }
+        let delta = try #require(
+            try service.delta(viewer: 1, since: before.snapshotID, format: format).changedDocument, "expected a delta, the page lost its next page")
         let applied = try FeedDocument(parsing: before.document.bytes).applying(try delta.decoded(since: before.snapshotID))
         #expect(applied == (try FeedDocument(parsing: after.document.bytes)))
         #expect(applied.nextCursor == nil && applied.prefetch == nil)
@@ -288,10 +280,7 @@ struct NextPageTests {
         let video = try #require(
             before.sections.lazy.flatMap(\.items).first { $0.kind == .video }?.id.split(separator: ":").last.flatMap { Int64($0) })
         _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: video, likeCount: 424_242) }
-        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: before.snapshotID, format: format) else {
-            Issue.record("expected a delta after a like")
-            return
-        }
+        let delta = try #require(try service.delta(viewer: 1, since: before.snapshotID, format: format).changedDocument, "expected a delta after a like")
         let members = Set(try jsonObject(delta.bytes).keys)
         #expect(members.isDisjoint(with: ["since", "format", "next_cursor"]), "\(members.sorted())")
         #expect(!String(decoding: delta.bytes, as: UTF8.self).contains("/next_cursor"))

@@ -13,6 +13,15 @@ func makeService(users: Int = 40, videos: Int = 300, ads: Int = 4, seed: UInt64 
     return try FeedService(store: store)
 }
 
+extension DeltaLookup {
+    /// The document of a delta the service answered with a change; nil for any other answer
+    /// (unchanged, gone, a snapshot to read from storage).
+    var changedDocument: DeltaDocument? {
+        guard case .answered(.changed(let delta)) = self else { return nil }
+        return delta
+    }
+}
+
 extension DeltaDocument {
     /// The delta as a client reads it: the body with the form it was asked in, from `since`.
     func decoded(since: String) throws -> FeedDelta {

@@ -23,10 +23,7 @@ struct MovedItemDeltaTests {
             try store.createVideo(authorID: followee, title: "fresh", thumbnailURL: "https://x.example/t.jpg", durationSeconds: 5)
         }
         let after = try service.feed(viewer: 1, parameters: parameters)
-        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: before.snapshotID, format: format) else {
-            Issue.record("expected a delta after a new video")
-            return
-        }
+        let delta = try #require(try service.delta(viewer: 1, since: before.snapshotID, format: format).changedDocument, "expected a delta after a new video")
         let decoded = try delta.decoded(since: before.snapshotID)
         let whole: Int
         let byOldPath: [ItemPath]
@@ -72,10 +69,8 @@ struct MovedItemDeltaTests {
         let video = try #require(Int64(first.dropFirst("video:".count)))
         _ = try service.write { store throws(FeedStoreError) in try store.deleteVideo(id: video) }
         let after = try service.feed(viewer: 1, parameters: parameters)
-        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: before.snapshotID, format: format) else {
-            Issue.record("expected a delta after a deleted video")
-            return
-        }
+        let delta = try #require(
+            try service.delta(viewer: 1, since: before.snapshotID, format: format).changedDocument, "expected a delta after a deleted video")
         let text = String(decoding: delta.bytes, as: UTF8.self)
         // The grid sections each take the first video of the next: only the last takes a new one.
         let grids = before.sections.filter { $0.kind == .videoGrid }.count

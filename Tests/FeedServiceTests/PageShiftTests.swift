@@ -277,10 +277,8 @@ struct PageShiftTests {
         let shown = videoIDs(on: page)
         let liked = try #require(try service.store.read { reader in try reader.video(id: shown[0]) })
         _ = try service.write { store throws(FeedStoreError) in _ = try store.updateVideo(id: liked.id, likeCount: liked.likeCount + 1) }
-        guard case .answered(.changed(let patched)) = try service.delta(viewer: 1, since: page.snapshotID, format: .batch, composing: false) else {
-            Issue.record("a like is answered on the loop")
-            return
-        }
+        let patched = try #require(
+            try service.delta(viewer: 1, since: page.snapshotID, format: .batch, composing: false).changedDocument, "a like is answered on the loop")
         // The viewer follows someone: its page is composed again, which the loop leaves to a pool.
         let stranger = try #require((2...40).map(Int64.init).first { !followees.contains($0) })
         _ = try service.write { store throws(FeedStoreError) in try store.follow(follower: 1, followee: stranger) }
@@ -290,10 +288,7 @@ struct PageShiftTests {
             return
         }
         #expect(service.pageWork.composed == composedBefore, "not composed on the caller's thread")
-        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: patched.snapshot, format: .batch) else {
-            Issue.record("composing, it answers")
-            return
-        }
+        let delta = try #require(try service.delta(viewer: 1, since: patched.snapshot, format: .batch).changedDocument, "composing, it answers")
         #expect(service.pageWork.composed == composedBefore + 1)
         #expect(delta.snapshot == (try fresh(service, viewer: 1, parameters: parameters)).snapshotID)
     }

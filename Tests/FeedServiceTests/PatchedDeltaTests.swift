@@ -61,10 +61,7 @@ struct PatchedDeltaTests {
                 return
             }
             #expect(!updatedItems.isEmpty, "\(name)")
-            guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: page.snapshotID, format: format) else {
-                Issue.record("\(name): expected a delta")
-                return
-            }
+            let delta = try #require(try service.delta(viewer: 1, since: page.snapshotID, format: format).changedDocument, "\(name): expected a delta")
             guard case .itemsUpdated(let paths) = delta.changes else {
                 Issue.record("\(name): the delta was diffed, not built from the patch")
                 return
@@ -83,10 +80,7 @@ struct PatchedDeltaTests {
         _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: shown[0].id, likeCount: 51) }
         _ = try service.feed(viewer: 1, parameters: FeedParameters(limit: 12))
         _ = try service.write { store throws(FeedStoreError) in try store.updateVideo(id: shown[1].id, likeCount: 52) }
-        guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: first.snapshotID, format: .batch) else {
-            Issue.record("expected a delta")
-            return
-        }
+        let delta = try #require(try service.delta(viewer: 1, since: first.snapshotID, format: .batch).changedDocument, "expected a delta")
         guard case .diff(let diff) = delta.changes else {
             Issue.record("two writes behind, the patch of the last one is not the whole change")
             return

@@ -80,10 +80,7 @@ struct ShiftedDeltaTests {
             #expect(service.pageWork.shifted == before.shifted + 1, "\(name): the page was shifted, not composed")
             let patched = try #require(after.patchedFrom, "\(name)")
             #expect(patched.snapshotID == page.snapshotID, "\(name)")
-            guard case .answered(.changed(let delta)) = try service.delta(viewer: 1, since: page.snapshotID, format: format) else {
-                Issue.record("\(name): expected a delta")
-                return
-            }
+            let delta = try #require(try service.delta(viewer: 1, since: page.snapshotID, format: format).changedDocument, "\(name): expected a delta")
             guard case .itemsEdited(let edits) = delta.changes else {
                 Issue.record("\(name): the delta was not built from the sections' edits")
                 return
