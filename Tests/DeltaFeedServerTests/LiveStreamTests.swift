@@ -40,23 +40,6 @@ struct LiveStreamTests {
         try document.applying(try FeedDelta(parsing: Array(event.data.utf8), format: format, since: document.snapshot))
     }
 
-    /// The value on `/metrics` of `line` (a metric's name with its labels), nil when it is not shown.
-    func metric(_ server: TestServer, _ line: String) throws -> Double? {
-        RequestMetricsTests.value(of: line, in: String(decoding: try server.request("GET", "/metrics", token: nil).body, as: UTF8.self))
-    }
-
-    /// Metric `line` once it is `value`, or as it is after `seconds` (it moves on the live
-    /// streams' thread, after the write that moves it has answered).
-    func metric(_ server: TestServer, _ line: String, awaiting value: Double, within seconds: Double = 5) throws -> Double? {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        var seen = try metric(server, line)
-        while seen != value, Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.01)
-            seen = try metric(server, line)
-        }
-        return seen
-    }
-
     @Test("An event's data is one data: line per line of it, whichever line break it uses, and one line when it has none")
     func eventFraming() {
         func framed(_ data: String, id: String? = "s1") -> String {
@@ -235,21 +218,21 @@ struct LiveStreamTests {
         defer { server.stop() }
         let reader = try open(server, "?limit=6")
         let video = try videoOnPage(try document(try #require(try reader.nextEvent())))
-        #expect(try metric(server, "deltafeed_live_coalesced_total") == 0)
-        let fanOuts = try #require(try metric(server, "deltafeed_live_fanout_seconds_count"))
-        #expect(try metric(server, #"deltafeed_live_fanout_seconds_bucket{le="+Inf"}"#) == fanOuts)
+        #expect(try server.metric("deltafeed_live_coalesced_total") == 0)
+        let fanOuts = try #require(try server.metric("deltafeed_live_fanout_seconds_count"))
+        #expect(try server.metric(#"deltafeed_live_fanout_seconds_bucket{le="+Inf"}"#) == fanOuts)
         // The first like makes the stream owed an event, held for the window: a fan-out, nothing folded.
         try like(server, video: video, by: 30)
-        let afterFirst = try metric(server, "deltafeed_live_fanout_seconds_count", awaiting: fanOuts + 1)
+        let afterFirst = try server.metric("deltafeed_live_fanout_seconds_count", awaiting: fanOuts + 1)
         #expect(afterFirst == fanOuts + 1, "one fan-out for the like")
-        #expect(try metric(server, "deltafeed_live_coalesced_total") == 0)
+        #expect(try server.metric("deltafeed_live_coalesced_total") == 0)
         // Each like after it touches the owed stream: one change folded in, one more fan-out.
         for (index, user) in [Int64(31), 32].enumerated() {
             try like(server, video: video, by: user)
             let folded = Double(index + 1)
-            let coalesced = try metric(server, "deltafeed_live_coalesced_total", awaiting: folded)
+            let coalesced = try server.metric("deltafeed_live_coalesced_total", awaiting: folded)
             #expect(coalesced == folded, "likes folded in")
-            let fannedOut = try metric(server, "deltafeed_live_fanout_seconds_count", awaiting: fanOuts + 1 + folded)
+            let fannedOut = try server.metric("deltafeed_live_fanout_seconds_count", awaiting: fanOuts + 1 + folded)
             #expect(fannedOut == fanOuts + 1 + folded, "a fan-out for each like")
         }
     }
@@ -259,14 +242,14 @@ struct LiveStreamTests {
         let server = try TestServer(live: LiveLimits(heartbeat: .milliseconds(500)))
         defer { server.stop() }
         let fresh = try server.freshFeed(viewer: LiveStreamTests.viewer, query: FeedQuery(limit: 6)).document
-        #expect(try metric(server, "deltafeed_live_heartbeats_total") == 0)
+        #expect(try server.metric("deltafeed_live_heartbeats_total") == 0)
         let reader = try open(server, "?limit=6&since=\(fresh.snapshot)")
         var heartbeats = 0
         while heartbeats < 2, let part = try reader.next(timeout: 5) {
             if case .comment = part { heartbeats += 1 }
         }
         #expect(heartbeats == 2)
-        let counted = try #require(try metric(server, "deltafeed_live_heartbeats_total"))
+        let counted = try #require(try server.metric("deltafeed_live_heartbeats_total"))
         #expect(counted >= 2, "at least the two the client read: \(counted)")
     }
 

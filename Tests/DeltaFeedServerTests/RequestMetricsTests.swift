@@ -117,18 +117,9 @@ struct RequestMetricsTests {
     func requestsInFlightAreCounted() throws {
         let server = try TestServer()
         defer { server.stop() }
-        func inFlight() throws -> Double? { Self.value(of: "http_requests_in_flight", in: try metricsText(server)) }
-        /// The gauge once it is `value` (the loop counts a request out once its answer is written),
-        /// or as it is after two seconds.
-        func inFlight(awaiting value: Double) throws -> Double? {
-            let deadline = Date(timeIntervalSinceNow: 2)
-            var seen = try inFlight()
-            while seen != value, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.01)
-                seen = try inFlight()
-            }
-            return seen
-        }
+        func inFlight() throws -> Double? { try server.metric("http_requests_in_flight") }
+        /// The gauge once it is `value` (the loop counts a request out once its answer is written).
+        func inFlight(awaiting value: Double) throws -> Double? { try server.metric("http_requests_in_flight", awaiting: value, within: 2) }
         let since = try server.freshFeed(viewer: 4, query: FeedQuery()).document.snapshot
         // The /metrics request itself is being answered when it is counted.
         let alone = try #require(try inFlight())
@@ -138,5 +129,25 @@ struct RequestMetricsTests {
         #expect(try poll.wait().status == 304)
         let answered = try inFlight(awaiting: alone)
         #expect(answered == alone, "answered, it is no longer in flight")
+    }
+}
+
+extension TestServer {
+    /// The value `/metrics` shows now on the line of `line` (a metric's name with its labels);
+    /// nil when it is not shown.
+    func metric(_ line: String) throws -> Double? {
+        RequestMetricsTests.value(of: line, in: String(decoding: try request("GET", "/metrics", token: nil).body, as: UTF8.self))
+    }
+
+    /// Metric `line` once it is `value`, or as it is after `seconds`: for a metric that moves on
+    /// another thread after the request that moves it has been answered.
+    func metric(_ line: String, awaiting value: Double, within seconds: Double = 5) throws -> Double? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        var seen = try metric(line)
+        while seen != value, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+            seen = try metric(line)
+        }
+        return seen
     }
 }
