@@ -95,15 +95,7 @@ function refuses(name, body) {
   return null;
 }
 
-function unchanged(name, document, before) {
-  const difference = documentDifference(document, before) ?? (jsonEqual(document, before) ? null : 'the documents differ');
-  if (difference === null) passed += 1;
-  else {
-    failed += 1;
-    console.error(`FAIL ${name}: the document passed in was changed: ${difference}`);
-  }
-}
-
+// Each fixture is read again below: nothing the loops above did to theirs carries over.
 for (const name of names) {
   const fixture = JSON.parse(readFileSync(join(directory, name), 'utf8'));
   const patch = fixture.deltas.jsonpatch.patch;
@@ -116,7 +108,7 @@ for (const name of names) {
     const document = structuredClone(fixture.before);
     const before = structuredClone(document);
     refuses(`${name} jsonpatch ending in ${what}`, () => applyJSONPatch(document, [...patch, last]));
-    unchanged(`${name} jsonpatch ending in ${what}`, document, before);
+    check(`${name} jsonpatch ending in ${what}:`, 'the document passed in changed', document, before);
   }
   // A section with a layout: one frame too few, one too many, and a header/footer frame missing.
   const laidOut = fixture.before.sections.findIndex((section) => section.layout?.frames?.length > 0);
@@ -138,10 +130,12 @@ for (const name of names) {
 }
 // A sequential delta that changes a section's items without its section_layouts leaves its frames
 // stale: applySequential refuses the result, and the document passed in is unchanged.
+let withLayouts = 0;
 for (const name of names) {
   const fixture = JSON.parse(readFileSync(join(directory, name), 'utf8'));
   const delta = fixture.deltas.sequential;
   if (Object.keys(delta.section_layouts ?? {}).length === 0) continue;
+  withLayouts += 1;
   const stale = structuredClone(delta);
   delete stale.section_layouts;
   const document = structuredClone(fixture.before);
@@ -151,9 +145,9 @@ for (const name of names) {
     failed += 1;
     console.error(`FAIL ${name} sequential without its section_layouts: refused for another reason: ${error.message}`);
   }
-  unchanged(`${name} sequential without its section_layouts`, document, before);
+  check(`${name} sequential without its section_layouts:`, 'the document passed in changed', document, before);
 }
-if (!names.some((name) => Object.keys(JSON.parse(readFileSync(join(directory, name), 'utf8')).deltas.sequential.section_layouts ?? {}).length > 0)) {
+if (withLayouts === 0) {
   failed += 1;
   console.error('no fixture has section_layouts to leave out');
 }
