@@ -151,7 +151,12 @@ def scenario_slow():
     slow_threads = [threading.Thread(target=slowloris, args=(i,)) for i in range(slow_count)]
     for thread in slow_threads:
         thread.start()
+    # The kernel completes a connect before the server accepts it: wait until the server holds
+    # them all (its accept loop may trail the clients' connects), well inside the idle timeout.
     fds_loaded = server.fds()
+    while fds_loaded - fds_before < idle_count and time.time() < opened_at + timeout / 2:
+        time.sleep(0.05)
+        fds_loaded = server.fds()
     wrk = subprocess.run(["wrk", "-t1", "-c8", "-d4s", server.base + "/v1/users/1/feed?limit=5"], capture_output=True, text=True)
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", wrk.stdout).group(1))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", wrk.stdout)
