@@ -48,6 +48,9 @@ prepare_store() {
   local binary="$1"
   CLUSTER_DIR="$(mktemp -d "${TMPDIR:-/tmp}/deltafeed-cluster.XXXXXX")"
   if [ "$CLUSTER_STORE" = postgres ]; then
+    # A PostgreSQL of its own: scripts/test exports its server's PG_* for the Swift suites, and
+    # inheriting them would start on that port (and stop that server on the way out).
+    unset PG_DIR PG_PORT PG_PID PG_URL
     start_postgres
     CLUSTER_STORE_FLAGS=(--store "$PG_URL")
   else
