@@ -64,6 +64,15 @@ def exited_within(process, seconds):
         return None
 
 
+def in_flight(port):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    connection.request("GET", "/metrics")
+    for line in connection.getresponse().read().decode().splitlines():
+        if line.startswith("http_requests_in_flight "):
+            return float(line.split()[1])
+    return 0
+
+
 class HeldWrite:
     """A write in flight for as long as this script holds SQLite's write lock (the server's
     writer waits on it for its busy timeout, 5 s): a request the drain must wait for."""
@@ -75,7 +84,10 @@ class HeldWrite:
         self.title = title
         self.thread = threading.Thread(target=self._post, args=(port,))
         self.thread.start()
-        time.sleep(0.3)  # the request reaches the server and waits on the lock
+        # Until the server has the write in hand (the /metrics request counts itself in flight).
+        deadline = time.time() + 5
+        while in_flight(port) < 2 and time.time() < deadline:
+            time.sleep(0.02)
 
     def _post(self, port):
         body = json.dumps({"author_id": 1, "title": self.title, "thumbnail_url": "https://cdn.example/s.jpg",
