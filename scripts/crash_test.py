@@ -4,13 +4,13 @@ import json
 import os
 import random
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
-import time
+
+from server_process import free_port, start_server
 
 binary, writes = sys.argv[1], int(sys.argv[2])
 token = "crash-token"
@@ -18,28 +18,8 @@ workdir = tempfile.mkdtemp(prefix="deltafeed-crash-")
 db = os.path.join(workdir, "store.sqlite")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start(port):
-    process = subprocess.Popen(
-        [binary, "serve", "--db", db, "--port", str(port), "--threads", "2",
-         "--admin-token", token, "--log-level", "error"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", "/healthz")
-            if connection.getresponse().status == 200:
-                return process
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    sys.exit("server did not start")
+    return start_server(binary, db, port, token)
 
 
 subprocess.run([binary, "seed", "--db", db, "--users", "20", "--videos", "50", "--ads", "2"],

@@ -11,6 +11,8 @@ import tempfile
 import threading
 import time
 
+from server_process import free_port, start_server
+
 binary = sys.argv[1]
 token = "shutdown-token"
 workdir = tempfile.mkdtemp(prefix="deltafeed-shutdown-")
@@ -25,28 +27,8 @@ def check(label, ok):
         failures += 1
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start(port):
-    process = subprocess.Popen(
-        [binary, "serve", "--db", db, "--port", str(port), "--threads", "2", "--admin-token", token,
-         "--shutdown-grace", "30", "--log-level", "error"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", "/healthz")
-            if connection.getresponse().status == 200:
-                return process
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    sys.exit("server did not start")
+    return start_server(binary, db, port, token, extra=["--shutdown-grace", "30"])
 
 
 def refuses_connections(port):
