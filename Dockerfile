@@ -5,8 +5,10 @@
 #   docker run -p 8080:8080 -e DELTAFEED_ADMIN_TOKEN=change-me -v deltafeed-data:/data deltafeed
 
 FROM swift:6.3-bookworm AS build
+# The static Foundation's URLSession (used by `prove` and `simulate`) links libcurl: named here
+# rather than taken on trust from the Swift image (scripts/check-dockerfile checks both stages).
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libevent-dev libsqlite3-dev libpq-dev zlib1g-dev libdeflate-dev libjemalloc-dev pkg-config \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libevent-dev libsqlite3-dev libpq-dev zlib1g-dev libdeflate-dev libjemalloc-dev pkg-config libcurl4-openssl-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Resolve dependencies first so source edits do not refetch them.
@@ -20,7 +22,7 @@ RUN swift build -c release --product deltafeed --static-swift-stdlib \
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libevent-2.1-7 libevent-pthreads-2.1-7 libsqlite3-0 libpq5 zlib1g libdeflate0 libjemalloc2 ca-certificates curl \
+      libevent-2.1-7 libevent-pthreads-2.1-7 libsqlite3-0 libpq5 zlib1g libdeflate0 libjemalloc2 libcurl4 ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /data --create-home deltafeed
 COPY --from=build /out/deltafeed /usr/local/bin/deltafeed
