@@ -15,9 +15,9 @@ extension FeedDelta {
         let header = Header(
             since: since, snapshot: try object.string("snapshot"),
             changesNextCursor: object.has("next_cursor"), nextCursor: try object.optionalString("next_cursor"),
-            sectionVersions: try object.optionalObject("section_versions", decodeSectionVersions) ?? [:],
+            sectionVersions: try object.optionalObject("section_versions", bySectionIndex(decodeString)) ?? [:],
             changeCount: try object.index("change_count"),
-            sectionLayouts: try object.optionalObject("section_layouts", decodeSectionLayouts) ?? [:],
+            sectionLayouts: try object.optionalObject("section_layouts", bySectionIndex(decodeSectionLayout)) ?? [:],
             changesPrefetch: object.has("prefetch"), prefetch: try object.optional("prefetch", decodePrefetch))
         switch format {
         case .batch:
@@ -141,30 +141,21 @@ private func batchListsJSON<Position: Hashable & WireJSON>(
     return members.isEmpty ? nil : .object(members)
 }
 
-/// `section_versions`: `{"<new section index>":"<version>"}`.
-private func decodeSectionVersions(_ value: JSONValue, path: String) throws(FeedDecodingError) -> [Int: String] {
-    let object = try JSONObjectReader(value, path: path)
-    var versions: [Int: String] = [:]
-    for key in object.keys {
-        guard let index = JSONPointer.arrayIndex(key) else {
-            throw FeedDecodingError(path: object.memberPath(key), reason: "must be named by a section index")
+/// `section_versions` (`{"<new section index>":"<version>"}`) and `section_layouts`
+/// (`{"<new section index>":{layout}}`): an object whose members are named by section indexes,
+/// each value read by `decode`.
+private func bySectionIndex<Value>(_ decode: @escaping WireDecoder<Value>) -> WireDecoder<[Int: Value]> {
+    { (value, path) throws(FeedDecodingError) in
+        let object = try JSONObjectReader(value, path: path)
+        var values: [Int: Value] = [:]
+        for key in object.keys {
+            guard let index = JSONPointer.arrayIndex(key) else {
+                throw FeedDecodingError(path: object.memberPath(key), reason: "must be named by a section index")
+            }
+            values[index] = try object.value(key, decode)
         }
-        versions[index] = try object.string(key)
+        return values
     }
-    return versions
-}
-
-/// `section_layouts`: `{"<new section index>":{layout}}`.
-private func decodeSectionLayouts(_ value: JSONValue, path: String) throws(FeedDecodingError) -> [Int: SectionLayout] {
-    let object = try JSONObjectReader(value, path: path)
-    var layouts: [Int: SectionLayout] = [:]
-    for key in object.keys {
-        guard let index = JSONPointer.arrayIndex(key) else {
-            throw FeedDecodingError(path: object.memberPath(key), reason: "must be named by a section index")
-        }
-        layouts[index] = try object.value(key, decodeSectionLayout)
-    }
-    return layouts
 }
 
 /// A batch's `supplementary` entry: `{"section","element","view"}` (view null: removed) or
