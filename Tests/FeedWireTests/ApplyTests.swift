@@ -366,6 +366,8 @@ struct DecodingTests {
             (.jsonpatch, #"{"snapshot":"b","section_versions":{"0":"x","1":1},"change_count":0,"patch":[]}"#, "section_versions.1"),
             (.batch, #"{"snapshot":"b","section_versions":{"first":"x"},"change_count":0}"#, "section_versions.first"),
             (.batch, #"{"snapshot":"b","section_versions":["x"],"change_count":0}"#, "section_versions"),
+            (.batch, #"{"snapshot":"b","section_layouts":{"first":{}},"change_count":0}"#, "section_layouts.first"),
+            (.sequential, #"{"snapshot":"b","section_layouts":{"0":1},"change_count":0,"operations":[]}"#, "section_layouts.0"),
             (
                 FeedDelta.Format.batch,
                 #"{"snapshot":"b","change_count":1,"items":{"reloads":[[0,0]]},"reloaded_items":[{"old_path":[0,0],"path":[0,0],"version":"1","patch":{"video":{"title":null}}}]}"#,
