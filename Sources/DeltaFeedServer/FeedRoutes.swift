@@ -150,8 +150,8 @@ struct FeedRoutes {
             try viewers.check(request, viewer: viewer)
             let format = try request.deltaFormat()
             let parameters = try request.feedParameters()
-            let structure = try FeedRoutes.postedStructure(request.body, viewer: viewer, parameters: parameters)
-            let outcome = try translatingErrors { try service.delta(viewer: viewer, from: structure, format: format) }
+            let (structure, heldID) = try FeedRoutes.postedStructure(request.body, viewer: viewer, parameters: parameters)
+            let outcome = try translatingErrors { try service.delta(viewer: viewer, from: structure, heldID: heldID, format: format) }
             return answer(outcome)
         }
     }
@@ -165,8 +165,13 @@ struct FeedRoutes {
     }
 
     /// Reads `{"sections":[{"id","kind","items":[{"id","version"}…],"header"?,"footer"?}…],"prefetch"?}`
-    /// — a feed document as returned by GET …/feed is accepted as is (other members are ignored).
-    static func postedStructure(_ body: [UInt8], viewer: Int64, parameters: FeedParameters) throws -> SnapshotStructure {
+    /// — a feed document as returned by GET …/feed is accepted as is (other members are ignored
+    /// but its `snapshot`, returned as `heldID`).
+    static func postedStructure(
+        _ body: [UInt8], viewer: Int64, parameters: FeedParameters
+    ) throws -> (
+        structure: SnapshotStructure, heldID: String?
+    ) {
         guard case .object(let document) = try JSONValue.parse(body) else {
             throw HTTPError(status: 400, code: "invalid_json", message: "The body must be a feed document: a JSON object with \"sections\".")
         }
@@ -213,7 +218,10 @@ struct FeedRoutes {
         if case .object(let hint)? = document["prefetch"], case .int(let index)? = hint["index"], index >= 0, index < shapes.count {
             prefetch = Int(index)
         }
-        return SnapshotStructure(viewer: viewer, parameters: parameters, sections: shapes, prefetch: prefetch)
+        // The snapshot the document says it is: one an earlier release made does not hash to it.
+        var heldID: String?
+        if case .string(let id)? = document["snapshot"] { heldID = id }
+        return (SnapshotStructure(viewer: viewer, parameters: parameters, sections: shapes, prefetch: prefetch), heldID)
     }
 }
 

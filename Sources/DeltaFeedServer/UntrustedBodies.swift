@@ -12,6 +12,6 @@ public enum UntrustedBodies {
 
     /// `POST /v1/users/{id}/feed/delta`: parses the posted feed document into a snapshot structure.
     public static func postedSnapshot(_ body: [UInt8]) throws -> SnapshotStructure {
-        try FeedRoutes.postedStructure(body, viewer: 1, parameters: FeedParameters())
+        try FeedRoutes.postedStructure(body, viewer: 1, parameters: FeedParameters()).structure
     }
 }

@@ -1,6 +1,5 @@
 /// Writes `value` as 16 lowercase hex digits at the start of `buffer` (16 bytes at least): the
-/// text of every item version and snapshot id half, and what ``StableHasher/combineHex16(_:into:_:)``
-/// hashes.
+/// text of every item version, section version and snapshot id half.
 @inlinable
 public func writeHex16(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>) {
     for index in 0..<16 {

@@ -69,17 +69,6 @@ public struct StableHasher: Sendable {
         withUTF8Bytes(of: text) { combine(bytes: $0, into: &first, &second) }
     }
 
-    /// `combine(_:into:_:)` of `value`'s 16 lowercase hex digits, without making the text.
-    @inlinable
-    public static func combineHex16(_ value: UInt64, into first: inout StableHasher, _ second: inout StableHasher) {
-        var digits: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &digits) { raw in
-            let buffer = raw.bindMemory(to: UInt8.self)
-            writeHex16(value, into: buffer)
-            combine(bytes: UnsafeBufferPointer(buffer), into: &first, &second)
-        }
-    }
-
     /// Both hashes over `bytes`, then the separator.
     @inlinable
     static func combine(bytes: UnsafeBufferPointer<UInt8>, into first: inout StableHasher, _ second: inout StableHasher) {

@@ -32,13 +32,13 @@ public final class FeedService: Sendable {
     public let options: Options
 
     let items: ItemCache
-    private let pages: PageCache
-    private let deltas: Mutex<ByteBoundedCache<DeltaKey, DeltaDocument>>
+    let pages: PageCache
+    let deltas: Mutex<ByteBoundedCache<DeltaKey, DeltaDocument>>
     /// Delta documents built from a patch's items, from a shift's edits, and by a diff.
-    private let deltasPatched = Atomic<UInt64>(0)
-    private let deltasEdited = Atomic<UInt64>(0)
-    private let deltasDiffed = Atomic<UInt64>(0)
-    private let book: Mutex<SnapshotBook>
+    let deltasPatched = Atomic<UInt64>(0)
+    let deltasEdited = Atomic<UInt64>(0)
+    let deltasDiffed = Atomic<UInt64>(0)
+    let book: Mutex<SnapshotBook>
     /// Serialises ``persistSnapshots()``, and holds the bases it stores snapshots against.
     private let persisting: Mutex<SnapshotBases>
     /// Told after each catch-up that applied entries (``onAdvance(_:)``).
@@ -255,18 +255,38 @@ public final class FeedService: Sendable {
         guard let stored, let structure = try readStored(stored.structure, viewer: viewer), structure.viewer == viewer,
             book.withLock({ $0.isFresh(servedAt: stored.createdAt, now: now) })
         else { throw .snapshotUnknown(since) }
+        // An earlier release's snapshot is not taken back into memory: each time it is asked
+        // for, the delta carries every section's version.
+        guard structure.hashesToItsID(since) else { return try deltaFromEarlierRelease(structure, oldID: since, format: format) }
         book.withLock { $0.adopt(structure, id: since, servedAt: stored.createdAt) }
         return try delta(from: structure, oldID: since, format: format)
+    }
+
+    /// The delta from a snapshot an earlier release made (``SnapshotStructure/hashesToItsID(_:)``
+    /// is false): diffed, with every kept section's version, since the client holds versions
+    /// hashed another way. Never 304: its id is never the page's now.
+    private func deltaFromEarlierRelease(_ old: SnapshotStructure, oldID: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
+        let current = try handOut(viewer: old.viewer, parameters: old.parameters, movingOnFrom: oldID)
+        deltasDiffed.add(1, ordering: .relaxed)
+        var document = DeltaDocument(format: format, from: old, to: current, renderedItem: items.rendered(version:), patch: items.patch(from:to:))
+        document.sendVersionOfEveryKeptSection()
+        return .changed(document)
     }
 
     /// The delta from a snapshot the client sends itself (for servers that forgot it, or that
     /// never saw it: another replica) to the feed now, asked for with `parameters`.
     ///
+    /// `heldID` is the snapshot id the client's document names, if it names one: when `client`
+    /// does not hash to it (an earlier release made it), the delta carries every section's
+    /// version.
+    ///
     /// - Throws: ``FeedError``.
-    public func delta(viewer: Int64, from client: SnapshotStructure, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
+    public func delta(viewer: Int64, from client: SnapshotStructure, heldID: String? = nil, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
         var client = client
         client.viewer = viewer
-        return try delta(from: client, oldID: client.id, format: format)
+        let id = client.id
+        if let heldID, heldID != id { return try deltaFromEarlierRelease(client, oldID: id, format: format) }
+        return try delta(from: client, oldID: id, format: format)
     }
 
     private func delta(from old: SnapshotStructure, oldID: String, format: DeltaFormat) throws(FeedError) -> DeltaOutcome {
@@ -558,41 +578,5 @@ public final class FeedService: Sendable {
         }
         try store.pruneExpiredSnapshots()
         try store.pruneChangeLog(keeping: keepingChanges)
-    }
-
-    /// How many new snapshots were not stored because their client moved on from them before
-    /// the maintenance thread's pass (``storeEverySnapshot()``), since the start.
-    package var supersededSnapshots: UInt64 { book.withLock { $0.superseded } }
-
-    /// How many pages were composed from the index, patched in place (items re-rendered) and
-    /// shifted for new videos at the top (grids shown again) since the start.
-    package var pageWork: (composed: UInt64, patched: UInt64, shifted: UInt64) { pages.work }
-
-    /// How many delta documents were built from the items a patch rendered again (a client one
-    /// write behind a page patched in place), from the edits of the sections a shift changed
-    /// (one new video behind), and by diffing the two structures, since the start. Answers
-    /// served from the delta cache are not counted again.
-    package var deltaWork: (patched: UInt64, edited: UInt64, diffed: UInt64) {
-        (deltasPatched.load(ordering: .relaxed), deltasEdited.load(ordering: .relaxed), deltasDiffed.load(ordering: .relaxed))
-    }
-
-    /// How many carousels were ranked again for pages kept current (a followee's follow that
-    /// could reorder them) since the start.
-    package var carouselsRanked: UInt64 { pages.carouselsRanked }
-
-    /// How many index changes polls judged against their cached pages so far: those noted on
-    /// the page (``PageMarks``), not every change applied since.
-    package var changesJudged: UInt64 { pages.changesJudged }
-
-    /// Every change the index applied up to this sequence is noted on the cached pages.
-    package var changesNotedThrough: Int64 { pages.notedThrough }
-
-    /// How many pages are cached, and how many are registered for notes (``PageMarks``): every
-    /// cached page, no other.
-    package var pageRegistration: (cached: Int, registered: Int) { pages.registration }
-
-    /// Bytes held by each cache now (for metrics and the memory benchmark).
-    public var cacheBytes: (pages: Int, items: Int, deltas: Int, snapshots: Int) {
-        (pages.bytes, items.bytes, deltas.withLock { $0.totalCost }, book.withLock { $0.bytes })
     }
 }

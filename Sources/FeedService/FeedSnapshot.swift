@@ -189,37 +189,49 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
     /// The snapshot id: 32 hex digits hashing the viewer, the parameters and every section and
     /// item id and version. Equal feeds for the same viewer have equal ids.
     ///
-    /// Two 64-bit hashes, each of the prefix (viewer, parameters, hint) followed by every
-    /// section's own hash: a page with one item patched hashes that item's section again and
-    /// folds the section hashes, instead of hashing every item after it (a like on a video
-    /// most pages show did that for every page, 10 % of the live thread's fan-out).
+    /// Two 64-bit hashes (``Deterministic/WordHasher``, with independent multipliers), each of
+    /// the prefix (viewer, parameters, hint) followed by every section's own hash: a page with
+    /// one item patched hashes that item's section again and folds the section hashes, instead of
+    /// hashing every item after it (a like on a video most pages show did that for every page,
+    /// 10 % of the live thread's fan-out).
+    ///
+    /// Until session 40 these were FNV-1a a byte at a time (``Deterministic/StableHasher``), so
+    /// a snapshot stored by an earlier release does not hash to its id now: ``hashesToItsID(_:)``
+    /// tells, and a delta from one carries every section's version (the client holds the old
+    /// ones).
     public var id: String { idHashes().id }
+
+    /// Whether this structure hashes to `id`: false for a snapshot an earlier release stored
+    /// (its ids and section versions were hashed another way), or one a client made up.
+    package func hashesToItsID(_ id: String) -> Bool {
+        self.id == id
+    }
 
     /// The hashes behind a snapshot id: the prefix's and each section's.
     package struct IDHashes: Sendable {
-        /// The viewer's, parameters' and hint's two hashes.
+        /// The viewer's, parameters' and hint's two hashes (``WordHasher`` states).
         fileprivate var prefix: (UInt64, UInt64)
         /// Section i's two hashes at 2i and 2i + 1.
         fileprivate var sections: [UInt64]
 
         /// The snapshot id: the prefix's hashes followed by the sections', and their count.
         package var id: String {
-            var first = StableHasher(state: prefix.0)
-            var second = StableHasher(state: prefix.1)
+            var first = WordHasher(state: prefix.0, multiplier: WordHasher.firstMultiplier)
+            var second = WordHasher(state: prefix.1, multiplier: WordHasher.secondMultiplier)
             for index in stride(from: 0, to: sections.count, by: 2) {
                 first.combine(sections[index])
                 second.combine(sections[index + 1])
             }
-            first.combine(Int64(sections.count / 2))
-            second.combine(Int64(sections.count / 2))
-            return hex32(first.state, second.state)
+            first.combine(UInt64(sections.count / 2))
+            second.combine(UInt64(sections.count / 2))
+            return hex32(first.value, second.value)
         }
     }
 
     /// The id's hashes, every section hashed.
     package func idHashes() -> IDHashes {
-        var first = StableHasher(seed: 1)
-        var second = StableHasher(seed: 2)
+        var first = WordHasher(seed: 1, multiplier: WordHasher.firstMultiplier)
+        var second = WordHasher(seed: 2, multiplier: WordHasher.secondMultiplier)
         hashPrefix(&first, &second)
         var hashes = [UInt64](repeating: 0, count: 2 * sections.count)
         for index in sections.indices {
@@ -243,44 +255,42 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
 
     /// A section's two hashes: its id, kind, items (ids and versions), header and footer.
     private func sectionHashes(_ section: Section) -> (UInt64, UInt64) {
-        var first = StableHasher(seed: 3)
-        var second = StableHasher(seed: 4)
+        var first = WordHasher(seed: 3, multiplier: WordHasher.firstMultiplier)
+        var second = WordHasher(seed: 4, multiplier: WordHasher.secondMultiplier)
         func combine(_ text: String) {
-            StableHasher.combine(text, into: &first, &second)
+            WordHasher.combine(text, into: &first, &second)
         }
-        // A version is hashed as its 16 hex digits, without making the text.
-        func combine(version: UInt64) {
-            StableHasher.combineHex16(version, into: &first, &second)
+        func combine(_ word: UInt64) {
+            WordHasher.combine(word, into: &first, &second)
         }
         combine(section.id)
         combine(section.kind)
-        first.combine(Int64(section.items.count))
-        second.combine(Int64(section.items.count))
+        combine(UInt64(section.items.count))
         for item in section.items {
             combine(item.id)
-            combine(version: item.version)
+            combine(item.version)
         }
+        // Present views are marked, so a header and a footer of one item differ.
         if let header = section.header {
-            combine("header")
+            combine(1)
             combine(header.id)
-            combine(version: header.version)
+            combine(header.version)
         }
         if let footer = section.footer {
-            combine("footer")
+            combine(2)
             combine(footer.id)
-            combine(version: footer.version)
+            combine(footer.version)
         }
-        return (first.state, second.state)
+        return (first.value, second.value)
     }
 
     /// What the id hashes before the sections: the viewer, the parameters and the hint.
-    private func hashPrefix(_ first: inout StableHasher, _ second: inout StableHasher) {
+    private func hashPrefix(_ first: inout WordHasher, _ second: inout WordHasher) {
         func combine(_ text: String) {
-            StableHasher.combine(text, into: &first, &second)
+            WordHasher.combine(text, into: &first, &second)
         }
         func combine(_ value: Int64) {
-            first.combine(value)
-            second.combine(value)
+            WordHasher.combine(UInt64(bitPattern: value), into: &first, &second)
         }
         combine(viewer)
         combine(Int64(parameters.limit))
@@ -288,7 +298,7 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
         combine(Int64(parameters.width ?? -1))
         combine(parameters.stackAds ? 1 : 0)
         // Parameters and views added later count only when they differ from the default, so
-        // the snapshots stored before them keep their ids.
+        // a page asked for without them keeps its id.
         if parameters.kinds != .all { combine("kinds:\(parameters.kinds.rawValue)") }
         if let viewport = parameters.viewport { combine("viewport:\(viewport)") }
         if let prefetch { combine("prefetch:\(prefetch)") }

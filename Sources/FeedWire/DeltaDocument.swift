@@ -98,6 +98,17 @@ public struct DeltaDocument: Sendable {
         self.prefetch = prefetch
     }
 
+    /// Makes `section_versions` (a JSON Patch: its `replace`s of `/sections/N/version`) name every
+    /// section the client keeps, not only those whose items changed: for a client whose snapshot
+    /// an earlier release made, which hashed section versions another way (session 40), so that
+    /// what it holds after applying is the page a fresh fetch returns.
+    public mutating func sendVersionOfEveryKeptSection() {
+        let batch = changes.batch
+        var whole = Set(batch.sectionInserts)
+        for oldIndex in batch.sectionReloads { whole.insert(changes.newSection(forOldSection: oldIndex)) }
+        keptSectionsWithChangedItems = page.indices.filter { !whole.contains($0) }
+    }
+
     /// The JSON document.
     public var bytes: [UInt8] {
         // Written from one copy by mutating helpers: their closures capture it by address. The
