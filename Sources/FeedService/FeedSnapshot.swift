@@ -230,56 +230,82 @@ public struct SnapshotStructure: Sendable, Hashable, Codable {
 
     /// The id's hashes, every section hashed.
     package func idHashes() -> IDHashes {
+        idHashes { sectionHashes(sections[$0]) }
+    }
+
+    /// ``idHashes()`` of the structure of `page` (``init(viewer:parameters:page:prefetch:)``),
+    /// hashing its sections from the page's items, whose id words are made already.
+    package func idHashes(page: [FeedSection]) -> IDHashes {
+        assert(page.count == sections.count, "the structure of another page")
+        return idHashes { SnapshotStructure.sectionHashes(page[$0]) }
+    }
+
+    private func idHashes(section: (Int) -> (UInt64, UInt64)) -> IDHashes {
         var first = WordHasher(seed: 1, multiplier: WordHasher.firstMultiplier)
         var second = WordHasher(seed: 2, multiplier: WordHasher.secondMultiplier)
         hashPrefix(&first, &second)
         var hashes = [UInt64](repeating: 0, count: 2 * sections.count)
         for index in sections.indices {
-            (hashes[2 * index], hashes[2 * index + 1]) = sectionHashes(sections[index])
+            (hashes[2 * index], hashes[2 * index + 1]) = section(index)
         }
         return IDHashes(prefix: (first.state, second.state), sections: hashes)
     }
 
     /// The id's hashes from `earlier`, those of a structure with the same viewer, parameters,
     /// hint and section count whose sections other than `changed` are these ones: only the
-    /// changed sections are hashed again (the same result as ``idHashes()``). Hashes of another
-    /// section count are not reused.
-    package func idHashes(reusing earlier: IDHashes, changed: some Sequence<Int>) -> IDHashes {
-        guard earlier.sections.count == 2 * sections.count else { return idHashes() }
+    /// changed sections are hashed again, from `page`'s (this structure's page) when given (the
+    /// same result as ``idHashes()``). Hashes of another section count are not reused.
+    package func idHashes(reusing earlier: IDHashes, changed: some Sequence<Int>, page: [FeedSection]? = nil) -> IDHashes {
+        guard earlier.sections.count == 2 * sections.count else { return page.map(idHashes(page:)) ?? idHashes() }
         var hashes = earlier.sections
         for index in changed {
-            (hashes[2 * index], hashes[2 * index + 1]) = sectionHashes(sections[index])
+            (hashes[2 * index], hashes[2 * index + 1]) =
+                if let page { SnapshotStructure.sectionHashes(page[index]) } else { sectionHashes(sections[index]) }
         }
         return IDHashes(prefix: earlier.prefix, sections: hashes)
     }
 
-    /// A section's two hashes: its id, kind, items (ids and versions), header and footer.
+    /// A section's two hashes: its id, kind, items (the words of their ids, and versions),
+    /// header and footer.
     private func sectionHashes(_ section: Section) -> (UInt64, UInt64) {
+        SnapshotStructure.sectionHashes(
+            id: section.id, kind: section.kind, items: section.items.lazy.map { (WordHasher.hash($0.id), $0.version) },
+            header: section.header.map { (WordHasher.hash($0.id), $0.version) },
+            footer: section.footer.map { (WordHasher.hash($0.id), $0.version) })
+    }
+
+    /// ``sectionHashes(_:)`` of `section`'s structure, from its items' id words.
+    private static func sectionHashes(_ section: FeedSection) -> (UInt64, UInt64) {
+        sectionHashes(
+            id: section.id, kind: section.kind.rawValue, items: section.items.lazy.map { ($0.idWord, $0.version) },
+            header: section.header.map { ($0.idWord, $0.version) }, footer: section.footer.map { ($0.idWord, $0.version) })
+    }
+
+    private static func sectionHashes(
+        id: String, kind: String, items: some Collection<(UInt64, UInt64)>, header: (UInt64, UInt64)?, footer: (UInt64, UInt64)?
+    ) -> (UInt64, UInt64) {
         var first = WordHasher(seed: 3, multiplier: WordHasher.firstMultiplier)
         var second = WordHasher(seed: 4, multiplier: WordHasher.secondMultiplier)
-        func combine(_ text: String) {
-            WordHasher.combine(text, into: &first, &second)
-        }
         func combine(_ word: UInt64) {
             WordHasher.combine(word, into: &first, &second)
         }
-        combine(section.id)
-        combine(section.kind)
-        combine(UInt64(section.items.count))
-        for item in section.items {
-            combine(item.id)
-            combine(item.version)
+        WordHasher.combine(id, into: &first, &second)
+        WordHasher.combine(kind, into: &first, &second)
+        combine(UInt64(items.count))
+        for (idWord, version) in items {
+            combine(idWord)
+            combine(version)
         }
         // Present views are marked, so a header and a footer of one item differ.
-        if let header = section.header {
+        if let (idWord, version) = header {
             combine(1)
-            combine(header.id)
-            combine(header.version)
+            combine(idWord)
+            combine(version)
         }
-        if let footer = section.footer {
+        if let (idWord, version) = footer {
             combine(2)
-            combine(footer.id)
-            combine(footer.version)
+            combine(idWord)
+            combine(version)
         }
         return (first.value, second.value)
     }

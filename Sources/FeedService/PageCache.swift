@@ -417,7 +417,7 @@ final class PageCache: Sendable {
         // Every grid keeps its count of items, so the heights and the hint are the page's.
         let structure = SnapshotStructure(
             viewer: page.structure.viewer, parameters: page.structure.parameters, sections: shapes, prefetch: page.structure.prefetch)
-        let idHashes = structure.idHashes(reusing: cached.idHashes, changed: changed)
+        let idHashes = structure.idHashes(reusing: cached.idHashes, changed: changed, page: sections)
         assert(idHashes.id == structure.id, "a shifted page's id differs from its hash from the start")
         // A client holding the cached page is sent the changed sections' edits (their items
         // matched by id), without a diff.
@@ -483,7 +483,7 @@ final class PageCache: Sendable {
         let structure = SnapshotStructure(
             viewer: page.structure.viewer, parameters: page.structure.parameters, sections: shapes, prefetch: page.structure.prefetch)
         // Only the sections that changed are hashed again.
-        let idHashes = structure.idHashes(reusing: cached.idHashes, changed: changed)
+        let idHashes = structure.idHashes(reusing: cached.idHashes, changed: changed, page: sections)
         assert(idHashes.id == structure.id, "a patched page's id differs from its hash from the start")
         updated.sort { ($0.section, $0.item) < ($1.section, $1.item) }
         let rendered = RenderedFeed(
@@ -506,7 +506,8 @@ final class PageCache: Sendable {
         let nextCursor = end < selection.totalSections ? FeedCursor.encode(offset: end) : nil
         let structure = SnapshotStructure(viewer: viewer, parameters: parameters, page: page, hasNextPage: nextCursor != nil)
         assert(structure.nextCursor == nextCursor, "a delta tells the cursor's change from the snapshot's structure")
-        let idHashes = structure.idHashes()
+        let idHashes = structure.idHashes(page: page)
+        assert(idHashes.id == structure.id, "a composed page's id differs from its structure's")
         let rendered = RenderedFeed(
             snapshotID: idHashes.id, sections: page, nextCursor: nextCursor, structure: structure)
         return CachedPage(

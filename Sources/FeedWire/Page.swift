@@ -9,6 +9,9 @@ public import JSONBytes
 public struct FeedItem: Sendable, Hashable {
     /// Stable identity within the feed (`video:42`, `ad:3`, `user:7`, `header`).
     public let id: String
+    /// `WordHasher.hash(id)`, made once: section versions and snapshot ids fold it for every
+    /// section the item is shown in.
+    public let idWord: UInt64
     /// What the client renders it with.
     public let kind: ItemKind
     /// A hash of what the item shows; equal versions mean nothing visible changed.
@@ -35,6 +38,7 @@ public struct FeedItem: Sendable, Hashable {
         json.raw(bytes: data.bytes)
         json.literal("}")
         self.id = id
+        self.idWord = WordHasher.hash(id)
         self.kind = kind
         self.version = hasher.state
         self.json = json.bytes
@@ -124,17 +128,17 @@ public struct FeedSection: Sendable, Hashable {
         hasher.combine(Int64(columns))
         hasher.combine(UInt64(items.count))
         for item in items {
-            hasher.combine(item.id)
+            hasher.combine(item.idWord)
             hasher.combine(item.version)
         }
         if let header {
             hasher.combine(1 as UInt64)
-            hasher.combine(header.id)
+            hasher.combine(header.idWord)
             hasher.combine(header.version)
         }
         if let footer {
             hasher.combine(2 as UInt64)
-            hasher.combine(footer.id)
+            hasher.combine(footer.idWord)
             hasher.combine(footer.version)
         }
         self.version = hasher.value
