@@ -56,6 +56,22 @@ struct EarlierReleaseSnapshotTests {
         #expect(applied == (try FeedDocument(parsing: fresh.document.bytes)))
     }
 
+    @Test("A page's snapshot id is the same hashed from its rendered sections' id words as from its structure's ids, for pages of every parameter set")
+    func pageAndStructureHashAlike() throws {
+        let (service, _, _, _) = try earlierReleaseClient()
+        for (viewer, parameters) in [
+            (1, FeedParameters()), (2, FeedParameters(limit: 5, width: 390, viewport: 700)), (3, FeedParameters(limit: 30, offset: 2, stackAds: true)),
+        ] as [(Int64, FeedParameters)] {
+            let page = try service.feed(viewer: viewer, parameters: parameters)
+            #expect(page.structure.idHashes(page: page.sections).id == page.snapshotID)
+            #expect(page.structure.id == page.snapshotID)
+            // And with only some sections hashed again, as a patch or a shift does.
+            let changed = Array(stride(from: 0, to: page.sections.count, by: 2))
+            let reused = page.structure.idHashes(reusing: page.structure.idHashes(), changed: changed, page: page.sections)
+            #expect(reused.id == page.snapshotID)
+        }
+    }
+
     @Test("A posted document whose snapshot its structure does not hash to gets every kept section's version", arguments: DeltaFormat.allCases)
     func postedDocumentOfAnEarlierRelease(format: DeltaFormat) throws {
         let (service, _, held, page) = try earlierReleaseClient()
