@@ -82,6 +82,22 @@ struct BadInputTests {
         expectError(boolAsNumber, 422, "invalid_field")
     }
 
+    @Test("A posted feed document names its snapshot: as handed out it is 304, named otherwise (an earlier release's) every section's version comes back")
+    func postedDocumentsSnapshotIsRead() throws {
+        let page = try fixture.client().request("GET", "/v1/users/1/feed")
+        #expect(page.status == 200)
+        #expect(try fixture.write("POST", "/v1/users/1/feed/delta", page.bodyText, token: nil).status == 304)
+        var document = try #require(try JSONSerialization.jsonObject(with: Data(page.body)) as? [String: Any])
+        let sections = try #require(document["sections"] as? [Any])
+        document["snapshot"] = String(repeating: "0123456789abcdef", count: 2)
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self)
+        let delta = try fixture.write("POST", "/v1/users/1/feed/delta?format=batch", body, token: nil)
+        #expect(delta.status == 200, "\(delta.bodyText)")
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(delta.body)) as? [String: Any])
+        #expect((answer["section_versions"] as? [String: String])?.count == sections.count, "\(delta.bodyText)")
+        #expect(answer["change_count"] as? Int == 0)
+    }
+
     @Test("A posted document whose item version was not handed out (not 16 lowercase hex digits) is 422 naming the item")
     func postedDocumentWithAMalformedVersionIs422() throws {
         for version in ["v1", "0123456789ABCDEF", "0123456789abcdef0", ""] {
